@@ -1,0 +1,103 @@
+# agentbox: one Makefile.  `make`, `make check`, `make asan`, `make demo`,
+# `make install` (PREFIX, DESTDIR), `make lint`.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/agentbox
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+# Debian packages every target needs; `make` installs the missing ones as
+# root and otherwise prints the apt-get command to run.
+PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev \
+	libarchive-dev libssl-dev pkg-config git python3 time bats \
+	bats-support bats-assert shellcheck busybox-static
+
+TOOLS = ab-image
+LIB_SRC = lib/buf.c lib/deadline.c lib/elfdeps.c lib/engine.c lib/err.c \
+	lib/file.c lib/hash.c lib/image.c lib/json.c lib/lockdown.c lib/mux.c \
+	lib/oneshot.c lib/rootfs.c lib/state.c lib/tarstream.c lib/testhook.c \
+	lib/tool.c
+UNIT_TESTS = json-test
+
+BUILD ?= build
+BIN ?= bin
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+PKG_CFLAGS = $(shell pkg-config --cflags libcurl libgit2 libarchive libcrypto 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libarchive libcrypto 2>/dev/null)
+AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib \
+	-DAB_MULTIARCH='"$(MULTIARCH)"' $(PKG_CFLAGS)
+
+LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
+TOOL_BIN = $(TOOLS:%=$(BIN)/%)
+UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
+
+.PHONY: all deps tools check asan demo install lint clean
+
+all: deps
+	@$(MAKE) --no-print-directory tools
+
+deps:
+	@sh sh/ensure-deps $(PACKAGES)
+
+tools: $(TOOL_BIN) $(UNIT_BIN)
+
+$(BUILD)/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(AB_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/cmd/%.o: cmd/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(AB_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libagentbox.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagentbox.a
+	@mkdir -p $(@D)
+	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
+
+# The suite runs against the real engine; AB_BIN says which build it tests.
+check: all
+	@AB_BIN=$(CURDIR)/$(BIN) AB_UNIT=$(CURDIR)/$(BUILD)/tests \
+		sh tests/run-suite
+
+# The same suite with every tool built with ASan and UBSan.
+ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+asan: deps
+	@$(MAKE) --no-print-directory tools BUILD=build-asan BIN=bin-asan \
+		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined"
+	@AB_BIN=$(CURDIR)/bin-asan AB_UNIT=$(CURDIR)/build-asan/tests \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
+		sh tests/run-suite
+
+demo: all
+	@sh sh/demo
+
+# Unsafe string functions have no place here (curl's CHECKSRC idea).
+lint:
+	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
+		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
+	@shellcheck sh/* tests/*.bash tests/run-suite
+	@echo "lint: clean"
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/image \
+		$(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 0644 image/Dockerfile image/default.manifest image/passwd image/group \
+		$(DESTDIR)$(DATADIR)/image/
+	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
+		$(DESTDIR)$(DATADIR)/image/
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+
+clean:
+	rm -rf build build-asan bin bin-asan

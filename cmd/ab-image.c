@@ -1,0 +1,189 @@
+/* ab-image: build, verify and list the registered agent images. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "deadline.h"
+#include "engine.h"
+#include "image.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-image build [--recipe default|production] [--dir DIR]\n"
+    "                [--base NAME@sha256:DIGEST] [--rebuild] [--deadline FILE]\n"
+    "       ab-image verify HANDLE [--deadline FILE]\n"
+    "       ab-image remove HANDLE [--deadline FILE]\n"
+    "       ab-image list\n";
+
+struct opts {
+	const char *verb, *handle, *deadline, *dir, *recipe, *base;
+	int rebuild;
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+/* bin/ab-image finds ../image in a source tree, and
+ * ../share/agentbox/image when installed. */
+static const char *image_dir(const char *given)
+{
+	static char dir[PATH_MAX + 64];
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (given != NULL)
+		return given;
+	if (getenv("AB_IMAGE_DIR") != NULL && *getenv("AB_IMAGE_DIR"))
+		return getenv("AB_IMAGE_DIR");
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return "image";
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	snprintf(dir, sizeof dir, "%s/../share/agentbox/image", exe);
+	if (access(dir, F_OK) == 0)
+		return dir;
+	snprintf(dir, sizeof dir, "%s/../image", exe);
+	return dir;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "recipe", required_argument, NULL, 'r' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "rebuild", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->recipe = "default";
+	if (argc < 2)
+		return usage(stderr, AB_EUSAGE);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return usage(stdout, -1);
+	o->verb = argv[1];
+	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->deadline = optarg; break;
+		case 'D': o->dir = optarg; break;
+		case 'r': o->recipe = optarg; break;
+		case 'b': o->base = optarg; break;
+		case 'R': o->rebuild = 1; break;
+		case 'h': return usage(stdout, -1);
+		default: return usage(stderr, AB_EUSAGE);
+		}
+	}
+	argc -= optind + 1;
+	argv += optind + 1;
+	if (strcmp(o->verb, "build") == 0 || strcmp(o->verb, "list") == 0) {
+		if (argc != 0)
+			return ab_usage_error("%s takes no operand", o->verb);
+	} else if (strcmp(o->verb, "verify") == 0 ||
+	    strcmp(o->verb, "remove") == 0) {
+		if (argc != 1)
+			return ab_usage_error("%s takes one handle", o->verb);
+		o->handle = argv[0];
+	} else {
+		return ab_usage_error("unknown verb %s", o->verb);
+	}
+	if (strcmp(o->recipe, "default") != 0 &&
+	    strcmp(o->recipe, "production") != 0)
+		return ab_usage_error("unknown recipe %s", o->recipe);
+	if (o->base != NULL && strcmp(o->recipe, "production") != 0)
+		return ab_usage_error("--base goes with --recipe production");
+	return 0;
+}
+
+static int list(struct ab_state *s, struct ab_err *err)
+{
+	char (*ids)[AB_ID_LEN + 1];
+	size_t i, n;
+
+	if (ab_record_list(s, "image", &ids, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		printf("image:%s\n", ids[i]);
+	free(ids);
+	return fflush(stdout) == 0 ? 0 :
+	    ab_fail_errno(err, AB_EENGINE, "cannot write the list");
+}
+
+static int run(const struct opts *o, struct ab_err *err)
+{
+	struct ab_image_opts io;
+	struct ab_deadline dl;
+	struct ab_engine e;
+	struct ab_state s;
+	struct ab_handle h;
+	char id[AB_ID_LEN + 1];
+	int rc;
+
+	if (strcmp(o->recipe, "production") == 0 &&
+	    ab_image_check_base(o->base, err) < 0)
+		return -1;
+	if (o->handle != NULL && ab_handle_parse(&h, o->handle, "image",
+	    err) < 0)
+		return -1;
+	if (ab_deadline_load(&dl, o->deadline, err) < 0 ||
+	    ab_state_open(&s, err) < 0)
+		return -1;
+	if (strcmp(o->verb, "list") == 0) {
+		rc = list(&s, err);
+		ab_state_close(&s);
+		return rc;
+	}
+	if (ab_deadline_check(&dl, "ab-image started", err) < 0 ||
+	    ab_engine_open(&e, &dl, err) < 0) {
+		ab_state_close(&s);
+		return -1;
+	}
+	memset(&io, 0, sizeof io);
+	io.dir = image_dir(o->dir);
+	io.recipe = o->recipe;
+	io.base = o->base;
+	io.rebuild = o->rebuild;
+	io.progress = ab_progress_line;
+	if (strcmp(o->verb, "build") == 0)
+		rc = ab_image_build(&s, &e, &io, id, err);
+	else if (strcmp(o->verb, "verify") == 0)
+		rc = ab_image_verify(&s, &e, &h, 1, NULL, err);
+	else
+		rc = ab_image_remove(&s, &e, &h, err);
+	if (rc == 0 && strcmp(o->verb, "build") == 0)
+		rc = ab_print_handle("image", id, err);
+	else if (rc == 0 && strcmp(o->verb, "verify") == 0)
+		rc = ab_print_handle("image", h.id, err);
+	ab_engine_close(&e);
+	ab_state_close(&s);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_err err;
+	struct opts o;
+	int rc;
+
+	ab_prog = "ab-image";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	memset(&err, 0, sizeof err);
+	if (run(&o, &err) < 0)
+		return ab_report(&err);
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* buf.h: a growable byte buffer with a hard ceiling.
+ *
+ * Every buffer that holds engine or file input has a bound, so a hostile
+ * or broken peer can cost at most that much memory.  The contents are
+ * always NUL-terminated (the NUL is not counted in len).
+ */
+#ifndef AB_BUF_H
+#define AB_BUF_H
+
+#include <stddef.h>
+
+struct ab_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	size_t max;	/* 0: no bound (only for output we generate) */
+	int over;	/* an append was refused for exceeding max */
+};
+
+void ab_buf_init(struct ab_buf *b, size_t max);
+/* 0, or -1 when memory runs out or max would be exceeded (b->over set). */
+int ab_buf_add(struct ab_buf *b, const void *p, size_t n);
+int ab_buf_addc(struct ab_buf *b, char c);
+int ab_buf_adds(struct ab_buf *b, const char *s);
+int ab_buf_addf(struct ab_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ab_buf_reset(struct ab_buf *b);
+/* Drops the first n bytes. */
+void ab_buf_consume(struct ab_buf *b, size_t n);
+void ab_buf_free(struct ab_buf *b);
+
+#endif

@@ -1,0 +1,34 @@
+/* deadline.h: the shared deadline file (DESIGN.md, "The shared deadline").
+ *
+ * The file holds one line: the absolute deadline in seconds since the
+ * epoch, a decimal fraction allowed.  Anything else is a usage error, never
+ * "no deadline".  Times are kept as milliseconds since the epoch.
+ */
+#ifndef AB_DEADLINE_H
+#define AB_DEADLINE_H
+
+#include "err.h"
+
+struct ab_deadline {
+	int set;		/* 0: no deadline */
+	long long at_ms;	/* epoch milliseconds, when set */
+};
+
+/* Reads --deadline FILE, or $AB_DEADLINE when path is NULL.  No path and
+ * no variable: d->set = 0. */
+int ab_deadline_load(struct ab_deadline *d, const char *path,
+    struct ab_err *err);
+/* Parses the file's text; 0 or -1 (AB_EUSAGE). */
+int ab_deadline_parse(struct ab_deadline *d, const char *text,
+    struct ab_err *err);
+/* Keeps the earlier of d and other: a deadline only ever shrinks. */
+void ab_deadline_shrink(struct ab_deadline *d, const struct ab_deadline *o);
+long long ab_now_ms(void);
+/* Milliseconds left (<= 0 when passed); a large value when unset. */
+long long ab_deadline_left_ms(const struct ab_deadline *d);
+int ab_deadline_passed(const struct ab_deadline *d);
+/* -1 with AB_EDEADLINE when passed ("deadline passed before WHAT"). */
+int ab_deadline_check(const struct ab_deadline *d, const char *what,
+    struct ab_err *err);
+
+#endif

@@ -1,0 +1,632 @@
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine.h"
+#include "json.h"
+
+#define DEFAULT_SOCKET "/var/run/docker.sock"
+
+struct call_ctx {
+	const struct ab_req *q;
+	struct ab_resp *r;
+	struct ab_err cb_err;
+	int cb_failed;
+	char api[32];		/* Api-Version header, when asked for */
+	int want_api;
+};
+
+static int curl_ready;
+
+static int parse_host(struct ab_engine *e, struct ab_err *err)
+{
+	const char *h = getenv("DOCKER_HOST");
+	const char *certdir, *home;
+
+	if (h == NULL || *h == '\0')
+		h = "unix://" DEFAULT_SOCKET;
+	snprintf(e->where, sizeof e->where, "%s", h);
+	if (strncmp(h, "unix://", 7) == 0) {
+		if (strlen(h + 7) >= sizeof e->sock || h[7] != '/')
+			return ab_fail(err, AB_EUSAGE,
+			    "DOCKER_HOST %s: not an absolute socket path", h);
+		snprintf(e->sock, sizeof e->sock, "%s", h + 7);
+		snprintf(e->base, sizeof e->base, "http://localhost");
+		return 0;
+	}
+	if (strncmp(h, "tcp://", 6) != 0 || h[6] == '\0' ||
+	    strpbrk(h + 6, "/?#@ ") != NULL || strlen(h) > 200)
+		return ab_fail(err, AB_EUSAGE,
+		    "DOCKER_HOST %s: only unix:///PATH and tcp://HOST:PORT "
+		    "are supported", h);
+	e->tls = getenv("DOCKER_TLS_VERIFY") != NULL &&
+	    *getenv("DOCKER_TLS_VERIFY") != '\0';
+	snprintf(e->base, sizeof e->base, "%s://%s", e->tls ? "https" : "http",
+	    h + 6);
+	if (!e->tls)
+		return 0;
+	certdir = getenv("DOCKER_CERT_PATH");
+	home = getenv("HOME");
+	if (certdir == NULL || *certdir == '\0') {
+		if (home == NULL)
+			return ab_fail(err, AB_EUSAGE,
+			    "DOCKER_TLS_VERIFY is set but neither "
+			    "DOCKER_CERT_PATH nor HOME is");
+		snprintf(e->ca, sizeof e->ca, "%s/.docker/ca.pem", home);
+		snprintf(e->cert, sizeof e->cert, "%s/.docker/cert.pem", home);
+		snprintf(e->key, sizeof e->key, "%s/.docker/key.pem", home);
+		return 0;
+	}
+	snprintf(e->ca, sizeof e->ca, "%s/ca.pem", certdir);
+	snprintf(e->cert, sizeof e->cert, "%s/cert.pem", certdir);
+	snprintf(e->key, sizeof e->key, "%s/key.pem", certdir);
+	return 0;
+}
+
+/* Options every request carries, on the shared handle or a stream's. */
+static void base_opts(struct ab_engine *e, CURL *h)
+{
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	if (e->sock[0])
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, e->sock);
+	if (e->tls) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, e->ca);
+		curl_easy_setopt(h, CURLOPT_SSLCERT, e->cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, e->key);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	}
+}
+
+/* The time a call may take; <= 0 when none is left. */
+static long long budget_ms(const struct ab_engine *e)
+{
+	return ab_deadline_left_ms(&e->dl);
+}
+
+static int deadline_fail(const struct ab_engine *e, const char *what,
+    struct ab_err *err)
+{
+	if (e->cleanup)
+		return ab_fail(err, AB_EDEADLINE,
+		    "cleanup budget ran out before it could %s", what);
+	return ab_fail(err, AB_EDEADLINE, "deadline passed before it could %s",
+	    what);
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct call_ctx *c = arg;
+	size_t len = size * n;
+
+	if (c->q->sink != NULL) {
+		if (c->q->sink(c->q->sink_ctx, p, len, &c->cb_err) < 0) {
+			c->cb_failed = 1;
+			return 0;
+		}
+		return len;
+	}
+	if (ab_buf_add(&c->r->body, p, len) < 0) {
+		ab_fail(&c->cb_err, AB_EENGINE,
+		    "the engine's reply to %s is larger than %zu bytes",
+		    c->q->what, c->r->body.max);
+		c->cb_failed = 1;
+		return 0;
+	}
+	return len;
+}
+
+static size_t on_read(char *p, size_t size, size_t n, void *arg)
+{
+	struct call_ctx *c = arg;
+	long got;
+
+	got = c->q->reader(c->q->reader_ctx, p, size * n, &c->cb_err);
+	if (got < 0) {
+		c->cb_failed = 1;
+		return CURL_READFUNC_ABORT;
+	}
+	return (size_t)got;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct call_ctx *c = arg;
+	size_t len = size * n, k;
+	const char *name = "Api-Version:";
+
+	k = strlen(name);
+	if (c->want_api && len > k && strncasecmp(p, name, k) == 0) {
+		p += k;
+		len -= k;
+		while (len > 0 && (*p == ' ' || *p == '\t')) {
+			p++;
+			len--;
+		}
+		while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == '\n'))
+			len--;
+		if (len < sizeof c->api) {
+			memcpy(c->api, p, len);
+			c->api[len] = '\0';
+		}
+	}
+	return size * n;
+}
+
+static int url_for(const struct ab_engine *e, const char *path, int versioned,
+    char *out, size_t cap)
+{
+	int n;
+
+	n = snprintf(out, cap, "%s%s%s", e->base,
+	    versioned ? "/v" AB_API_VERSION : "", path);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+static int set_method(CURL *h, const struct ab_req *q, struct call_ctx *c)
+{
+	if (q->reader != NULL) {
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(h, CURLOPT_READDATA, c);
+		if (strcmp(q->method, "PUT") == 0)
+			curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		else
+			curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, q->method);
+		return 0;
+	}
+	if (strcmp(q->method, "GET") == 0)
+		return 0;
+	if (strcmp(q->method, "POST") == 0) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)(q->body ? q->body_len : 0));
+		return 0;
+	}
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, q->method);
+	if (q->body != NULL) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)q->body_len);
+	}
+	return 0;
+}
+
+static struct curl_slist *req_headers(const struct ab_req *q)
+{
+	struct curl_slist *l = NULL, *t;
+	char ct[128];
+
+	/* No "Expect: 100-continue" pause before a body. */
+	l = curl_slist_append(l, "Expect:");
+	if (l == NULL)
+		return NULL;
+	if (q->reader != NULL) {
+		snprintf(ct, sizeof ct, "Content-Type: %s", q->content_type ?
+		    q->content_type : "application/octet-stream");
+		t = curl_slist_append(l, ct);
+		if (t != NULL && strcmp(q->method, "POST") == 0)
+			t = curl_slist_append(t, "Transfer-Encoding: chunked");
+	} else if (q->body != NULL) {
+		t = curl_slist_append(l, "Content-Type: application/json");
+	} else {
+		t = l;
+	}
+	if (t == NULL) {
+		curl_slist_free_all(l);
+		return NULL;
+	}
+	return t;
+}
+
+static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
+    struct ab_err *err)
+{
+	if (rc == CURLE_OPERATION_TIMEDOUT && ab_deadline_passed(&e->dl))
+		return deadline_fail(e, what, err);
+	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+		return ab_fail(err, AB_EENGINE,
+		    "cannot reach the engine at %s: %s", e->where,
+		    curl_easy_strerror(rc));
+	return ab_fail(err, AB_EENGINE, "engine at %s failed to %s: %s",
+	    e->where, what, curl_easy_strerror(rc));
+}
+
+static int perform(struct ab_engine *e, const struct ab_req *q,
+    struct ab_resp *r, struct call_ctx *c, int versioned, struct ab_err *err)
+{
+	CURL *h = e->easy;
+	struct curl_slist *hdrs;
+	char url[1024];
+	long long left;
+	CURLcode rc;
+
+	left = budget_ms(e);
+	if (left <= 0)
+		return deadline_fail(e, q->what, err);
+	if (url_for(e, q->path, versioned, url, sizeof url) < 0)
+		return ab_fail(err, AB_EUSAGE, "request path too long");
+	hdrs = req_headers(q);
+	if (hdrs == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	curl_easy_reset(h);
+	base_opts(e, h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	set_method(h, q, c);
+	rc = curl_easy_perform(h);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	if (c->cb_failed) {
+		*err = c->cb_err;
+		return -1;
+	}
+	if (rc != CURLE_OK)
+		return transport_fail(e, rc, q->what, err);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	/* A reply that settled after the deadline does not count. */
+	if (ab_deadline_passed(&e->dl))
+		return deadline_fail(e, q->what, err);
+	return 0;
+}
+
+int ab_engine_call(struct ab_engine *e, const struct ab_req *q,
+    struct ab_resp *r, struct ab_err *err)
+{
+	struct call_ctx c;
+
+	memset(&c, 0, sizeof c);
+	c.q = q;
+	c.r = r;
+	r->status = 0;
+	ab_buf_init(&r->body, AB_REPLY_MAX);
+	return perform(e, q, r, &c, 1, err);
+}
+
+int ab_engine_json(struct ab_engine *e, const char *method, const char *path,
+    const char *body, const char *what, struct ab_resp *r,
+    struct ab_err *err)
+{
+	struct ab_req q;
+
+	memset(&q, 0, sizeof q);
+	q.method = method;
+	q.path = path;
+	q.body = body;
+	q.body_len = body ? strlen(body) : 0;
+	q.what = what;
+	return ab_engine_call(e, &q, r, err);
+}
+
+void ab_resp_free(struct ab_resp *r)
+{
+	ab_buf_free(&r->body);
+}
+
+int ab_engine_fail(const struct ab_resp *r, int code, const char *what,
+    struct ab_err *err)
+{
+	struct ab_json j;
+	struct ab_err ignored;
+	char *msg = NULL;
+
+	if (r->body.len > 0 &&
+	    ab_json_parse(&j, r->body.data, r->body.len, &ignored) == 0) {
+		msg = ab_json_str(&j, ab_json_key(&j, 0, "message"));
+		ab_json_free(&j);
+	}
+	ab_fail(err, code, "cannot %s: engine said %ld%s%.400s", what,
+	    r->status, msg ? ": " : "", msg ? msg : "");
+	free(msg);
+	return -1;
+}
+
+static int api_check(struct ab_engine *e, const char *api, struct ab_err *err)
+{
+	int major, minor;
+	char end;
+
+	if (sscanf(api, "%d.%d%c", &major, &minor, &end) != 2)
+		return ab_fail(err, AB_EENGINE,
+		    "engine at %s sent no usable Api-Version", e->where);
+	if (major != AB_API_MAJOR || minor < AB_API_MINOR)
+		return ab_fail(err, AB_EREFUSED,
+		    "engine at %s speaks API %d.%d; agentbox needs %d.%d or "
+		    "later", e->where, major, minor, AB_API_MAJOR,
+		    AB_API_MINOR);
+	e->api_minor = minor;
+	return 0;
+}
+
+static int ping(struct ab_engine *e, struct ab_err *err)
+{
+	struct ab_req q;
+	struct ab_resp r;
+	struct call_ctx c;
+	int rc;
+
+	memset(&q, 0, sizeof q);
+	q.method = "GET";
+	q.path = "/_ping";
+	q.what = "answer a ping";
+	memset(&c, 0, sizeof c);
+	c.q = &q;
+	c.r = &r;
+	c.want_api = 1;
+	r.status = 0;
+	ab_buf_init(&r.body, 4096);
+	rc = perform(e, &q, &r, &c, 0, err);
+	if (rc == 0 && r.status != 200)
+		rc = ab_engine_fail(&r, AB_EENGINE, "ping the engine", err);
+	ab_resp_free(&r);
+	if (rc < 0)
+		return -1;
+	return api_check(e, c.api, err);
+}
+
+int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
+    struct ab_err *err)
+{
+	memset(e, 0, sizeof *e);
+	if (dl != NULL)
+		e->dl = *dl;
+	if (parse_host(e, err) < 0)
+		return -1;
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return ab_fail(err, AB_EENGINE, "cannot start libcurl");
+		curl_ready = 1;
+	}
+	e->easy = curl_easy_init();
+	e->multi = curl_multi_init();
+	if (e->easy == NULL || e->multi == NULL) {
+		ab_engine_close(e);
+		return ab_fail(err, AB_EENGINE, "cannot start libcurl");
+	}
+	if (ping(e, err) < 0) {
+		ab_engine_close(e);
+		return -1;
+	}
+	return 0;
+}
+
+void ab_engine_close(struct ab_engine *e)
+{
+	if (e->easy)
+		curl_easy_cleanup(e->easy);
+	if (e->multi)
+		curl_multi_cleanup(e->multi);
+	e->easy = NULL;
+	e->multi = NULL;
+}
+
+void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms)
+{
+	e->dl.set = 1;
+	e->dl.at_ms = ab_now_ms() + within_ms;
+	e->cleanup = 1;
+}
+
+static int info_bool(const struct ab_json *j, const char *key)
+{
+	int v = 0;
+
+	return ab_json_bool(j, ab_json_key(j, 0, key), &v) == 0 && v;
+}
+
+int ab_engine_info(struct ab_engine *e, struct ab_info *info,
+    struct ab_err *err)
+{
+	struct ab_resp r;
+	struct ab_json j;
+	int opts, i, t;
+
+	memset(info, 0, sizeof *info);
+	if (ab_engine_json(e, "GET", "/info", NULL, "describe the host", &r,
+	    err) < 0)
+		goto fail;
+	if (r.status != 200) {
+		ab_engine_fail(&r, AB_EENGINE, "describe the host", err);
+		goto fail;
+	}
+	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+		err->code = AB_EENGINE;
+		ab_err_wrap(err, "engine /info");
+		goto fail;
+	}
+	info->memory_limit = info_bool(&j, "MemoryLimit");
+	info->swap_limit = info_bool(&j, "SwapLimit");
+	info->pids_limit = info_bool(&j, "PidsLimit");
+	info->cpu_cfs_quota = info_bool(&j, "CpuCfsQuota");
+	info->cgroup_version = ab_json_str_eq(&j, ab_json_key(&j, 0,
+	    "CgroupVersion"), "2") ? 2 : 1;
+	opts = ab_json_key(&j, 0, "SecurityOptions");
+	for (i = 0; (t = ab_json_elem(&j, opts, i)) >= 0; i++)
+		if (ab_json_str_eq(&j, t, "name=seccomp,profile=default") ||
+		    ab_json_str_eq(&j, t, "name=seccomp,profile=builtin"))
+			info->seccomp_builtin = 1;
+	/* "seccomp=builtin" as a security option exists from API 1.42
+	 * (Engine 23); older engines read the value as a profile file. */
+	info->seccomp_keyword = e->api_minor >= 42;
+	ab_json_free(&j);
+	ab_resp_free(&r);
+	return 0;
+fail:
+	ab_resp_free(&r);
+	return -1;
+}
+
+int ab_url_escape(struct ab_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p) != NULL) {
+			if (ab_buf_addc(b, (char)*p) < 0)
+				return -1;
+		} else if (ab_buf_addc(b, '%') < 0 ||
+		    ab_buf_addc(b, hex[*p >> 4]) < 0 ||
+		    ab_buf_addc(b, hex[*p & 15]) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Streams: concurrent requests on connections of their own. */
+
+static size_t stream_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct ab_stream *s = arg;
+	size_t len = size * n;
+
+	s->headers_done = 1;
+	if (s->sink != NULL) {
+		if (s->sink(s->sink_ctx, p, len, &s->sink_err) < 0) {
+			s->sink_failed = 1;
+			return 0;
+		}
+		return len;
+	}
+	if (ab_buf_add(&s->body, p, len) < 0) {
+		ab_fail(&s->sink_err, AB_EENGINE,
+		    "the engine's reply to %s is too large", s->what);
+		s->sink_failed = 1;
+		return 0;
+	}
+	return len;
+}
+
+static size_t stream_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct ab_stream *s = arg;
+	size_t len = size * n;
+	long code = 0;
+
+	/* The blank line closes a header block; skip interim 1xx blocks. */
+	if (len <= 2 && (p[0] == '\r' || p[0] == '\n')) {
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &code);
+		if (code >= 200) {
+			s->status = code;
+			s->headers_done = 1;
+		}
+	}
+	return len;
+}
+
+int ab_stream_open(struct ab_engine *e, struct ab_stream *s,
+    const char *method, const char *path, ab_sink sink, void *ctx,
+    const char *what, struct ab_err *err)
+{
+	long long left;
+	CURL *h;
+
+	memset(s, 0, sizeof *s);
+	s->e = e;
+	s->sink = sink;
+	s->sink_ctx = ctx;
+	s->what = what;
+	ab_buf_init(&s->body, AB_REPLY_MAX);
+	left = budget_ms(e);
+	if (left <= 0)
+		return deadline_fail(e, what, err);
+	if (url_for(e, path, 1, s->url, sizeof s->url) < 0)
+		return ab_fail(err, AB_EUSAGE, "request path too long");
+	h = s->h = curl_easy_init();
+	if (h == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	base_opts(e, h);
+	curl_easy_setopt(h, CURLOPT_URL, s->url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, stream_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, stream_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, s);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, s);
+	if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
+	} else if (strcmp(method, "GET") != 0) {
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	}
+	if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
+		ab_stream_close(s);
+		return ab_fail(err, AB_EENGINE, "cannot start a stream");
+	}
+	while (!s->headers_done && !s->done)
+		if (ab_stream_pump(e, 200, err) < 0) {
+			ab_stream_close(s);
+			return -1;
+		}
+	if (s->done && ab_stream_result(s, err) < 0) {
+		ab_stream_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err)
+{
+	struct ab_stream *s;
+	long long left = budget_ms(e);
+	CURLMsg *m;
+	int running, left_msgs;
+
+	if (left <= 0)
+		return deadline_fail(e, "finish waiting", err);
+	if (timeout_ms > left)
+		timeout_ms = (long)left;
+	if (curl_multi_perform(e->multi, &running) != CURLM_OK ||
+	    curl_multi_poll(e->multi, NULL, 0, (int)timeout_ms, NULL) !=
+	    CURLM_OK ||
+	    curl_multi_perform(e->multi, &running) != CURLM_OK)
+		return ab_fail(err, AB_EENGINE, "curl multi failed");
+	while ((m = curl_multi_info_read(e->multi, &left_msgs)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &s);
+		s->done = 1;
+		s->result = m->data.result;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE,
+		    &s->status);
+	}
+	return 0;
+}
+
+int ab_stream_result(const struct ab_stream *s, struct ab_err *err)
+{
+	if (s->sink_failed) {
+		*err = s->sink_err;
+		return -1;
+	}
+	if (!s->done)
+		return ab_fail(err, AB_EENGINE, "%s has not finished", s->what);
+	if (s->result != CURLE_OK)
+		return transport_fail(s->e, (CURLcode)s->result, s->what, err);
+	if (ab_deadline_passed(&s->e->dl))
+		return deadline_fail(s->e, s->what, err);
+	return 0;
+}
+
+void ab_stream_close(struct ab_stream *s)
+{
+	if (s->h != NULL) {
+		curl_multi_remove_handle(s->e->multi, s->h);
+		curl_easy_cleanup(s->h);
+		s->h = NULL;
+	}
+	ab_buf_free(&s->body);
+}

@@ -1,0 +1,137 @@
+/* engine.h: the Docker Engine API client, over libcurl.
+ *
+ * DOCKER_HOST selects the engine: unix://PATH (default
+ * /var/run/docker.sock), or tcp://HOST:PORT, with TLS and a client
+ * certificate when DOCKER_TLS_VERIFY is set (DOCKER_CERT_PATH, default
+ * ~/.docker: ca.pem, cert.pem, key.pem).  Every path is prefixed with the
+ * pinned API version, and the daemon's own version is checked at open.
+ *
+ * Sequential calls share one easy handle, so one connection is reused for
+ * a tool's whole run.  Calls that must overlap (wait, attach) are streams
+ * on their own connections, driven together through a curl multi handle.
+ *
+ * Every call is bounded by the deadline in force: it gets only the time
+ * that remains, and a reply that settles after the deadline is reported as
+ * AB_EDEADLINE, never as success.
+ */
+#ifndef AB_ENGINE_H
+#define AB_ENGINE_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "deadline.h"
+#include "err.h"
+
+/* The API version agentbox speaks; the oldest engine it accepts. */
+#define AB_API_VERSION "1.41"
+#define AB_API_MAJOR 1
+#define AB_API_MINOR 41
+
+/* The largest reply body kept in memory by ab_engine_call. */
+#define AB_REPLY_MAX (8u << 20)
+
+struct ab_info {
+	int memory_limit, swap_limit, pids_limit, cpu_cfs_quota;
+	int cgroup_version;
+	int seccomp_builtin;	/* the daemon's own default profile is on */
+	int seccomp_keyword;	/* the engine accepts "seccomp=builtin" */
+};
+
+struct ab_engine {
+	void *easy;		/* CURL * */
+	void *multi;		/* CURLM * */
+	void *headers;		/* struct curl_slist *, JSON content type */
+	char base[300];		/* scheme://host[:port]/vX.Y */
+	char where[300];	/* DOCKER_HOST as the user wrote it */
+	char sock[256];
+	char cert[512], key[512], ca[512];
+	int tls;
+	int api_minor;		/* the daemon's Api-Version minor */
+	struct ab_deadline dl;	/* the deadline in force for every call */
+	int cleanup;		/* dl is a cleanup budget, not the task's */
+};
+
+/* Produces a request body: fills at most n bytes of p and returns the
+ * count, 0 at the end, or -1 to abort the request (err filled). */
+typedef long (*ab_reader)(void *ctx, char *p, size_t n, struct ab_err *err);
+/* Consumes a reply body as it arrives; -1 aborts (err filled). */
+typedef int (*ab_sink)(void *ctx, const char *p, size_t n,
+    struct ab_err *err);
+
+struct ab_req {
+	const char *method;
+	const char *path;	/* after the version prefix: "/containers/json" */
+	const char *body;	/* a JSON body, or NULL */
+	size_t body_len;
+	const char *content_type; /* for a reader body */
+	ab_reader reader;
+	void *reader_ctx;
+	ab_sink sink;		/* NULL: the reply is kept in the resp body */
+	void *sink_ctx;
+	const char *what;	/* for messages: "create the probe container" */
+};
+
+struct ab_resp {
+	long status;
+	struct ab_buf body;
+};
+
+int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
+    struct ab_err *err);
+void ab_engine_close(struct ab_engine *e);
+/* From now on calls are bounded by WITHIN_MS from now, whatever the
+ * task's deadline: cleanup must still run after the deadline passed. */
+void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms);
+
+/* Sends the request and waits for the whole reply.  0 when an HTTP reply
+ * arrived (any status: check r->status); -1 when none did, or when the
+ * deadline passed meanwhile.  ab_resp_free afterwards either way. */
+int ab_engine_call(struct ab_engine *e, const struct ab_req *q,
+    struct ab_resp *r, struct ab_err *err);
+/* Shorthand for a JSON request kept in r. */
+int ab_engine_json(struct ab_engine *e, const char *method, const char *path,
+    const char *body, const char *what, struct ab_resp *r,
+    struct ab_err *err);
+void ab_resp_free(struct ab_resp *r);
+/* Fails with CODE, naming WHAT, the HTTP status and the daemon's message. */
+int ab_engine_fail(const struct ab_resp *r, int code, const char *what,
+    struct ab_err *err);
+
+int ab_engine_info(struct ab_engine *e, struct ab_info *info,
+    struct ab_err *err);
+
+/* A concurrent request on its own connection. */
+struct ab_stream {
+	void *h;		/* CURL * */
+	struct ab_engine *e;
+	void *hdrs;
+	char url[700];
+	long status;
+	int headers_done;
+	int done;
+	int result;		/* CURLcode once done */
+	ab_sink sink;
+	void *sink_ctx;
+	struct ab_buf body;	/* when sink is NULL */
+	struct ab_err sink_err;
+	int sink_failed;
+	const char *what;
+};
+
+/* Starts the request and drives it until its reply headers arrived, so a
+ * wait is registered in the daemon before the caller goes on. */
+int ab_stream_open(struct ab_engine *e, struct ab_stream *s,
+    const char *method, const char *path, ab_sink sink, void *ctx,
+    const char *what, struct ab_err *err);
+/* Drives every open stream for at most timeout_ms (bounded by the
+ * deadline).  -1 only for a multi failure or the deadline. */
+int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err);
+/* 0 when the stream finished with a complete reply; -1 otherwise. */
+int ab_stream_result(const struct ab_stream *s, struct ab_err *err);
+void ab_stream_close(struct ab_stream *s);
+
+/* Percent-encodes S for a query string into b. */
+int ab_url_escape(struct ab_buf *b, const char *s);
+
+#endif

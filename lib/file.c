@@ -1,0 +1,148 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "testhook.h"
+
+static int open_regular(int dirfd, const char *name, struct stat *st,
+    struct ab_err *err)
+{
+	int fd;
+
+	/* O_NONBLOCK so a FIFO planted under the name cannot hang us. */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return ab_fail(err, AB_EREFUSED,
+			    "%s is a symbolic link", name);
+		return ab_fail_errno(err, AB_EENGINE, "cannot open %s", name);
+	}
+	if (fstat(fd, st) < 0) {
+		close(fd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot stat %s", name);
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return ab_fail(err, AB_EREFUSED, "%s is not a regular file",
+		    name);
+	}
+	return fd;
+}
+
+/* Reads until EOF or until more than max bytes arrived. */
+static int read_bounded(int fd, const char *name, struct ab_buf *b,
+    struct ab_err *err)
+{
+	char chunk[8192];
+	ssize_t r;
+
+	for (;;) {
+		r = read(fd, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ab_fail_errno(err, AB_EENGINE, "cannot read %s",
+			    name);
+		if (r == 0)
+			return 0;
+		if (ab_buf_add(b, chunk, (size_t)r) < 0) {
+			if (b->over)
+				return ab_fail(err, AB_EREFUSED,
+				    "%s is larger than %zu bytes", name,
+				    b->max);
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		}
+	}
+}
+
+int ab_file_read_at(int dirfd, const char *name, struct ab_buf *b,
+    struct stat *st, struct ab_err *err)
+{
+	struct stat sb;
+	int fd, rc;
+
+	fd = open_regular(dirfd, name, &sb, err);
+	if (fd < 0)
+		return -1;
+	rc = read_bounded(fd, name, b, err);
+	close(fd);
+	if (rc == 0 && st != NULL)
+		*st = sb;
+	return rc;
+}
+
+int ab_file_read_small(const char *path, char *buf, size_t cap, size_t *n,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+
+	ab_buf_init(&b, cap - 1);
+	if (ab_file_read_at(AT_FDCWD, path, &b, NULL, err) < 0) {
+		ab_buf_free(&b);
+		return -1;
+	}
+	*n = b.len;
+	memcpy(buf, b.data ? b.data : "", b.len + 1);
+	ab_buf_free(&b);
+	return 0;
+}
+
+int ab_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int ab_file_write_at(int dirfd, const char *name, const void *data,
+    size_t len, mode_t mode, const char *pause, struct ab_err *err)
+{
+	unsigned char rnd[8];
+	char tmp[512];
+	int fd;
+
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		return ab_fail_errno(err, AB_EENGINE, "getrandom");
+	/* Temporary names start with a dot: never a handle, never listed. */
+	snprintf(tmp, sizeof tmp, ".tmp-%02x%02x%02x%02x%02x%02x%02x%02x-%s",
+	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7],
+	    name);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, mode);
+	if (fd < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
+	if (ab_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		ab_fail_errno(err, AB_EENGINE, "cannot write %s", name);
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	close(fd);
+	ab_test_pause(pause);
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		ab_fail_errno(err, AB_EENGINE, "cannot rename %s", name);
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	/* The rename is durable only once the directory is. */
+	if (dirfd != AT_FDCWD && fsync(dirfd) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot sync %s", name);
+	return 0;
+}

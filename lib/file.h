@@ -1,0 +1,31 @@
+/* file.h: reading and writing files the careful way.
+ *
+ * Reads open with O_NOFOLLOW, refuse anything but a regular file, and are
+ * bounded: a file that is (or grows) larger than the bound is refused, not
+ * read past it.  Writes go to a temporary name, are fsynced and renamed,
+ * so a crash never leaves half a file under the real name.
+ */
+#ifndef AB_FILE_H
+#define AB_FILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* Reads at most cap-1 bytes of PATH into buf (NUL-terminated). */
+int ab_file_read_small(const char *path, char *buf, size_t cap, size_t *n,
+    struct ab_err *err);
+/* Reads NAME relative to DIRFD (AT_FDCWD for a path) into b, whose max is
+ * the bound.  With st non-NULL, the opened file's stat is returned. */
+int ab_file_read_at(int dirfd, const char *name, struct ab_buf *b,
+    struct stat *st, struct ab_err *err);
+/* Writes DATA as NAME in DIRFD atomically with MODE.  PAUSE names the
+ * AB_TEST_PAUSE point between the fsync and the rename (or NULL). */
+int ab_file_write_at(int dirfd, const char *name, const void *data,
+    size_t len, mode_t mode, const char *pause, struct ab_err *err);
+/* Writes all of P to FD, retrying short writes and EINTR. */
+int ab_write_all(int fd, const void *p, size_t n);
+
+#endif

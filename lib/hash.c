@@ -1,0 +1,45 @@
+#include <openssl/evp.h>
+#include <stdio.h>
+
+#include "hash.h"
+
+int ab_sha256_init(struct ab_sha256 *h, struct ab_err *err)
+{
+	h->ctx = EVP_MD_CTX_new();
+	if (h->ctx == NULL || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+		ab_sha256_free(h);
+		return ab_fail(err, AB_EENGINE, "cannot start SHA-256");
+	}
+	return 0;
+}
+
+void ab_sha256_add(struct ab_sha256 *h, const void *p, size_t n)
+{
+	if (h->ctx != NULL && EVP_DigestUpdate(h->ctx, p, n) != 1) {
+		EVP_MD_CTX_free(h->ctx);
+		h->ctx = NULL;	/* ab_sha256_hex then fails */
+	}
+}
+
+int ab_sha256_hex(struct ab_sha256 *h, char out[65], struct ab_err *err)
+{
+	unsigned char md[32];
+	unsigned int n = 0, i;
+
+	if (h->ctx == NULL || EVP_DigestFinal_ex(h->ctx, md, &n) != 1 ||
+	    n != sizeof md) {
+		ab_sha256_free(h);
+		return ab_fail(err, AB_EENGINE, "SHA-256 failed");
+	}
+	for (i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	ab_sha256_free(h);
+	return 0;
+}
+
+void ab_sha256_free(struct ab_sha256 *h)
+{
+	if (h->ctx != NULL)
+		EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
+}

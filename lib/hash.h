@@ -1,0 +1,19 @@
+/* hash.h: SHA-256, from libcrypto. */
+#ifndef AB_HASH_H
+#define AB_HASH_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct ab_sha256 {
+	void *ctx;	/* EVP_MD_CTX * */
+};
+
+int ab_sha256_init(struct ab_sha256 *h, struct ab_err *err);
+void ab_sha256_add(struct ab_sha256 *h, const void *p, size_t n);
+/* Writes 64 lowercase hex characters and a NUL; frees the context. */
+int ab_sha256_hex(struct ab_sha256 *h, char out[65], struct ab_err *err);
+void ab_sha256_free(struct ab_sha256 *h);
+
+#endif

@@ -1,0 +1,900 @@
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "file.h"
+#include "hash.h"
+#include "image.h"
+#include "json.h"
+#include "lockdown.h"
+#include "oneshot.h"
+#include "rootfs.h"
+#include "tarstream.h"
+#include "version.h"
+
+#define MAX_VERSIONS 16
+#define DOCKERFILE_MAX (64 * 1024)
+#define LINE_MAX_BYTES (1 << 20)
+
+/* What a registered image must be: the record, and the labels it implies. */
+struct spec {
+	char id[AB_ID_LEN + 1];
+	char sid[AB_ID_LEN + 1];
+	char kind[16];
+	char recipe[65];
+	char path_env[256];
+	char digest[80];
+	int nv;
+	char vname[MAX_VERSIONS][64];
+	char vvalue[MAX_VERSIONS][128];
+};
+
+/* A label value goes into a Dockerfile-syntax change and a shell-free
+ * argv: keep it to characters that need no quoting anywhere. */
+static int plain(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("._+~-", *s)))
+			return 0;
+	return 1;
+}
+
+static int spec_add_version(struct spec *sp, const char *n, const char *v,
+    struct ab_err *err)
+{
+	if (sp->nv == MAX_VERSIONS || strlen(n) >= sizeof sp->vname[0] ||
+	    strlen(v) >= sizeof sp->vvalue[0] || !plain(n) || !plain(v))
+		return ab_fail(err, AB_EUSAGE, "bad pinned version %.60s=%.60s",
+		    n, v);
+	snprintf(sp->vname[sp->nv], sizeof sp->vname[0], "%s", n);
+	snprintf(sp->vvalue[sp->nv], sizeof sp->vvalue[0], "%s", v);
+	sp->nv++;
+	return 0;
+}
+
+/* --- the labels ---------------------------------------------------- */
+
+static void labels_json(struct ab_jw *w, const struct spec *sp)
+{
+	char key[128];
+	int i;
+
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "org.agentbox.image", sp->id);
+	ab_jw_kstr(w, "org.agentbox.state", sp->sid);
+	ab_jw_kstr(w, "org.agentbox.recipe", sp->recipe);
+	ab_jw_kstr(w, "org.agentbox.recipe-kind", sp->kind);
+	for (i = 0; i < sp->nv; i++) {
+		snprintf(key, sizeof key, "org.agentbox.version.%s",
+		    sp->vname[i]);
+		ab_jw_kstr(w, key, sp->vvalue[i]);
+	}
+	ab_jw_obj_end(w);
+}
+
+/* Every org.agentbox.* label exactly as the spec says, and no other. */
+static int check_labels(const struct ab_json *j, int labels,
+    const struct spec *sp, struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	struct ab_json want;
+	int i, k, n, ours = 0, rc = 0;
+	char *key;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	labels_json(&w, sp);
+	if (ab_jw_done(&w) < 0 || ab_json_parse(&want, b.data, b.len, err) < 0) {
+		ab_buf_free(&b);
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	n = ab_json_count(j, labels);
+	for (i = 0; rc == 0 && i < n; i++) {
+		k = ab_json_member(j, labels, i);
+		key = ab_json_str(j, k);
+		if (key != NULL && strncmp(key, "org.agentbox.", 13) == 0) {
+			char *v = ab_json_str(j, k + 1);
+
+			ours++;
+			if (v == NULL || !ab_json_str_eq(&want,
+			    ab_json_key(&want, 0, key), v))
+				rc = ab_fail(err, AB_EREFUSED,
+				    "image label %.100s does not match its "
+				    "record", key);
+			free(v);
+		}
+		free(key);
+	}
+	if (rc == 0 && ours != ab_json_count(&want, 0))
+		rc = ab_fail(err, AB_EREFUSED,
+		    "image lacks labels its record requires");
+	ab_json_free(&want);
+	ab_buf_free(&b);
+	return rc;
+}
+
+/* --- inspect ------------------------------------------------------- */
+
+static int check_config(const struct ab_json *j, const struct spec *sp,
+    struct ab_err *err)
+{
+	int env = ab_json_get(j, 0, "Config.Env"), ep, i, n, path_ok = 0;
+	char want[300];
+
+	if (!ab_json_str_eq(j, ab_json_get(j, 0, "Id"), sp->digest))
+		return ab_fail(err, AB_EREFUSED,
+		    "engine image is not %s", sp->digest);
+	if (!ab_json_str_eq(j, ab_json_get(j, 0, "Config.User"),
+	    AB_AGENT_USER))
+		return ab_fail(err, AB_EREFUSED, "image user is not %s",
+		    AB_AGENT_USER);
+	ep = ab_json_get(j, 0, "Config.Entrypoint");
+	if (ab_json_count(j, ep) != 1 || !ab_json_str_eq(j,
+	    ab_json_elem(j, ep, 0), AB_IMAGE_ENTRYPOINT))
+		return ab_fail(err, AB_EREFUSED, "image entrypoint is not %s",
+		    AB_IMAGE_ENTRYPOINT);
+	snprintf(want, sizeof want, "PATH=%s", sp->path_env);
+	n = ab_json_count(j, env);
+	for (i = 0; i < n; i++)
+		path_ok += ab_json_str_eq(j, ab_json_elem(j, env, i), want);
+	if (path_ok != 1)
+		return ab_fail(err, AB_EREFUSED, "image PATH is not %s",
+		    sp->path_env);
+	return check_labels(j, ab_json_get(j, 0, "Config.Labels"), sp, err);
+}
+
+static int inspect_image(struct ab_engine *e, const struct spec *sp,
+    struct ab_err *err)
+{
+	struct ab_resp r;
+	struct ab_json j;
+	char path[160];
+	int rc = -1;
+
+	snprintf(path, sizeof path, "/images/%s/json", sp->digest);
+	if (ab_engine_json(e, "GET", path, NULL, "inspect the image", &r,
+	    err) < 0)
+		goto out;
+	if (r.status == 404) {
+		ab_fail(err, AB_EREFUSED, "image %s is gone from the engine",
+		    sp->digest);
+		goto out;
+	}
+	if (r.status != 200) {
+		ab_engine_fail(&r, AB_EENGINE, "inspect the image", err);
+		goto out;
+	}
+	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+		err->code = AB_EENGINE;
+		goto out;
+	}
+	rc = check_config(&j, sp, err);
+	ab_json_free(&j);
+out:
+	ab_resp_free(&r);
+	return rc;
+}
+
+/* --- the version probe --------------------------------------------- */
+
+static int probe_output(const struct ab_oneshot *o, const struct spec *sp,
+    struct ab_err *err)
+{
+	const char *p = o->out.data ? o->out.data : "";
+	char want[256];
+	size_t k;
+	int i;
+
+	if (o->out.over)
+		return ab_fail(err, AB_EREFUSED, "version probe said too much");
+	for (i = 0; i < sp->nv; i++) {
+		snprintf(want, sizeof want, "%s %s\n", sp->vname[i],
+		    sp->vvalue[i]);
+		k = strlen(want);
+		if (strncmp(p, want, k) != 0)
+			return ab_fail(err, AB_EREFUSED,
+			    "version probe does not report %s %s as the label "
+			    "claims", sp->vname[i], sp->vvalue[i]);
+		p += k;
+	}
+	if (*p != '\0')
+		return ab_fail(err, AB_EREFUSED,
+		    "version probe reports more than the labels claim");
+	return 0;
+}
+
+static int version_probe(struct ab_engine *e, const struct spec *sp,
+    struct ab_err *err)
+{
+	const char *entry[] = { AB_IMAGE_VERSIONS, NULL };
+	const char *cmd[MAX_VERSIONS + 1], *env[2], *labels[7];
+	char pathvar[300], name[80], rnd[AB_ID_LEN + 1];
+	struct ab_lock l;
+	struct ab_info info;
+	struct ab_oneshot o;
+	int i, rc;
+
+	if (ab_engine_info(e, &info, err) < 0 ||
+	    ab_lock_host_check(&info, err) < 0 || ab_new_id(rnd, err) < 0)
+		return -1;
+	for (i = 0; i < sp->nv; i++)
+		cmd[i] = sp->vname[i];
+	cmd[i] = NULL;
+	snprintf(pathvar, sizeof pathvar, "PATH=%s", sp->path_env);
+	env[0] = pathvar;
+	env[1] = NULL;
+	labels[0] = "org.agentbox.state";
+	labels[1] = sp->sid;
+	labels[2] = "org.agentbox.image";
+	labels[3] = sp->id;
+	labels[4] = "org.agentbox.role";
+	labels[5] = "version-probe";
+	labels[6] = NULL;
+	memset(&l, 0, sizeof l);
+	l.image = sp->digest;
+	l.entrypoint = entry;
+	l.cmd = cmd;
+	l.env = env;
+	l.labels = labels;
+	l.memory = 64LL << 20;
+	l.pids = 64;
+	l.nano_cpus = 1000000000LL;
+	l.log_max_size = "1m";
+	l.seccomp_keyword = info.seccomp_keyword;
+	snprintf(name, sizeof name, "agentbox-probe-%s", rnd);
+	rc = ab_oneshot_run(e, &l, name, &o, err);
+	if (rc == 0 && o.status != 0)
+		rc = ab_fail(err, AB_EREFUSED,
+		    "version probe exited %lld: %.200s", o.status,
+		    o.err.data ? o.err.data : "");
+	if (rc == 0)
+		rc = probe_output(&o, sp, err);
+	ab_oneshot_free(&o);
+	return rc;
+}
+
+/* --- records ------------------------------------------------------- */
+
+static int write_record(struct ab_state *s, const struct spec *sp,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	int i, rc;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_record_begin(&w, s, "image", sp->id);
+	ab_jw_kstr(&w, "digest", sp->digest);
+	ab_jw_kstr(&w, "recipe_kind", sp->kind);
+	ab_jw_kstr(&w, "recipe", sp->recipe);
+	ab_jw_kstr(&w, "path", sp->path_env);
+	ab_jw_kstr(&w, "agentbox", AB_VERSION);
+	ab_jw_kint(&w, "created_ms", ab_now_ms());
+	ab_jw_key(&w, "versions");
+	ab_jw_arr(&w);
+	for (i = 0; i < sp->nv; i++) {
+		ab_jw_arr(&w);
+		ab_jw_str(&w, sp->vname[i]);
+		ab_jw_str(&w, sp->vvalue[i]);
+		ab_jw_arr_end(&w);
+	}
+	ab_jw_arr_end(&w);
+	ab_jw_obj_end(&w);
+	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
+	    ab_record_write(s, "image", sp->id, b.data, b.len, err);
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int copy_field(const struct ab_json *j, const char *key, char *dst,
+    size_t cap)
+{
+	char *v = ab_json_str(j, ab_json_key(j, 0, key));
+	int rc = -1;
+
+	if (v != NULL && strlen(v) < cap) {
+		snprintf(dst, cap, "%s", v);
+		rc = 0;
+	}
+	free(v);
+	return rc;
+}
+
+static int read_spec(struct ab_state *s, const struct ab_handle *h,
+    struct spec *sp, struct ab_err *err)
+{
+	struct ab_json j;
+	char *n, *v;
+	int vs, i, t, rc = 0;
+
+	memset(sp, 0, sizeof *sp);
+	if (ab_record_read(s, h, &j, err) < 0)
+		return -1;
+	memcpy(sp->id, h->id, sizeof sp->id);
+	memcpy(sp->sid, s->sid, sizeof sp->sid);
+	if (copy_field(&j, "digest", sp->digest, sizeof sp->digest) < 0 ||
+	    copy_field(&j, "recipe_kind", sp->kind, sizeof sp->kind) < 0 ||
+	    copy_field(&j, "recipe", sp->recipe, sizeof sp->recipe) < 0 ||
+	    copy_field(&j, "path", sp->path_env, sizeof sp->path_env) < 0 ||
+	    strncmp(sp->digest, "sha256:", 7) != 0)
+		rc = ab_fail(err, AB_EREFUSED, "record of image:%s is corrupt",
+		    h->id);
+	vs = ab_json_key(&j, 0, "versions");
+	for (i = 0; rc == 0 && (t = ab_json_elem(&j, vs, i)) >= 0; i++) {
+		n = ab_json_str(&j, ab_json_elem(&j, t, 0));
+		v = ab_json_str(&j, ab_json_elem(&j, t, 1));
+		rc = n && v ? spec_add_version(sp, n, v, err) : -1;
+		if (rc < 0)
+			ab_fail(err, AB_EREFUSED,
+			    "record of image:%s is corrupt", h->id);
+		free(n);
+		free(v);
+	}
+	ab_json_free(&j);
+	return rc;
+}
+
+int ab_image_verify(struct ab_state *s, struct ab_engine *e,
+    const struct ab_handle *h, int probe, char *digest, struct ab_err *err)
+{
+	struct spec sp;
+
+	if (read_spec(s, h, &sp, err) < 0 || inspect_image(e, &sp, err) < 0)
+		return -1;
+	if (probe && version_probe(e, &sp, err) < 0)
+		return -1;
+	if (digest != NULL)
+		snprintf(digest, 80, "%s", sp.digest);
+	return 0;
+}
+
+static int remove_image(struct ab_engine *e, const char *digest,
+    struct ab_err *err)
+{
+	struct ab_deadline saved = e->dl;
+	int saved_cleanup = e->cleanup, rc;
+	struct ab_resp r;
+	char path[160];
+
+	snprintf(path, sizeof path, "/images/%s?force=1", digest);
+	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	rc = ab_engine_json(e, "DELETE", path, NULL, "remove the image", &r,
+	    err);
+	if (rc == 0 && r.status != 200 && r.status != 404)
+		rc = ab_engine_fail(&r, AB_EENGINE, "remove the image", err);
+	ab_resp_free(&r);
+	e->dl = saved;
+	e->cleanup = saved_cleanup;
+	return rc;
+}
+
+int ab_image_remove(struct ab_state *s, struct ab_engine *e,
+    const struct ab_handle *h, struct ab_err *err)
+{
+	struct spec sp;
+
+	if (read_spec(s, h, &sp, err) < 0 ||
+	    remove_image(e, sp.digest, err) < 0)
+		return -1;
+	return ab_record_remove(s, h, err);
+}
+
+/* --- the engine's JSON progress stream (import and build) ---------- */
+
+struct progress {
+	struct ab_buf line;
+	char id[80];
+	ab_progress show;
+};
+
+static void set_id(struct progress *pg, const char *v)
+{
+	if (v != NULL && strncmp(v, "sha256:", 7) == 0 && strlen(v) == 71)
+		snprintf(pg->id, sizeof pg->id, "%s", v);
+}
+
+static void show_stream(struct progress *pg, const char *s)
+{
+	char line[512];
+	size_t n;
+
+	/* One stderr line per build step, so a user sees it moving. */
+	if (pg->show == NULL || strncmp(s, "Step ", 5) != 0)
+		return;
+	n = strcspn(s, "\r\n");
+	snprintf(line, sizeof line, "%.*s", (int)(n < 400 ? n : 400), s);
+	pg->show(line);
+}
+
+static int progress_line(struct progress *pg, const char *p, size_t n,
+    struct ab_err *err)
+{
+	struct ab_json j;
+	char *v;
+	int t;
+
+	while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' '))
+		n--;
+	if (n == 0)
+		return 0;
+	if (ab_json_parse(&j, p, n, err) < 0)
+		return ab_fail(err, AB_EENGINE,
+		    "engine sent an unreadable progress line");
+	if ((t = ab_json_key(&j, 0, "error")) >= 0) {
+		v = ab_json_str(&j, t);
+		ab_fail(err, AB_EENGINE, "engine failed the build: %.400s",
+		    v ? v : "?");
+		free(v);
+		ab_json_free(&j);
+		return -1;
+	}
+	if ((v = ab_json_str(&j, ab_json_key(&j, 0, "stream"))) != NULL)
+		show_stream(pg, v);
+	free(v);
+	v = ab_json_str(&j, ab_json_key(&j, 0, "status"));
+	set_id(pg, v);
+	free(v);
+	v = ab_json_str(&j, ab_json_get(&j, 0, "aux.ID"));
+	set_id(pg, v);
+	free(v);
+	ab_json_free(&j);
+	return 0;
+}
+
+static int progress_sink(void *ctx, const char *p, size_t n,
+    struct ab_err *err)
+{
+	struct progress *pg = ctx;
+	char *nl;
+	size_t k;
+
+	if (ab_buf_add(&pg->line, p, n) < 0)
+		return ab_fail(err, AB_EENGINE,
+		    "engine sent a progress line over %d bytes", LINE_MAX_BYTES);
+	while ((nl = memchr(pg->line.data, '\n', pg->line.len)) != NULL) {
+		k = (size_t)(nl - pg->line.data);
+		if (progress_line(pg, pg->line.data, k, err) < 0)
+			return -1;
+		ab_buf_consume(&pg->line, k + 1);
+	}
+	return 0;
+}
+
+/* Sends a tar body and follows the progress stream to the image ID. */
+static int send_tar(struct ab_engine *e, const char *path,
+    const struct ab_tar_source *src, const char *what, ab_progress show,
+    char digest[80], struct ab_err *err)
+{
+	struct progress pg;
+	struct ab_tar *t;
+	struct ab_req q;
+	struct ab_resp r;
+	int rc;
+
+	memset(&pg, 0, sizeof pg);
+	pg.show = show;
+	ab_buf_init(&pg.line, LINE_MAX_BYTES);
+	if (ab_tar_open(&t, src, err) < 0)
+		return -1;
+	memset(&q, 0, sizeof q);
+	q.method = "POST";
+	q.path = path;
+	q.content_type = "application/x-tar";
+	q.reader = ab_tar_read;
+	q.reader_ctx = t;
+	q.sink = progress_sink;
+	q.sink_ctx = &pg;
+	q.what = what;
+	rc = ab_engine_call(e, &q, &r, err);
+	if (rc == 0 && r.status != 200)
+		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine said %ld",
+		    what, r.status);
+	if (rc == 0 && pg.line.len > 0)
+		rc = progress_line(&pg, pg.line.data, pg.line.len, err);
+	if (rc == 0 && pg.id[0] == '\0')
+		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine named no image",
+		    what);
+	if (rc == 0)
+		snprintf(digest, 80, "%s", pg.id);
+	ab_resp_free(&r);
+	ab_buf_free(&pg.line);
+	ab_tar_close(t);
+	return rc;
+}
+
+static int add_change(struct ab_buf *q, const char *change)
+{
+	return ab_buf_adds(q, "&changes=") < 0 || ab_url_escape(q, change) < 0 ?
+	    -1 : 0;
+}
+
+static int import_default(struct ab_engine *e, struct ab_rootfs *rf,
+    const struct spec *sp, ab_progress show, char digest[80],
+    struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct ab_buf q, c;
+	int i, rc = 0;
+
+	ab_buf_init(&q, 0);
+	ab_buf_init(&c, 0);
+	/* The tag only keeps the image from being pruned as dangling (as the
+	 * untagged parent of some other image, say); it is never trusted. */
+	ab_buf_addf(&q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
+	    sp->id);
+	ab_buf_addf(&c, "USER %s", rf->user);
+	add_change(&q, c.data);
+	ab_buf_reset(&c);
+	ab_buf_addf(&c, "ENV PATH=%s", rf->path_env);
+	add_change(&q, c.data);
+	ab_buf_reset(&c);
+	ab_buf_addf(&c, "ENTRYPOINT [\"%s\"]", rf->entrypoint);
+	add_change(&q, c.data);
+	add_change(&q, "WORKDIR /work");
+	ab_buf_reset(&c);
+	ab_buf_addf(&c, "LABEL org.agentbox.image=%s org.agentbox.state=%s "
+	    "org.agentbox.recipe=%s org.agentbox.recipe-kind=%s", sp->id,
+	    sp->sid, sp->recipe, sp->kind);
+	for (i = 0; i < sp->nv; i++)
+		ab_buf_addf(&c, " org.agentbox.version.%s=%s", sp->vname[i],
+		    sp->vvalue[i]);
+	if (add_change(&q, c.data) < 0 || c.data == NULL)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	ab_rootfs_source(rf, &src);
+	if (rc == 0)
+		rc = send_tar(e, q.data, &src, "import the image", show,
+		    digest, err);
+	ab_buf_free(&q);
+	ab_buf_free(&c);
+	return rc;
+}
+
+/* --- the production recipe ----------------------------------------- */
+
+static const char *const context_files[] = { "Dockerfile", "probe.sh",
+    "versions.sh", NULL };
+
+struct context {
+	const char *dir;
+	int i, fd;
+	long long left;
+};
+
+static int ctx_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+{
+	struct context *c = arg;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	if (context_files[c->i] == NULL)
+		return 0;
+	te->path = context_files[c->i++];
+	snprintf(path, sizeof path, "%s/%s", c->dir, te->path);
+	c->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (c->fd < 0 || fstat(c->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ab_fail(err, AB_EUSAGE, "image recipe: %s is missing "
+		    "or not a regular file", path);
+	te->type = AB_TAR_FILE;
+	te->mode = st.st_mode & 0111 ? 0755 : 0644;
+	te->size = c->left = (long long)st.st_size;
+	return 1;
+}
+
+static long ctx_data(void *arg, char *p, size_t n, struct ab_err *err)
+{
+	struct context *c = arg;
+	ssize_t got;
+
+	if ((long long)n > c->left)
+		n = (size_t)c->left;
+	got = n ? read(c->fd, p, n) : 0;
+	if (got < 0)
+		return ab_fail_errno(err, AB_EENGINE, "read");
+	c->left -= got;
+	return (long)got;
+}
+
+/* The name part of a pinned reference: registry, path and tag characters. */
+static int plain_ref(const char *base, const char *at)
+{
+	const char *p;
+
+	for (p = base; p < at; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    strchr("._-/:", *p)))
+			return 0;
+	return 1;
+}
+
+int ab_image_check_base(const char *base, struct ab_err *err)
+{
+	const char *at = base ? strstr(base, "@sha256:") : NULL;
+	int i;
+
+	if (at == NULL || at == base)
+		return ab_fail(err, AB_EUSAGE,
+		    "production base %s is not pinned: give NAME@sha256:DIGEST",
+		    base ? base : "(none)");
+	for (i = 0; i < 64; i++)
+		if (!((at[8 + i] >= '0' && at[8 + i] <= '9') ||
+		    (at[8 + i] >= 'a' && at[8 + i] <= 'f')))
+			break;
+	if (i != 64 || at[72] != '\0' || !plain_ref(base, at))
+		return ab_fail(err, AB_EUSAGE,
+		    "production base %s is not pinned: give NAME@sha256:DIGEST",
+		    base);
+	return 0;
+}
+
+/* Reads the pins the Dockerfile declares: "LABEL org.agentbox.version.N=V"
+ * lines and "ENV PATH=...", and hashes the whole context. */
+static int production_spec(const char *dir, const char *base,
+    struct spec *sp, struct ab_err *err)
+{
+	char path[PATH_MAX], *line, *next, *eq;
+	const char *pre = "LABEL org.agentbox.version.";
+	struct ab_sha256 h;
+	struct ab_buf b;
+	int i, rc = 0;
+
+	if (ab_sha256_init(&h, err) < 0)
+		return -1;
+	ab_sha256_add(&h, "agentbox production image 1\n", 28);
+	ab_sha256_add(&h, base, strlen(base) + 1);
+	for (i = 0; context_files[i] != NULL && rc == 0; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, context_files[i]);
+		ab_buf_init(&b, DOCKERFILE_MAX);
+		rc = ab_file_read_at(AT_FDCWD, path, &b, NULL, err);
+		if (rc == 0)
+			ab_sha256_add(&h, b.data ? b.data : "", b.len + 1);
+		for (line = b.data; rc == 0 && i == 0 && line; line = next) {
+			next = strchr(line, '\n');
+			if (next != NULL)
+				*next++ = '\0';
+			if (strncmp(line, pre, strlen(pre)) == 0 &&
+			    (eq = strchr(line, '=')) != NULL) {
+				*eq = '\0';
+				rc = spec_add_version(sp, line + strlen(pre),
+				    eq + 1, err);
+			} else if (strncmp(line, "ENV PATH=", 9) == 0) {
+				snprintf(sp->path_env, sizeof sp->path_env,
+				    "%s", line + 9);
+			}
+		}
+		ab_buf_free(&b);
+	}
+	if (rc == 0 && (sp->nv == 0 || sp->path_env[0] != '/'))
+		rc = ab_fail(err, AB_EUSAGE, "%s/Dockerfile pins no versions "
+		    "or no PATH", dir);
+	if (rc < 0) {
+		ab_sha256_free(&h);
+		return -1;
+	}
+	return ab_sha256_hex(&h, sp->recipe, err);
+}
+
+static int build_production(struct ab_engine *e, const char *dir,
+    const char *base, const struct spec *sp, ab_progress show,
+    char digest[80], struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct context c;
+	struct ab_buf q, args, labels;
+	struct ab_jw w;
+	int rc = 0;
+
+	ab_buf_init(&q, 0);
+	ab_buf_init(&args, 0);
+	ab_buf_init(&labels, 0);
+	ab_jw_init(&w, &args);
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "BASE", base);
+	ab_jw_obj_end(&w);
+	ab_jw_init(&w, &labels);
+	labels_json(&w, sp);
+	/* The classic builder: BuildKit needs a session this client has
+	 * not got.  rm and forcerm: no intermediate container outlives it. */
+	ab_buf_addf(&q, "/build?version=1&rm=1&forcerm=1&pull=0&t=agentbox:%s"
+	    "&buildargs=", sp->id);
+	ab_url_escape(&q, args.data ? args.data : "");
+	ab_buf_adds(&q, "&labels=");
+	if (ab_url_escape(&q, labels.data ? labels.data : "") < 0 ||
+	    q.data == NULL)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	memset(&c, 0, sizeof c);
+	c.dir = dir;
+	c.fd = -1;
+	src.next = ctx_next;
+	src.data = ctx_data;
+	src.ctx = &c;
+	if (rc == 0)
+		rc = send_tar(e, q.data, &src, "build the image", show, digest,
+		    err);
+	if (c.fd >= 0)
+		close(c.fd);
+	ab_buf_free(&q);
+	ab_buf_free(&args);
+	ab_buf_free(&labels);
+	return rc;
+}
+
+/* --- build, or reuse ----------------------------------------------- */
+
+/* An import or build whose reply was lost may still have made the image:
+ * find it by its handle label and remove it, within a budget of its own. */
+static void remove_by_label(struct ab_engine *e, const char *id)
+{
+	struct ab_deadline saved = e->dl;
+	int saved_cleanup = e->cleanup, i, t;
+	struct ab_buf q, f;
+	struct ab_resp r;
+	struct ab_json j;
+	struct ab_err err;
+	char *v;
+
+	memset(&r, 0, sizeof r);
+	ab_buf_init(&q, 0);
+	ab_buf_init(&f, 0);
+	ab_buf_addf(&f, "{\"label\":[\"org.agentbox.image=%s\"]}", id);
+	ab_buf_adds(&q, "/images/json?filters=");
+	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	if (ab_url_escape(&q, f.data ? f.data : "") == 0 && q.data &&
+	    ab_engine_json(e, "GET", q.data, NULL, "list images", &r,
+	    &err) == 0 && r.status == 200 &&
+	    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
+		for (i = 0; (t = ab_json_elem(&j, 0, i)) >= 0; i++) {
+			v = ab_json_str(&j, ab_json_key(&j, t, "Id"));
+			if (v != NULL)
+				remove_image(e, v, &err);
+			free(v);
+		}
+		ab_json_free(&j);
+	}
+	ab_resp_free(&r);
+	e->dl = saved;
+	e->cleanup = saved_cleanup;
+	ab_buf_free(&q);
+	ab_buf_free(&f);
+}
+
+/* A registered image of the same recipe and inputs that is still intact
+ * in the engine is reused; 1 when one was found. */
+static int find_registered(struct ab_state *s, struct ab_engine *e,
+    const struct spec *want, char id[AB_ID_LEN + 1], struct ab_err *err)
+{
+	char (*ids)[AB_ID_LEN + 1];
+	struct ab_handle h;
+	struct ab_err skip;
+	struct spec sp;
+	size_t i, n;
+	int found = 0;
+
+	if (ab_record_list(s, "image", &ids, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n && !found; i++) {
+		snprintf(h.kind, sizeof h.kind, "image");
+		memcpy(h.id, ids[i], sizeof h.id);
+		if (read_spec(s, &h, &sp, &skip) < 0 ||
+		    strcmp(sp.kind, want->kind) != 0 ||
+		    strcmp(sp.recipe, want->recipe) != 0)
+			continue;
+		if (inspect_image(e, &sp, &skip) == 0) {
+			memcpy(id, sp.id, AB_ID_LEN + 1);
+			found = 1;
+		} else if (skip.code != AB_EREFUSED) {
+			*err = skip;
+			free(ids);
+			return -1;
+		}
+	}
+	free(ids);
+	return found;
+}
+
+static int default_spec(const char *dir, struct ab_rootfs *rf,
+    struct spec *sp, struct ab_err *err)
+{
+	size_t i;
+
+	if (ab_rootfs_load(rf, dir, err) < 0)
+		return -1;
+	if (strcmp(rf->user, AB_AGENT_USER) != 0 ||
+	    strcmp(rf->entrypoint, AB_IMAGE_ENTRYPOINT) != 0)
+		return ab_fail(err, AB_EUSAGE, "%s/default.manifest: user must "
+		    "be %s and entrypoint %s", dir, AB_AGENT_USER,
+		    AB_IMAGE_ENTRYPOINT);
+	for (i = 0; i < rf->nv; i++)
+		if (spec_add_version(sp, rf->v[i].name, rf->v[i].value,
+		    err) < 0)
+			return -1;
+	snprintf(sp->kind, sizeof sp->kind, "default");
+	snprintf(sp->recipe, sizeof sp->recipe, "%s", rf->recipe);
+	snprintf(sp->path_env, sizeof sp->path_env, "%s", rf->path_env);
+	return 0;
+}
+
+static void say(ab_progress show, const char *fmt, const char *a,
+    long long n)
+{
+	char line[512];
+
+	if (show == NULL)
+		return;
+	snprintf(line, sizeof line, fmt, a, n);
+	show(line);
+}
+
+/* Checks a freshly made image, then registers it; removes it on refusal. */
+static int register_new(struct ab_state *s, struct ab_engine *e,
+    struct spec *sp, ab_progress show, struct ab_err *err)
+{
+	struct ab_err cerr;
+
+	say(show, "checking %s and running its version probe", sp->digest, 0);
+	if (inspect_image(e, sp, err) == 0 && version_probe(e, sp, err) == 0 &&
+	    inspect_image(e, sp, err) == 0 && write_record(s, sp, err) == 0)
+		return 0;
+	remove_image(e, sp->digest, &cerr);
+	return -1;
+}
+
+int ab_image_build(struct ab_state *s, struct ab_engine *e,
+    const struct ab_image_opts *o, char id[AB_ID_LEN + 1],
+    struct ab_err *err)
+{
+	struct ab_rootfs rf;
+	struct spec sp;
+	int rc, prod = strcmp(o->recipe, "production") == 0;
+
+	memset(&sp, 0, sizeof sp);
+	memset(&rf, 0, sizeof rf);
+	rf.fd = -1;
+	memcpy(sp.sid, s->sid, sizeof sp.sid);
+	if (prod) {
+		snprintf(sp.kind, sizeof sp.kind, "production");
+		rc = ab_image_check_base(o->base, err);
+		if (rc == 0)
+			rc = production_spec(o->dir, o->base, &sp, err);
+	} else {
+		rc = default_spec(o->dir, &rf, &sp, err);
+	}
+	if (rc == 0 && !o->rebuild)
+		rc = find_registered(s, e, &sp, id, err);
+	if (rc == 1) {
+		say(o->progress, "reusing image:%s: recipe unchanged", id, 0);
+		ab_rootfs_free(&rf);
+		return 0;
+	}
+	if (rc == 0)
+		rc = ab_new_id(sp.id, err);
+	if (rc == 0 && !prod) {
+		say(o->progress, "importing the default image: %s, %lld bytes",
+		    "rootfs", rf.bytes);
+		rc = import_default(e, &rf, &sp, o->progress, sp.digest, err);
+	} else if (rc == 0) {
+		say(o->progress, "building from %s", o->base, 0);
+		rc = build_production(e, o->dir, o->base, &sp, o->progress,
+		    sp.digest, err);
+	}
+	ab_rootfs_free(&rf);
+	if (rc < 0 && sp.id[0] != '\0')
+		remove_by_label(e, sp.id);
+	if (rc == 0)
+		rc = register_new(s, e, &sp, o->progress, err);
+	if (rc == 0)
+		memcpy(id, sp.id, AB_ID_LEN + 1);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/* image.h: building, registering and verifying agent images.
+ *
+ * Two recipes live in the image directory: "default" (default.manifest: a
+ * root filesystem assembled on the host and imported, no registry, no
+ * network) and "production" (Dockerfile, through the classic builder, from
+ * a base pinned by digest).  Either image is inspected, its labels checked
+ * one by one, and its version probe run in a locked container before its
+ * ID is registered.  Only registered IDs ever reach a container.
+ */
+#ifndef AB_IMAGE_H
+#define AB_IMAGE_H
+
+#include "engine.h"
+#include "err.h"
+#include "state.h"
+
+#define AB_IMAGE_ENTRYPOINT "/usr/lib/agentbox/probe.sh"
+#define AB_IMAGE_VERSIONS "/usr/lib/agentbox/versions.sh"
+
+typedef void (*ab_progress)(const char *line);
+
+struct ab_image_opts {
+	const char *dir;	/* the image directory */
+	const char *recipe;	/* "default" or "production" */
+	const char *base;	/* production: NAME@sha256:HEX */
+	int rebuild;
+	ab_progress progress;
+};
+
+/* Refuses a production base that is not pinned by digest. */
+int ab_image_check_base(const char *base, struct ab_err *err);
+/* Builds (or reuses) and registers; writes the handle ID. */
+int ab_image_build(struct ab_state *s, struct ab_engine *e,
+    const struct ab_image_opts *o, char id[AB_ID_LEN + 1],
+    struct ab_err *err);
+/* Re-inspects a registered image and repeats the label checks, and with
+ * probe set the version probe too.  digest (>= 80 bytes) may be NULL. */
+int ab_image_verify(struct ab_state *s, struct ab_engine *e,
+    const struct ab_handle *h, int probe, char *digest, struct ab_err *err);
+/* Removes the engine image of a handle and its record. */
+int ab_image_remove(struct ab_state *s, struct ab_engine *e,
+    const struct ab_handle *h, struct ab_err *err);
+
+#endif

@@ -1,0 +1,278 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lockdown.h"
+
+static const char *const cap_drop[] = { "ALL", NULL };
+static const char *const sec_nnp[] = { "no-new-privileges", NULL };
+static const char *const sec_builtin[] = { "no-new-privileges",
+    "seccomp=builtin", NULL };
+
+/* On engines before API 1.42 the value of "seccomp=" is read as a profile
+ * file, so "builtin" cannot be named: there the daemon's default profile
+ * applies when no seccomp option is given, ab_lock_host_check requires
+ * that default to be the builtin one, and the in-container probe checks
+ * Seccomp: 2. */
+static const char *const *security_opts(const struct ab_lock *l)
+{
+	return l->seccomp_keyword ? sec_builtin : sec_nnp;
+}
+
+int ab_lock_host_check(const struct ab_info *info, struct ab_err *err)
+{
+	if (!info->memory_limit)
+		return ab_fail(err, AB_EREFUSED,
+		    "the host cannot enforce memory limits");
+	if (!info->swap_limit)
+		return ab_fail(err, AB_EREFUSED,
+		    "the host cannot enforce swap limits");
+	if (!info->pids_limit)
+		return ab_fail(err, AB_EREFUSED,
+		    "the host cannot enforce pids limits");
+	if (!info->seccomp_builtin)
+		return ab_fail(err, AB_EREFUSED,
+		    "the engine does not apply its builtin seccomp profile");
+	return 0;
+}
+
+static void str_list(struct ab_jw *w, const char *key,
+    const char *const *v)
+{
+	ab_jw_key(w, key);
+	if (v == NULL) {
+		ab_jw_null(w);
+		return;
+	}
+	ab_jw_arr(w);
+	for (; *v != NULL; v++)
+		ab_jw_str(w, *v);
+	ab_jw_arr_end(w);
+}
+
+static void host_config(struct ab_jw *w, const struct ab_lock *l)
+{
+	ab_jw_key(w, "HostConfig");
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "NetworkMode", "none");
+	ab_jw_kbool(w, "ReadonlyRootfs", 1);
+	ab_jw_kbool(w, "Privileged", 0);
+	str_list(w, "CapDrop", cap_drop);
+	str_list(w, "SecurityOpt", security_opts(l));
+	ab_jw_kint(w, "Memory", l->memory);
+	ab_jw_kint(w, "MemorySwap", l->memory);
+	ab_jw_kint(w, "PidsLimit", l->pids);
+	ab_jw_kint(w, "NanoCpus", l->nano_cpus);
+	ab_jw_kstr(w, "IpcMode", "private");
+	ab_jw_kstr(w, "CgroupnsMode", "private");
+	ab_jw_kstr(w, "Runtime", "runc");
+	ab_jw_key(w, "RestartPolicy");
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "Name", "no");
+	ab_jw_obj_end(w);
+	ab_jw_key(w, "LogConfig");
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "Type", "json-file");
+	ab_jw_key(w, "Config");
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "max-size", l->log_max_size);
+	ab_jw_kstr(w, "max-file", "1");
+	ab_jw_obj_end(w);
+	ab_jw_obj_end(w);
+	ab_jw_obj_end(w);
+}
+
+int ab_lock_body(const struct ab_lock *l, struct ab_buf *out,
+    struct ab_err *err)
+{
+	const char *const *p;
+	struct ab_jw w;
+
+	ab_jw_init(&w, out);
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "Image", l->image);
+	ab_jw_kstr(&w, "User", AB_AGENT_USER);
+	str_list(&w, "Entrypoint", l->entrypoint);
+	str_list(&w, "Cmd", l->cmd);
+	str_list(&w, "Env", l->env);
+	ab_jw_kbool(&w, "NetworkDisabled", 1);
+	ab_jw_kbool(&w, "AttachStdin", 0);
+	ab_jw_kbool(&w, "OpenStdin", 0);
+	ab_jw_kbool(&w, "Tty", 0);
+	ab_jw_key(&w, "Labels");
+	ab_jw_obj(&w);
+	for (p = l->labels; p != NULL && p[0] != NULL; p += 2)
+		ab_jw_kstr(&w, p[0], p[1]);
+	ab_jw_obj_end(&w);
+	host_config(&w, l);
+	ab_jw_obj_end(&w);
+	if (ab_jw_done(&w) < 0)
+		return ab_fail(err, AB_EUSAGE,
+		    "cannot encode the container (invalid UTF-8 in an "
+		    "argument or label?)");
+	return 0;
+}
+
+static int drift(const char *field, struct ab_err *err)
+{
+	return ab_fail(err, AB_EREFUSED, "lockdown drift: %s", field);
+}
+
+static int want_str(const struct ab_json *j, const char *path,
+    const char *v, struct ab_err *err)
+{
+	return ab_json_str_eq(j, ab_json_get(j, 0, path), v) ? 0 :
+	    drift(path, err);
+}
+
+static int want_int(const struct ab_json *j, const char *path, long long v,
+    struct ab_err *err)
+{
+	long long got;
+
+	if (ab_json_int(j, ab_json_get(j, 0, path), &got) < 0 || got != v)
+		return drift(path, err);
+	return 0;
+}
+
+static int want_bool(const struct ab_json *j, const char *path, int v,
+    struct ab_err *err)
+{
+	int got;
+
+	if (ab_json_bool(j, ab_json_get(j, 0, path), &got) < 0 || got != v)
+		return drift(path, err);
+	return 0;
+}
+
+/* Absent, null, "", [] and {} all mean "nothing"; anything else is set. */
+static int want_empty(const struct ab_json *j, const char *path,
+    struct ab_err *err)
+{
+	int t = ab_json_get(j, 0, path);
+
+	switch (ab_json_type(j, t)) {
+	case AB_JSON_ABSENT:
+	case AB_JSON_NULL:
+		return 0;
+	case AB_JSON_STRING:
+		return ab_json_str_eq(j, t, "") ? 0 : drift(path, err);
+	case AB_JSON_ARRAY:
+	case AB_JSON_OBJECT:
+		return ab_json_count(j, t) == 0 ? 0 : drift(path, err);
+	default:
+		return drift(path, err);
+	}
+}
+
+/* An exact list, in order when ordered, as a set without duplicates
+ * otherwise; NULL expects null or []. */
+static int want_list(const struct ab_json *j, const char *path,
+    const char *const *v, int ordered, struct ab_err *err)
+{
+	int t = ab_json_get(j, 0, path), n = 0, i, k, hits;
+
+	if (v == NULL)
+		return want_empty(j, path, err);
+	while (v[n] != NULL)
+		n++;
+	if (ab_json_type(j, t) != AB_JSON_ARRAY || ab_json_count(j, t) != n)
+		return drift(path, err);
+	for (i = 0; i < n; i++) {
+		if (ordered) {
+			if (!ab_json_str_eq(j, ab_json_elem(j, t, i), v[i]))
+				return drift(path, err);
+			continue;
+		}
+		for (hits = 0, k = 0; k < n; k++)
+			hits += ab_json_str_eq(j, ab_json_elem(j, t, k), v[i]);
+		if (hits != 1)
+			return drift(path, err);
+	}
+	return 0;
+}
+
+static int check_labels(const struct ab_json *j, const struct ab_lock *l,
+    struct ab_err *err)
+{
+	int t = ab_json_get(j, 0, "Config.Labels");
+	const char *const *p;
+
+	for (p = l->labels; p != NULL && p[0] != NULL; p += 2)
+		if (!ab_json_str_eq(j, ab_json_key(j, t, p[0]), p[1]))
+			return ab_fail(err, AB_EREFUSED,
+			    "lockdown drift: Config.Labels.%s", p[0]);
+	return 0;
+}
+
+static int check_config(const struct ab_json *j, const struct ab_lock *l,
+    struct ab_err *err)
+{
+	if (want_str(j, "Image", l->image, err) < 0 ||
+	    want_str(j, "Config.User", AB_AGENT_USER, err) < 0 ||
+	    want_list(j, "Config.Entrypoint", l->entrypoint, 1, err) < 0 ||
+	    want_list(j, "Config.Cmd", l->cmd, 1, err) < 0 ||
+	    want_list(j, "Config.Env", l->env, 0, err) < 0 ||
+	    want_bool(j, "Config.Tty", 0, err) < 0 ||
+	    want_bool(j, "Config.OpenStdin", 0, err) < 0 ||
+	    want_bool(j, "Config.NetworkDisabled", 1, err) < 0 ||
+	    want_empty(j, "Config.ExposedPorts", err) < 0 ||
+	    want_empty(j, "Config.Volumes", err) < 0)
+		return -1;
+	return check_labels(j, l, err);
+}
+
+static int check_namespaces(const struct ab_json *j, struct ab_err *err)
+{
+	/* Empty means private for these three; "host" or "container:" not. */
+	if (want_empty(j, "HostConfig.PidMode", err) < 0 ||
+	    want_empty(j, "HostConfig.UTSMode", err) < 0 ||
+	    want_empty(j, "HostConfig.UsernsMode", err) < 0 ||
+	    want_str(j, "HostConfig.IpcMode", "private", err) < 0 ||
+	    want_str(j, "HostConfig.CgroupnsMode", "private", err) < 0 ||
+	    want_str(j, "HostConfig.NetworkMode", "none", err) < 0)
+		return -1;
+	return 0;
+}
+
+static int check_host(const struct ab_json *j, const struct ab_lock *l,
+    struct ab_err *err)
+{
+	if (want_bool(j, "HostConfig.ReadonlyRootfs", 1, err) < 0 ||
+	    want_bool(j, "HostConfig.Privileged", 0, err) < 0 ||
+	    want_empty(j, "HostConfig.CapAdd", err) < 0 ||
+	    want_list(j, "HostConfig.CapDrop", cap_drop, 0, err) < 0 ||
+	    want_list(j, "HostConfig.SecurityOpt", security_opts(l), 0,
+	    err) < 0 ||
+	    want_str(j, "HostConfig.Runtime", "runc", err) < 0 ||
+	    want_str(j, "HostConfig.RestartPolicy.Name", "no", err) < 0 ||
+	    want_int(j, "HostConfig.Memory", l->memory, err) < 0 ||
+	    want_int(j, "HostConfig.MemorySwap", l->memory, err) < 0 ||
+	    want_int(j, "HostConfig.PidsLimit", l->pids, err) < 0 ||
+	    want_int(j, "HostConfig.NanoCpus", l->nano_cpus, err) < 0 ||
+	    want_str(j, "HostConfig.LogConfig.Type", "json-file", err) < 0 ||
+	    want_str(j, "HostConfig.LogConfig.Config.max-size",
+	    l->log_max_size, err) < 0 ||
+	    want_empty(j, "HostConfig.Binds", err) < 0 ||
+	    want_empty(j, "HostConfig.Mounts", err) < 0 ||
+	    want_empty(j, "HostConfig.Tmpfs", err) < 0 ||
+	    want_empty(j, "HostConfig.Devices", err) < 0 ||
+	    want_empty(j, "HostConfig.DeviceRequests", err) < 0 ||
+	    want_empty(j, "HostConfig.GroupAdd", err) < 0 ||
+	    want_empty(j, "HostConfig.Sysctls", err) < 0 ||
+	    want_empty(j, "HostConfig.VolumesFrom", err) < 0 ||
+	    want_empty(j, "HostConfig.Links", err) < 0 ||
+	    want_empty(j, "HostConfig.PortBindings", err) < 0 ||
+	    want_empty(j, "HostConfig.ExtraHosts", err) < 0 ||
+	    want_empty(j, "Mounts", err) < 0)
+		return -1;
+	return check_namespaces(j, err);
+}
+
+int ab_lock_check(const struct ab_json *ins, const struct ab_lock *l,
+    struct ab_err *err)
+{
+	if (check_config(ins, l, err) < 0 || check_host(ins, l, err) < 0)
+		return -1;
+	return 0;
+}

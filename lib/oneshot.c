@@ -1,0 +1,226 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "mux.h"
+#include "oneshot.h"
+
+#define OUTPUT_MAX (64 * 1024)
+
+int ab_remove_container(struct ab_engine *e, const char *name,
+    struct ab_err *err)
+{
+	struct ab_deadline saved = e->dl;
+	int saved_cleanup = e->cleanup, rc;
+	struct ab_resp r;
+	char path[512];
+
+	snprintf(path, sizeof path, "/containers/%s?force=1&v=1", name);
+	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a container", &r,
+	    err);
+	if (rc == 0 && r.status != 204 && r.status != 404)
+		rc = ab_engine_fail(&r, AB_EENGINE, "remove a container", err);
+	ab_resp_free(&r);
+	e->dl = saved;
+	e->cleanup = saved_cleanup;
+	return rc;
+}
+
+/* Any warning means the engine dropped or changed part of the request. */
+static int create(struct ab_engine *e, const struct ab_lock *l,
+    const char *name, char id[80], int *conflict, struct ab_err *err)
+{
+	struct ab_buf body, path;
+	struct ab_resp r;
+	struct ab_json j;
+	char *s = NULL;
+	int rc = -1, w;
+
+	ab_buf_init(&body, 0);
+	ab_buf_init(&path, 0);
+	memset(&j, 0, sizeof j);
+	if (ab_lock_body(l, &body, err) < 0 ||
+	    ab_buf_addf(&path, "/containers/create?name=%s", name) < 0)
+		goto out;
+	if (ab_engine_json(e, "POST", path.data, body.data,
+	    "create the probe container", &r, err) < 0)
+		goto resp;
+	if (r.status != 201) {
+		*conflict = r.status == 409;
+		ab_engine_fail(&r, *conflict ? AB_EREFUSED : AB_EENGINE,
+		    "create the probe container", err);
+		goto resp;
+	}
+	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+		err->code = AB_EENGINE;
+		goto resp;
+	}
+	w = ab_json_key(&j, 0, "Warnings");
+	if (ab_json_type(&j, w) == AB_JSON_ARRAY && ab_json_count(&j, w) > 0) {
+		s = ab_json_str(&j, ab_json_elem(&j, w, 0));
+		ab_fail(err, AB_EREFUSED, "engine warned on create: %.300s",
+		    s ? s : "?");
+		goto resp;
+	}
+	s = ab_json_str(&j, ab_json_key(&j, 0, "Id"));
+	if (s == NULL || strlen(s) != 64) {
+		ab_fail(err, AB_EENGINE, "engine sent no container id");
+		goto resp;
+	}
+	snprintf(id, 80, "%s", s);
+	rc = 0;
+resp:
+	ab_resp_free(&r);
+out:
+	free(s);
+	ab_json_free(&j);
+	ab_buf_free(&body);
+	ab_buf_free(&path);
+	return rc;
+}
+
+static int inspect_check(struct ab_engine *e, const struct ab_lock *l,
+    const char *id, struct ab_err *err)
+{
+	struct ab_resp r;
+	struct ab_json j;
+	char path[160];
+	int rc = -1;
+
+	snprintf(path, sizeof path, "/containers/%s/json", id);
+	if (ab_engine_json(e, "GET", path, NULL, "inspect the probe container",
+	    &r, err) < 0)
+		goto out;
+	if (r.status != 200) {
+		ab_engine_fail(&r, AB_EENGINE, "inspect the probe container",
+		    err);
+		goto out;
+	}
+	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+		err->code = AB_EENGINE;
+		goto out;
+	}
+	rc = ab_lock_check(&j, l, err);
+	ab_json_free(&j);
+out:
+	ab_resp_free(&r);
+	return rc;
+}
+
+static int start_and_wait(struct ab_engine *e, const char *id,
+    long long *status, struct ab_err *err)
+{
+	struct ab_stream w;
+	struct ab_resp r;
+	struct ab_json j;
+	char path[160];
+	int rc = -1;
+
+	/* The wait is registered before the start, so no exit is missed. */
+	snprintf(path, sizeof path, "/containers/%s/wait?condition=next-exit",
+	    id);
+	if (ab_stream_open(e, &w, "POST", path, NULL, NULL,
+	    "wait for the probe container", err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/containers/%s/start", id);
+	if (ab_engine_json(e, "POST", path, NULL, "start the probe container",
+	    &r, err) < 0)
+		goto out;
+	if (r.status != 204) {
+		ab_engine_fail(&r, AB_EENGINE, "start the probe container", err);
+		goto out;
+	}
+	while (!w.done)
+		if (ab_stream_pump(e, 1000, err) < 0)
+			goto out;
+	if (ab_stream_result(&w, err) < 0)
+		goto out;
+	if (w.status != 200 || ab_json_parse(&j, w.body.data, w.body.len,
+	    err) < 0) {
+		ab_fail(err, AB_EENGINE, "engine's wait reply is unusable");
+		goto out;
+	}
+	if (ab_json_int(&j, ab_json_key(&j, 0, "StatusCode"), status) == 0)
+		rc = 0;
+	else
+		ab_fail(err, AB_EENGINE, "engine's wait reply has no status");
+	ab_json_free(&j);
+out:
+	ab_resp_free(&r);
+	ab_stream_close(&w);
+	return rc;
+}
+
+static int collect(void *ctx, int stream, const char *p, size_t n,
+    struct ab_err *err)
+{
+	struct ab_oneshot *o = ctx;
+	struct ab_buf *b = stream == 1 ? &o->out : &o->err;
+
+	if (ab_buf_add(b, p, n) < 0 && !b->over)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	return 0;	/* past the bound: counted as over, dropped */
+}
+
+static int read_logs(struct ab_engine *e, const char *id,
+    struct ab_oneshot *o, struct ab_err *err)
+{
+	struct ab_mux m;
+	struct ab_req q;
+	struct ab_resp r;
+	char path[160];
+	int rc;
+
+	snprintf(path, sizeof path, "/containers/%s/logs?stdout=1&stderr=1",
+	    id);
+	ab_mux_init(&m, collect, o);
+	memset(&q, 0, sizeof q);
+	q.method = "GET";
+	q.path = path;
+	q.sink = ab_mux_feed;
+	q.sink_ctx = &m;
+	q.what = "read the probe's output";
+	rc = ab_engine_call(e, &q, &r, err);
+	if (rc == 0 && r.status != 200)
+		rc = ab_fail(err, AB_EENGINE, "cannot read the probe's output: "
+		    "engine said %ld", r.status);
+	if (rc == 0 && !ab_mux_clean_end(&m))
+		rc = ab_fail(err, AB_EENGINE, "the probe's output was cut");
+	ab_resp_free(&r);
+	return rc;
+}
+
+int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
+    const char *name, struct ab_oneshot *o, struct ab_err *err)
+{
+	struct ab_err cerr;
+	char id[80] = "";
+	int rc, conflict = 0;
+
+	memset(o, 0, sizeof *o);
+	ab_buf_init(&o->out, OUTPUT_MAX);
+	ab_buf_init(&o->err, OUTPUT_MAX);
+	o->status = -1;
+	rc = create(e, l, name, id, &conflict, err);
+	if (rc == 0)
+		rc = inspect_check(e, l, id, err);
+	if (rc == 0)
+		rc = start_and_wait(e, id, &o->status, err);
+	if (rc == 0)
+		rc = read_logs(e, id, o, err);
+	/* By name: it also finds a create whose reply never reached us;
+	 * unless the name was another's (409), which is left alone. */
+	if (!conflict && ab_remove_container(e, name, &cerr) < 0 && rc == 0) {
+		*err = cerr;
+		rc = -1;
+	}
+	return rc;
+}
+
+void ab_oneshot_free(struct ab_oneshot *o)
+{
+	ab_buf_free(&o->out);
+	ab_buf_free(&o->err);
+}

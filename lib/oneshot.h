@@ -1,0 +1,28 @@
+/* oneshot.h: run a short locked container to completion (the image's
+ * version probe), validated before it starts and removed afterwards. */
+#ifndef AB_ONESHOT_H
+#define AB_ONESHOT_H
+
+#include "buf.h"
+#include "engine.h"
+#include "err.h"
+#include "lockdown.h"
+
+#define AB_CLEANUP_MS 15000
+
+struct ab_oneshot {
+	struct ab_buf out, err;	/* bounded */
+	long long status;	/* the container's exit status */
+};
+
+int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
+    const char *name, struct ab_oneshot *o, struct ab_err *err);
+void ab_oneshot_free(struct ab_oneshot *o);
+
+/* Force-removes container NAME (with its anonymous volumes) within a
+ * cleanup budget of its own, even after the deadline passed; 0 also when
+ * it was not there. */
+int ab_remove_container(struct ab_engine *e, const char *name,
+    struct ab_err *err);
+
+#endif

@@ -1,0 +1,365 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "state.h"
+
+static const char *kinds[] = { "image", "alloc", "profile", "ctr", "result",
+    NULL };
+
+static int known_kind(const char *k)
+{
+	int i;
+
+	for (i = 0; kinds[i] != NULL; i++)
+		if (strcmp(kinds[i], k) == 0)
+			return 1;
+	return 0;
+}
+
+int ab_is_id(const char *s)
+{
+	int i;
+
+	for (i = 0; i < AB_ID_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[AB_ID_LEN] == '\0';
+}
+
+int ab_new_id(char id[AB_ID_LEN + 1], struct ab_err *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[AB_ID_LEN / 2];
+	size_t i;
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return ab_fail_errno(err, AB_EENGINE, "getrandom");
+	for (i = 0; i < sizeof r; i++) {
+		id[2 * i] = hex[r[i] >> 4];
+		id[2 * i + 1] = hex[r[i] & 15];
+	}
+	id[AB_ID_LEN] = '\0';
+	return 0;
+}
+
+int ab_handle_parse(struct ab_handle *h, const char *text, const char *want,
+    struct ab_err *err)
+{
+	const char *colon = strchr(text, ':');
+	size_t k;
+
+	memset(h, 0, sizeof *h);
+	if (colon == NULL || (k = (size_t)(colon - text)) == 0 ||
+	    k >= sizeof h->kind)
+		return ab_fail(err, AB_EREFUSED, "not a handle: %.80s", text);
+	memcpy(h->kind, text, k);
+	if (!known_kind(h->kind) || !ab_is_id(colon + 1))
+		return ab_fail(err, AB_EREFUSED, "not a handle: %.80s", text);
+	if (want != NULL && strcmp(want, h->kind) != 0)
+		return ab_fail(err, AB_EREFUSED, "%.80s is not an %s handle",
+		    text, want);
+	memcpy(h->id, colon + 1, AB_ID_LEN + 1);
+	return 0;
+}
+
+/* mkdir -p for the parents of the default location; 0700 each. */
+static int make_parents(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+static int default_path(char *out, size_t cap, struct ab_err *err)
+{
+	const char *v = getenv("AB_STATE_DIR"), *home;
+	int n;
+
+	if (v != NULL && *v != '\0')
+		n = snprintf(out, cap, "%s", v);
+	else if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/')
+		n = snprintf(out, cap, "%s/agentbox", v);
+	else if ((home = getenv("HOME")) != NULL && *home == '/')
+		n = snprintf(out, cap, "%s/.local/state/agentbox", home);
+	else
+		return ab_fail(err, AB_EUSAGE,
+		    "no state directory: set AB_STATE_DIR or HOME");
+	if (n < 0 || (size_t)n >= cap || out[0] != '/')
+		return ab_fail(err, AB_EUSAGE,
+		    "state directory must be an absolute path: %.200s", out);
+	return 0;
+}
+
+/* The directory is trusted only if nobody else could have written it. */
+static int check_dir(int fd, const char *path, struct ab_err *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot stat %s", path);
+	if (st.st_uid != geteuid())
+		return ab_fail(err, AB_EREFUSED,
+		    "state directory %s is owned by uid %u, not by uid %u",
+		    path, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & 022)
+		return ab_fail(err, AB_EREFUSED,
+		    "state directory %s is group or world writable (mode %04o)",
+		    path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+static int open_dir(int at, const char *name, const char *shown, int create,
+    struct ab_err *err)
+{
+	int fd;
+
+	if (create && mkdirat(at, name, 0700) < 0 && errno != EEXIST)
+		return ab_fail_errno(err, AB_EENGINE, "cannot create %s",
+		    shown);
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			return ab_fail(err, AB_EREFUSED,
+			    "%s is not a directory (or is a symbolic link)",
+			    shown);
+		return ab_fail_errno(err, AB_EENGINE, "cannot open %s", shown);
+	}
+	if (check_dir(fd, shown, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int read_sid(struct ab_state *s, struct ab_err *err)
+{
+	char text[AB_ID_LEN + 4];
+	struct ab_buf b;
+	int rc;
+
+	ab_buf_init(&b, AB_ID_LEN + 1);
+	rc = ab_file_read_at(s->dirfd, "sid", &b, NULL, err);
+	if (rc == 0 && b.len >= AB_ID_LEN) {
+		memcpy(text, b.data, AB_ID_LEN);
+		text[AB_ID_LEN] = '\0';
+		if (!ab_is_id(text) || (b.len == AB_ID_LEN + 1 &&
+		    b.data[AB_ID_LEN] != '\n'))
+			rc = ab_fail(err, AB_EREFUSED,
+			    "state directory %s: sid file is corrupt", s->path);
+		else
+			memcpy(s->sid, text, sizeof s->sid);
+	} else if (rc == 0) {
+		rc = ab_fail(err, AB_EREFUSED,
+		    "state directory %s: sid file is corrupt", s->path);
+	}
+	ab_buf_free(&b);
+	return rc;
+}
+
+/* Two tools may start in a fresh directory at once: link(2) lets exactly
+ * one SID win, and the loser reads the winner's. */
+static int make_sid(struct ab_state *s, struct ab_err *err)
+{
+	char id[AB_ID_LEN + 2], tmp[64];
+	int fd, rc;
+
+	if (ab_new_id(id, err) < 0)
+		return -1;
+	snprintf(tmp, sizeof tmp, ".sid-%s", id);
+	id[AB_ID_LEN] = '\n';
+	id[AB_ID_LEN + 1] = '\0';
+	fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600);
+	if (fd < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot create the sid");
+	rc = ab_write_all(fd, id, AB_ID_LEN + 1) < 0 || fsync(fd) < 0 ? -1 : 0;
+	close(fd);
+	if (rc == 0 && linkat(s->dirfd, tmp, s->dirfd, "sid", 0) < 0 &&
+	    errno != EEXIST)
+		rc = -1;
+	unlinkat(s->dirfd, tmp, 0);
+	if (rc < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot write the sid");
+	fsync(s->dirfd);
+	return 0;
+}
+
+int ab_state_open(struct ab_state *s, struct ab_err *err)
+{
+	memset(s, 0, sizeof *s);
+	s->dirfd = -1;
+	if (default_path(s->path, sizeof s->path, err) < 0)
+		return -1;
+	if (make_parents(s->path) < 0)
+		return ab_fail_errno(err, AB_EENGINE,
+		    "cannot create the parents of %s", s->path);
+	s->dirfd = open_dir(AT_FDCWD, s->path, s->path, 1, err);
+	if (s->dirfd < 0)
+		return -1;
+	if (faccessat(s->dirfd, "sid", F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    make_sid(s, err) < 0)
+		goto fail;
+	if (read_sid(s, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	ab_state_close(s);
+	return -1;
+}
+
+void ab_state_close(struct ab_state *s)
+{
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	s->dirfd = -1;
+}
+
+void ab_record_begin(struct ab_jw *w, const struct ab_state *s,
+    const char *kind, const char *id)
+{
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "kind", kind);
+	ab_jw_kstr(w, "id", id);
+	ab_jw_kstr(w, "sid", s->sid);
+}
+
+int ab_record_write(struct ab_state *s, const char *kind, const char *id,
+    const char *json, size_t len, struct ab_err *err)
+{
+	int fd, rc;
+
+	fd = open_dir(s->dirfd, kind, kind, 1, err);
+	if (fd < 0)
+		return -1;
+	rc = ab_file_write_at(fd, id, json, len, 0600, "record-written", err);
+	close(fd);
+	return rc;
+}
+
+static int bound_to(const struct ab_json *j, const struct ab_state *s,
+    const struct ab_handle *h)
+{
+	return ab_json_type(j, 0) == AB_JSON_OBJECT &&
+	    ab_json_str_eq(j, ab_json_key(j, 0, "kind"), h->kind) &&
+	    ab_json_str_eq(j, ab_json_key(j, 0, "id"), h->id) &&
+	    ab_json_str_eq(j, ab_json_key(j, 0, "sid"), s->sid);
+}
+
+int ab_record_read(struct ab_state *s, const struct ab_handle *h,
+    struct ab_json *j, struct ab_err *err)
+{
+	struct ab_buf b;
+	int fd, rc;
+
+	memset(j, 0, sizeof *j);
+	fd = openat(s->dirfd, h->kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return ab_fail(err, AB_EREFUSED, "unknown handle %s:%s",
+		    h->kind, h->id);
+	if (fd < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot open %s/%s",
+		    s->path, h->kind);
+	if (faccessat(fd, h->id, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT) {
+		close(fd);
+		return ab_fail(err, AB_EREFUSED, "unknown handle %s:%s",
+		    h->kind, h->id);
+	}
+	ab_buf_init(&b, AB_RECORD_MAX);
+	rc = ab_file_read_at(fd, h->id, &b, NULL, err);
+	close(fd);
+	if (rc == 0 && ab_json_parse(j, b.data, b.len, err) < 0)
+		rc = ab_fail(err, AB_EREFUSED, "record of %s:%s is corrupt",
+		    h->kind, h->id);
+	ab_buf_free(&b);
+	if (rc == 0 && !bound_to(j, s, h)) {
+		ab_json_free(j);
+		rc = ab_fail(err, AB_EREFUSED,
+		    "record of %s:%s was not issued by state directory %s",
+		    h->kind, h->id, s->path);
+	}
+	return rc;
+}
+
+int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
+    struct ab_err *err)
+{
+	int fd;
+
+	fd = openat(s->dirfd, h->kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : ab_fail_errno(err, AB_EENGINE,
+		    "cannot open %s/%s", s->path, h->kind);
+	if (unlinkat(fd, h->id, 0) < 0 && errno != ENOENT) {
+		ab_fail_errno(err, AB_EENGINE, "cannot remove record %s:%s",
+		    h->kind, h->id);
+		close(fd);
+		return -1;
+	}
+	fsync(fd);
+	close(fd);
+	return 0;
+}
+
+int ab_record_list(struct ab_state *s, const char *kind,
+    char (**ids)[AB_ID_LEN + 1], size_t *n, struct ab_err *err)
+{
+	char (*v)[AB_ID_LEN + 1] = NULL, (*nv)[AB_ID_LEN + 1];
+	struct dirent *d;
+	size_t cap = 0;
+	DIR *dir;
+	int fd;
+
+	*ids = NULL;
+	*n = 0;
+	fd = openat(s->dirfd, kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : ab_fail_errno(err, AB_EENGINE,
+		    "cannot open %s/%s", s->path, kind);
+	dir = fdopendir(fd);
+	if (dir == NULL) {
+		close(fd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", kind);
+	}
+	while ((d = readdir(dir)) != NULL) {
+		if (!ab_is_id(d->d_name))
+			continue;	/* temporaries and strays */
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof *v);
+			if (nv == NULL) {
+				free(v);
+				closedir(dir);
+				return ab_fail(err, AB_EENGINE, "out of memory");
+			}
+			v = nv;
+		}
+		memcpy(v[(*n)++], d->d_name, AB_ID_LEN + 1);
+	}
+	closedir(dir);
+	*ids = v;
+	return 0;
+}

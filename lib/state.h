@@ -1,0 +1,64 @@
+/* state.h: the state directory, handles and records (DESIGN.md).
+ *
+ * A handle is KIND:ID, ID 32 lowercase hex characters from getrandom(2).
+ * It is a capability only because its record exists: $STATE/KIND/ID, a
+ * JSON object whose "kind", "id" and "sid" fields repeat the handle and the
+ * state directory's own ID, so a record copied under another name or from
+ * another state directory is refused.
+ */
+#ifndef AB_STATE_H
+#define AB_STATE_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "json.h"
+
+#define AB_ID_LEN 32
+/* The largest record read back. */
+#define AB_RECORD_MAX (1u << 20)
+
+struct ab_state {
+	char path[4096];
+	int dirfd;
+	char sid[AB_ID_LEN + 1];
+};
+
+struct ab_handle {
+	char kind[16];
+	char id[AB_ID_LEN + 1];
+};
+
+/* Opens $AB_STATE_DIR, or ${XDG_STATE_HOME:-$HOME/.local/state}/agentbox,
+ * creating it 0700; refuses one not owned by the euid, group or world
+ * writable, or a symlink; creates its SID on first use. */
+int ab_state_open(struct ab_state *s, struct ab_err *err);
+void ab_state_close(struct ab_state *s);
+
+/* 32 lowercase hex characters from getrandom(2). */
+int ab_new_id(char id[AB_ID_LEN + 1], struct ab_err *err);
+int ab_is_id(const char *s);
+
+/* Parses KIND:ID.  With want non-NULL, KIND must be it. */
+int ab_handle_parse(struct ab_handle *h, const char *text, const char *want,
+    struct ab_err *err);
+
+/* Writes a record atomically.  JSON is the whole object; the caller puts
+ * kind/id/sid in it (ab_record_begin does). */
+int ab_record_write(struct ab_state *s, const char *kind, const char *id,
+    const char *json, size_t len, struct ab_err *err);
+/* Starts a record object with kind, id and sid. */
+void ab_record_begin(struct ab_jw *w, const struct ab_state *s,
+    const char *kind, const char *id);
+/* Reads and checks a record: refusal (1) for an unknown handle or one that
+ * is not bound to this state directory. */
+int ab_record_read(struct ab_state *s, const struct ab_handle *h,
+    struct ab_json *j, struct ab_err *err);
+/* 0 also when it was already gone. */
+int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
+    struct ab_err *err);
+/* The IDs of every record of KIND, malloc'd array of AB_ID_LEN+1 strings. */
+int ab_record_list(struct ab_state *s, const char *kind,
+    char (**ids)[AB_ID_LEN + 1], size_t *n, struct ab_err *err);
+
+#endif

@@ -1,0 +1,21 @@
+/* tool.h: what every cmd/ main shares: its name in messages, the one-line
+ * error, the exit status, and the few option values all tools take.
+ * This is the only lib module that prints. */
+#ifndef AB_TOOL_H
+#define AB_TOOL_H
+
+#include "err.h"
+
+extern const char *ab_prog;
+
+/* Prints "prog: msg" on stderr and returns the status to exit with. */
+int ab_report(const struct ab_err *err);
+/* Prints "prog: msg" for a usage error and returns AB_EUSAGE. */
+int ab_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "prog: line" on stderr: progress a user can watch. */
+void ab_progress_line(const char *line);
+/* Prints the handle KIND:ID and a newline on stdout, and flushes; a
+ * failure to write it is a failure of the step. */
+int ab_print_handle(const char *kind, const char *id, struct ab_err *err);
+
+#endif

@@ -1,0 +1,363 @@
+#!/usr/bin/env bats
+# ab-image: building, registering, verifying and refusing images.
+
+load helpers
+
+setup_file() {
+	ab_setup_file
+}
+
+teardown_file() {
+	ab_teardown_file
+}
+
+teardown() {
+	ab_proxy_stop
+}
+
+record_of() {
+	printf '%s/image/%s\n' "$AB_STATE_DIR" "${1#image:}"
+}
+
+digest_of() {
+	sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$(record_of "$1")"
+}
+
+count_records() {
+	find "$AB_STATE_DIR/image" -maxdepth 1 -type f -name '[0-9a-f]*' |
+		wc -l
+}
+
+@test "building the default image twice gives one registered handle" {
+	[[ $AB_IMAGE =~ ^image:[0-9a-f]{32}$ ]]
+	run_exact 0 ab-image build
+	assert_equal "$output" "$AB_IMAGE"
+	assert_regex "$stderr" "reusing $AB_IMAGE"
+	run_exact 0 ab-image verify "$AB_IMAGE"
+	assert_equal "$output" "$AB_IMAGE"
+	run_exact 0 ab-image list
+	assert_line "$AB_IMAGE"
+}
+
+@test "the image carries its pins and runs as the agent user" {
+	local d
+	d=$(digest_of "$AB_IMAGE")
+	run docker image inspect "$d" --format \
+		'{{.Config.User}} {{json .Config.Entrypoint}} {{index .Config.Labels "org.agentbox.version.git"}}'
+	assert_success
+	gitv=$(dpkg-query -W -f='${Version}' git | sed 's/^[0-9]*://; s/-[^-]*$//')
+	assert_output "10001:10001 [\"/usr/lib/agentbox/probe.sh\"] $gitv"
+	run docker image inspect "$d" --format \
+		'{{index .Config.Labels "org.agentbox.state"}}'
+	assert_output "$(ab_state_sid)"
+}
+
+@test "a registered image's version probe ran in a locked container that is gone" {
+	run docker ps -a --filter "label=org.agentbox.state=$(ab_state_sid)" -q
+	assert_output ""
+}
+
+@test "--rebuild makes a new image and handle; both verify" {
+	run_exact 0 ab-image build --rebuild
+	local second=$output
+	[ "$second" != "$AB_IMAGE" ]
+	[ "$(digest_of "$second")" != "$(digest_of "$AB_IMAGE")" ]
+	run_exact 0 ab-image verify "$second"
+	run_exact 0 ab-image remove "$second"
+	run_exact 1 ab-image verify "$second"
+	assert_regex "$stderr" "unknown handle"
+}
+
+@test "a forged handle is refused" {
+	run_exact 1 ab-image verify "image:0123456789abcdef0123456789abcdef"
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "unknown handle"
+}
+
+@test "a tag or a malformed handle is refused" {
+	local h
+	for h in ubuntu:latest "image:XYZ" "image:$(printf '%031d' 0)" \
+		"alloc:0123456789abcdef0123456789abcdef" "$(digest_of "$AB_IMAGE")"; do
+		run_exact 1 ab-image verify "$h"
+		assert_one_error_line ab-image
+	done
+}
+
+@test "a record edited to name another digest is refused" {
+	run_exact 0 ab-image build --rebuild
+	local other=$output rec
+	rec=$(record_of "$AB_IMAGE")
+	cp "$rec" "$BATS_TEST_TMPDIR/saved"
+	sed -i "s/$(digest_of "$AB_IMAGE")/$(digest_of "$other")/" "$rec"
+	run_exact 1 ab-image verify "$AB_IMAGE"
+	cp "$BATS_TEST_TMPDIR/saved" "$rec"
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "label org.agentbox.image does not match"
+	run_exact 0 ab-image remove "$other"
+	run_exact 0 ab-image verify "$AB_IMAGE"
+}
+
+@test "a record copied under another handle is refused" {
+	local rec copy=image:00000000000000000000000000000001
+	rec=$(record_of "$AB_IMAGE")
+	cp "$rec" "$(record_of "$copy")"
+	run_exact 1 ab-image verify "$copy"
+	rm -f "$(record_of "$copy")"
+	assert_regex "$stderr" "not issued by state directory"
+}
+
+@test "a record from another state directory is refused" {
+	local other
+	other=$(ab_new_state)
+	AB_STATE_DIR=$other run_exact 0 ab-image list
+	mkdir -m 0700 "$other/image"
+	cp "$(record_of "$AB_IMAGE")" "$other/image/"
+	AB_STATE_DIR=$other run_exact 1 ab-image verify "$AB_IMAGE"
+	assert_regex "$stderr" "not issued by state directory"
+}
+
+@test "an image removed behind the record's back is refused" {
+	run_exact 0 ab-image build --rebuild
+	local h=$output
+	docker rmi -f "$(digest_of "$h")" >/dev/null
+	run_exact 1 ab-image verify "$h"
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "gone from the engine"
+	# And build does not reuse it: it still answers with an intact image.
+	run_exact 0 ab-image build
+	assert_equal "$output" "$AB_IMAGE"
+	rm -f "$(record_of "$h")"
+}
+
+@test "an image replaced behind the record's back is refused" {
+	run_exact 0 ab-image build --rebuild
+	local h=$output d
+	d=$(digest_of "$h")
+	# Same labels, different content: a new ID, so the record's ID is gone
+	# and a look-alike under the old labels is not accepted either.
+	docker rmi -f "$d" >/dev/null
+	printf 'FROM %s\nLABEL extra=1\n' "$(digest_of "$AB_IMAGE")" |
+		docker build -q -t ab-test-replaced - >/dev/null
+	run_exact 1 ab-image verify "$h"
+	docker rmi -f ab-test-replaced >/dev/null
+	rm -f "$(record_of "$h")"
+}
+
+@test "an unpinned production base is refused before any engine call" {
+	local b
+	for b in node:26 node "node@sha256:abc" "node@sha256:$(printf '%064d' 0)x" \
+		"@sha256:$(printf '%064d' 0)" "No\$de@sha256:$(printf '%064d' 0)"; do
+		DOCKER_HOST=unix:///nonexistent run_exact 2 \
+			ab-image build --recipe production --base "$b"
+		assert_one_error_line ab-image
+		assert_regex "$stderr" "not pinned"
+	done
+	DOCKER_HOST=unix:///nonexistent run_exact 2 ab-image build --recipe production
+	assert_regex "$stderr" "not pinned"
+}
+
+@test "a pinned production base that the engine cannot get fails in-band" {
+	run_exact 125 ab-image build --recipe production \
+		--base "node@sha256:$(printf '%064d' 0)"
+	assert_regex "$stderr" "engine failed the build"
+	assert_equal "$(count_records)" 1
+}
+
+@test "a malformed deadline file is a usage error" {
+	local f=$BATS_TEST_TMPDIR/deadline bad
+	for bad in "" "soon" "12abc" "1.2.3" ".5" "-1" "1e9" "$(date +%s) $(date +%s)"; do
+		printf '%s\n' "$bad" >"$f"
+		run_exact 2 ab-image build --deadline "$f"
+		assert_one_error_line ab-image
+	done
+	run_exact 2 ab-image build --deadline "$BATS_TEST_TMPDIR/missing"
+	AB_DEADLINE=$f run_exact 2 ab-image build
+}
+
+@test "a well-formed deadline file with a fraction is accepted" {
+	local f=$BATS_TEST_TMPDIR/deadline
+	printf '%s.25\n' "$(($(date +%s) + 120))" >"$f"
+	run_exact 0 ab-image build --deadline "$f"
+	assert_equal "$output" "$AB_IMAGE"
+}
+
+@test "a deadline already passed is 124 and registers nothing" {
+	local f=$BATS_TEST_TMPDIR/deadline n
+	n=$(count_records)
+	ab_deadline_in "$f" -5
+	run_exact 124 ab-image build --rebuild --deadline "$f"
+	assert_one_error_line ab-image
+	assert_equal "$(count_records)" "$n"
+	AB_DEADLINE=$f run_exact 124 ab-image verify "$AB_IMAGE"
+}
+
+@test "an unreachable engine is 125 and names the socket" {
+	DOCKER_HOST=unix:///nonexistent run_exact 125 ab-image verify "$AB_IMAGE"
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "unix:///nonexistent"
+	DOCKER_HOST=unix:///nonexistent run_exact 125 ab-image build
+	assert_regex "$stderr" "unix:///nonexistent"
+}
+
+@test "an unsupported DOCKER_HOST is a usage error" {
+	DOCKER_HOST=ssh://somewhere run_exact 2 ab-image verify "$AB_IMAGE"
+	assert_one_error_line ab-image
+}
+
+@test "a group-writable state directory is refused" {
+	local d
+	d=$(ab_new_state)
+	chmod 0770 "$d"
+	AB_STATE_DIR=$d run_exact 1 ab-image list
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "group or world writable"
+	chmod 0702 "$d"
+	AB_STATE_DIR=$d run_exact 1 ab-image list
+}
+
+@test "a state directory owned by someone else is refused" {
+	local d
+	d=$(ab_new_state)
+	chown 65534 "$d"
+	AB_STATE_DIR=$d run_exact 1 ab-image list
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "owned by uid 65534"
+}
+
+@test "a state directory that is a symbolic link is refused" {
+	local d
+	d=$(ab_new_state)
+	ln -s "$d" "$BATS_TEST_TMPDIR/link"
+	AB_STATE_DIR=$BATS_TEST_TMPDIR/link run_exact 1 ab-image list
+	assert_one_error_line ab-image
+}
+
+@test "a missing state directory is created 0700" {
+	local d=$BATS_TEST_TMPDIR/new/state
+	AB_STATE_DIR=$d run_exact 0 ab-image list
+	assert_equal "$(stat -c %a "$d")" 700
+	[[ $(cat "$d/sid") =~ ^[0-9a-f]{32}$ ]]
+}
+
+@test "a tool killed between writing a record and renaming it leaves no handle" {
+	local before pid tmp id
+	before=$(ab-image list)
+	AB_TEST_PAUSE=record-written ab-image build --rebuild \
+		>"$BATS_TEST_TMPDIR/out" 2>/dev/null &
+	pid=$!
+	ab_wait_stopped "$pid"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+	tmp=$(find "$AB_STATE_DIR/image" -name '.tmp-*')
+	[ -n "$tmp" ]
+	id=${tmp##*-}
+	[[ $id =~ ^[0-9a-f]{32}$ ]]
+	run_exact 0 ab-image list
+	assert_equal "$output" "$before"
+	run_exact 1 ab-image verify "image:$id"
+	assert_regex "$stderr" "unknown handle"
+	rm -f "$tmp"
+	docker images -q --filter "label=org.agentbox.image=$id" |
+		xargs -r docker rmi -f >/dev/null
+}
+
+@test "a reply that arrives after the deadline registers nothing (124)" {
+	local f=$BATS_TEST_TMPDIR/deadline n
+	n=$(count_records)
+	# The build's last engine call is the second image inspect: hold its
+	# reply past the deadline.
+	ab_proxy_start --match '^GET /v[0-9.]+/images/sha256:[0-9a-f]+/json$' \
+		--nth 2 --action delay --seconds 8
+	ab_deadline_in "$f" 6
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 124 \
+		ab-image build --rebuild --deadline "$f"
+	assert_one_error_line ab-image
+	grep -q '^delay GET' "$AB_PROXY_LOG"
+	assert_equal "$(count_records)" "$n"
+	# The unregistered image was removed too.
+	run docker images -q --filter "label=org.agentbox.state=$(ab_state_sid)"
+	assert_equal "$(printf '%s\n' "$output" | sort -u | grep -c .)" 1
+}
+
+@test "an engine connection cut mid-build is 125 and leaves no container" {
+	local n
+	n=$(count_records)
+	# After the first reply byte, so curl cannot quietly retry the start.
+	ab_proxy_start --match '^POST /v[0-9.]+/containers/[0-9a-f]+/start$' \
+		--action cut --after-bytes 1
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build --rebuild
+	assert_one_error_line ab-image
+	grep -q '^cut POST' "$AB_PROXY_LOG"
+	assert_equal "$(count_records)" "$n"
+	run docker ps -aq --filter "label=org.agentbox.state=$(ab_state_sid)"
+	assert_output ""
+	run docker images -q --filter "label=org.agentbox.state=$(ab_state_sid)"
+	assert_equal "$(printf '%s\n' "$output" | sort -u | grep -c .)" 1
+}
+
+@test "an upload cut mid-import is 125 and registers nothing" {
+	local n
+	n=$(count_records)
+	ab_proxy_start --match '^POST /v[0-9.]+/images/create' \
+		--action cut --cut-upload-bytes 1000000
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build --rebuild
+	assert_one_error_line ab-image
+	assert_equal "$(count_records)" "$n"
+}
+
+@test "an engine error reply is carried into the error line" {
+	ab_proxy_start --match '^GET /v[0-9.]+/images/sha256:' --action fail \
+		--status 500 --message "disk on fire"
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image verify "$AB_IMAGE"
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "disk on fire"
+}
+
+@test "an engine too old for agentbox is refused" {
+	ab_proxy_start --match '^GET /_ping' --action fail --status 200 \
+		--header 'Api-Version: 1.40'
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 1 ab-image verify "$AB_IMAGE"
+	assert_regex "$stderr" "API 1.40"
+}
+
+@test "a plain tcp:// DOCKER_HOST works" {
+	local port=$((20000 + RANDOM % 20000))
+	ab_proxy_start --listen-tcp "127.0.0.1:$port"
+	DOCKER_HOST=tcp://127.0.0.1:$port run_exact 0 ab-image verify "$AB_IMAGE"
+}
+
+@test "one connection serves a tool's sequential calls" {
+	ab_proxy_start
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 0 ab-image verify "$AB_IMAGE"
+	# verify: ping, inspect, info, create, inspect, start, logs, delete on
+	# one connection, and the wait on a second.
+	run grep -c '^connection' "$AB_PROXY_LOG"
+	assert_output 2
+}
+
+@test "--help prints the synopsis of the man page and exits 0" {
+	run_exact 0 ab-image --help
+	assert_regex "$output" "^usage: ab-image build"
+	run_exact 2 ab-image frobnicate
+	assert_one_error_line ab-image
+	run_exact 2 ab-image verify
+	run_exact 2 ab-image build --recipe nonsense
+	run_exact 2 ab-image build --base "node@sha256:$(printf '%064d' 0)"
+}
+
+@test "the production recipe pins every version it installs" {
+	local f=$AB_ROOT/image/Dockerfile
+	grep -qx 'LABEL org.agentbox.version.node=26.7.0' "$f"
+	grep -qx 'LABEL org.agentbox.version.codex=0.153.4' "$f"
+	grep -qx 'LABEL org.agentbox.version.claude-code=2.1.281' "$f"
+	grep -q '@openai/codex@0.153.4' "$f"
+	grep -q '@anthropic-ai/claude-code@2.1.281' "$f"
+	grep -q 'test "$(node --version)" = v26.7.0' "$f"
+	grep -qx 'USER 10001:10001' "$f"
+	grep -qx 'ENTRYPOINT \["/usr/lib/agentbox/probe.sh"\]' "$f"
+	# No npm install runs a package's scripts.
+	run grep -E 'npm (install|i|ci) ' "$f"
+	refute_output --partial 'ignore-scripts=false'
+	[ "$(grep -c 'npm install -g --ignore-scripts' "$f")" -eq 2 ]
+}

@@ -1,0 +1,147 @@
+# helpers.bash: what every agentbox test file loads.
+#
+# The tools under test come from $AB_BIN (bin/ or bin-asan/).  Each test
+# file shares one state directory and one registered default image
+# (ab_setup_file), because a build per test would dominate the suite; the
+# file's teardown removes every image and container of that state.
+
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # bats reads status and output
+
+bats_require_minimum_version 1.5.0
+
+load /usr/lib/bats/bats-support/load.bash
+load /usr/lib/bats/bats-assert/load.bash
+
+AB_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+AB_BIN=${AB_BIN:-$AB_ROOT/bin}
+PATH=$AB_BIN:$PATH
+export PATH AB_ROOT AB_BIN
+
+# A fresh 0700 state directory under the test file's temporary directory.
+ab_new_state() {
+	local d
+	d=$(mktemp -d "$BATS_FILE_TMPDIR/state.XXXXXX")
+	chmod 0700 "$d"
+	printf '%s\n' "$d"
+}
+
+ab_setup_file() {
+	AB_STATE_DIR=$(ab_new_state)
+	export AB_STATE_DIR
+	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST
+	AB_IMAGE=$(ab-image build 2>"$BATS_FILE_TMPDIR/build.err") || {
+		cat "$BATS_FILE_TMPDIR/build.err" >&2
+		return 1
+	}
+	export AB_IMAGE
+}
+
+# The engine objects of state directory $1 (default: this file's).
+ab_state_sid() {
+	cat "${1:-$AB_STATE_DIR}/sid"
+}
+
+# Removes every container, volume and image labelled with the state's SID.
+ab_purge_state() {
+	local sid
+	sid=$(ab_state_sid "${1:-$AB_STATE_DIR}") || return 0
+	docker ps -aq --filter "label=org.agentbox.state=$sid" |
+		xargs -r docker rm -f >/dev/null
+	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
+		xargs -r docker volume rm -f >/dev/null
+	docker images -q --no-trunc --filter "label=org.agentbox.state=$sid" |
+		sort -u | xargs -r docker rmi -f >/dev/null
+}
+
+ab_teardown_file() {
+	ab_purge_state "$AB_STATE_DIR"
+}
+
+# A deadline file $2 seconds from now (negative: already passed).
+ab_deadline_in() {
+	local f=$1 secs=$2
+	printf '%s\n' "$(($(date +%s) + secs))" >"$f"
+}
+
+# run_exact STATUS CMD...: runs CMD and asserts its exact exit status.  A
+# death by signal is never the expected failure (git's test_must_fail).
+run_exact() {
+	local want=$1
+	shift
+	run --separate-stderr "$@"
+	if [ "$status" -gt 128 ] && [ "$want" -le 128 ]; then
+		echo "died by signal $((status - 128)): $*" >&2
+		return 1
+	fi
+	if [ "$status" -ne "$want" ]; then
+		echo "status $status, expected $want: $*" >&2
+		echo "stdout: $output" >&2
+		echo "stderr: $stderr" >&2
+		return 1
+	fi
+}
+
+# The error contract: the last stderr line is the error, prefixed with the
+# tool, and every line before it is a progress line with the same prefix.
+assert_one_error_line() {
+	local tool=$1 line n=0
+	if [ -z "$stderr" ]; then
+		echo "expected an error line on stderr, got nothing" >&2
+		return 1
+	fi
+	while IFS= read -r line; do
+		n=$((n + 1))
+		case $line in
+		"$tool: "*) ;;
+		*) echo "stderr line $n lacks the '$tool: ' prefix: $line" >&2
+			return 1 ;;
+		esac
+	done <<<"$stderr"
+}
+
+# Waits until process $1 is stopped (an AB_TEST_PAUSE point).
+ab_wait_stopped() {
+	local pid=$1 i state
+	for i in $(seq 1 600); do
+		state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+		[ "$state" = T ] && return 0
+		sleep 0.05
+	done
+	echo "process $pid never reached its pause point" >&2
+	return 1
+}
+
+# Starts the fault proxy; sets AB_PROXY_SOCK, AB_PROXY_PID, AB_PROXY_LOG.
+ab_proxy_start() {
+	AB_PROXY_SOCK=$BATS_TEST_TMPDIR/engine.sock
+	AB_PROXY_LOG=$BATS_TEST_TMPDIR/proxy.log
+	rm -f "$BATS_TEST_TMPDIR/proxy.ready"
+	python3 "$AB_ROOT/tests/lib/engine-proxy.py" --listen "$AB_PROXY_SOCK" \
+		--log "$AB_PROXY_LOG" --ready "$BATS_TEST_TMPDIR/proxy.ready" \
+		"$@" 3>&- &
+	AB_PROXY_PID=$!
+	local i
+	for i in $(seq 1 100); do
+		[ -e "$BATS_TEST_TMPDIR/proxy.ready" ] && return 0
+		sleep 0.05
+	done
+	echo "the engine proxy did not start" >&2
+	return 1
+}
+
+ab_proxy_stop() {
+	if [ -n "${AB_PROXY_PID:-}" ]; then
+		kill "$AB_PROXY_PID" 2>/dev/null || true
+		wait "$AB_PROXY_PID" 2>/dev/null || true
+		AB_PROXY_PID=
+	fi
+}
+
+# Lists engine objects carrying any org.agentbox.* label.
+ab_leftovers() {
+	docker ps -a --format '{{.ID}} {{.Names}} {{.Labels}}' |
+		grep 'org\.agentbox\.' || true
+	docker volume ls --format '{{.Name}} {{.Labels}}' |
+		grep 'org\.agentbox\.' || true
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bats
+# The C unit tests of lib/ (JSON reading and writing), run as TAP programs.
+
+load helpers
+
+@test "lib/json: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/json-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
