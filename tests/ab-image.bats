@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ab-image: building, registering, verifying and refusing images.
 
+# shellcheck disable=SC2154 # bats sets status, output, stderr
 load helpers
 
 setup_file() {
@@ -353,6 +354,7 @@ count_records() {
 	grep -qx 'LABEL org.agentbox.version.claude-code=2.1.281' "$f"
 	grep -q '@openai/codex@0.153.4' "$f"
 	grep -q '@anthropic-ai/claude-code@2.1.281' "$f"
+	# shellcheck disable=SC2016 # the literal text of the Dockerfile
 	grep -q 'test "$(node --version)" = v26.7.0' "$f"
 	grep -qx 'USER 10001:10001' "$f"
 	grep -qx 'ENTRYPOINT \["/usr/lib/agentbox/probe.sh"\]' "$f"
@@ -360,4 +362,27 @@ count_records() {
 	run grep -E 'npm (install|i|ci) ' "$f"
 	refute_output --partial 'ignore-scripts=false'
 	[ "$(grep -c 'npm install -g --ignore-scripts' "$f")" -eq 2 ]
+}
+
+@test "make install puts the tool, its recipe and its man page under DESTDIR" {
+	local d=$BATS_TEST_TMPDIR/root
+	make -C "$AB_ROOT" --no-print-directory install DESTDIR="$d" \
+		PREFIX=/opt/ab >/dev/null
+	[ -x "$d/opt/ab/bin/ab-image" ]
+	[ -f "$d/opt/ab/share/agentbox/image/default.manifest" ]
+	[ -f "$d/opt/ab/share/man/man1/ab-image.1" ]
+	# The installed tool finds its installed recipe: the same inputs, so
+	# the registered image is reused.
+	run_exact 0 "$d/opt/ab/bin/ab-image" build
+	assert_equal "$output" "$AB_IMAGE"
+}
+
+@test "the man page's synopsis names every verb and option of --help" {
+	local word
+	run_exact 0 ab-image --help
+	for word in build verify remove list --recipe --dir --base --rebuild \
+		--deadline; do
+		assert_regex "$output" "$word"
+		grep -q -- "${word#--}" "$AB_ROOT/man/ab-image.1"
+	done
 }

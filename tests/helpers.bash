@@ -6,7 +6,7 @@
 # file's teardown removes every image and container of that state.
 
 # shellcheck shell=bash
-# shellcheck disable=SC2034 # bats reads status and output
+# shellcheck disable=SC2034,SC2154 # bats sets and reads status, output, stderr
 
 bats_require_minimum_version 1.5.0
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The C unit tests of lib/ (JSON reading and writing), run as TAP programs.
 
+# shellcheck disable=SC2154 # bats sets status, output, stderr
 load helpers
 
 @test "lib/json: every unit check passes" {

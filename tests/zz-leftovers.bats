@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Runs last: the suite as a whole leaves nothing on the engine.
 
+# shellcheck disable=SC2154 # bats sets status, output, stderr
 load helpers
 
 @test "no container or volume labelled org.agentbox.* is left" {
