@@ -50,6 +50,28 @@ static void str_list(struct ab_jw *w, const char *key,
 	ab_jw_arr_end(w);
 }
 
+static void mounts_json(struct ab_jw *w, const struct ab_lock *l)
+{
+	int i;
+
+	ab_jw_key(w, "Mounts");
+	ab_jw_arr(w);
+	for (i = 0; i < l->nmounts; i++) {
+		ab_jw_obj(w);
+		ab_jw_kstr(w, "Type", "volume");
+		ab_jw_kstr(w, "Source", l->mounts[i].volume);
+		ab_jw_kstr(w, "Target", l->mounts[i].target);
+		ab_jw_kbool(w, "ReadOnly", l->mounts[i].readonly);
+		/* Nothing of the image is copied into a fresh volume. */
+		ab_jw_key(w, "VolumeOptions");
+		ab_jw_obj(w);
+		ab_jw_kbool(w, "NoCopy", 1);
+		ab_jw_obj_end(w);
+		ab_jw_obj_end(w);
+	}
+	ab_jw_arr_end(w);
+}
+
 static void host_config(struct ab_jw *w, const struct ab_lock *l)
 {
 	ab_jw_key(w, "HostConfig");
@@ -66,6 +88,7 @@ static void host_config(struct ab_jw *w, const struct ab_lock *l)
 	ab_jw_kstr(w, "IpcMode", "private");
 	ab_jw_kstr(w, "CgroupnsMode", "private");
 	ab_jw_kstr(w, "Runtime", "runc");
+	mounts_json(w, l);
 	ab_jw_key(w, "RestartPolicy");
 	ab_jw_obj(w);
 	ab_jw_kstr(w, "Name", "no");
@@ -192,6 +215,67 @@ static int want_list(const struct ab_json *j, const char *path,
 	return 0;
 }
 
+static int bool_is(const struct ab_json *j, int t, int v)
+{
+	int got;
+
+	return ab_json_bool(j, t, &got) == 0 && got == v;
+}
+
+/* The engine omits a false ReadOnly from HostConfig.Mounts. */
+static int readonly_is(const struct ab_json *j, int t, int v)
+{
+	if (ab_json_type(j, t) == AB_JSON_ABSENT)
+		return v == 0;
+	return bool_is(j, t, v);
+}
+
+/* HostConfig.Mounts is the request as the daemon kept it; the top-level
+ * Mounts is what it actually mounted.  Both must be exactly l->mounts. */
+static int check_mounts(const struct ab_json *j, const struct ab_lock *l,
+    struct ab_err *err)
+{
+	int req = ab_json_get(j, 0, "HostConfig.Mounts");
+	int act = ab_json_get(j, 0, "Mounts");
+	int i, k, t, hits;
+
+	if (l->nmounts == 0)
+		return want_empty(j, "HostConfig.Mounts", err) < 0 ||
+		    want_empty(j, "Mounts", err) < 0 ? -1 : 0;
+	if (ab_json_count(j, req) != l->nmounts)
+		return drift("HostConfig.Mounts", err);
+	if (ab_json_count(j, act) != l->nmounts)
+		return drift("Mounts", err);
+	for (i = 0; i < l->nmounts; i++) {
+		const struct ab_mount *m = &l->mounts[i];
+
+		for (hits = 0, k = 0; (t = ab_json_elem(j, req, k)) >= 0; k++)
+			hits += ab_json_str_eq(j, ab_json_key(j, t, "Type"),
+			    "volume") &&
+			    ab_json_str_eq(j, ab_json_key(j, t, "Source"),
+			    m->volume) &&
+			    ab_json_str_eq(j, ab_json_key(j, t, "Target"),
+			    m->target) &&
+			    readonly_is(j, ab_json_key(j, t, "ReadOnly"), m->readonly) &&
+			    bool_is(j, ab_json_get(j, t, "VolumeOptions.NoCopy"), 1);
+		if (hits != 1)
+			return drift("HostConfig.Mounts", err);
+		for (hits = 0, k = 0; (t = ab_json_elem(j, act, k)) >= 0; k++)
+			hits += ab_json_str_eq(j, ab_json_key(j, t, "Type"),
+			    "volume") &&
+			    ab_json_str_eq(j, ab_json_key(j, t, "Name"),
+			    m->volume) &&
+			    ab_json_str_eq(j, ab_json_key(j, t, "Destination"),
+			    m->target) &&
+			    ab_json_str_eq(j, ab_json_key(j, t, "Driver"),
+			    "local") &&
+			    bool_is(j, ab_json_key(j, t, "RW"), !m->readonly);
+		if (hits != 1)
+			return drift("Mounts", err);
+	}
+	return 0;
+}
+
 static int check_labels(const struct ab_json *j, const struct ab_lock *l,
     struct ab_err *err)
 {
@@ -254,7 +338,7 @@ static int check_host(const struct ab_json *j, const struct ab_lock *l,
 	    want_str(j, "HostConfig.LogConfig.Config.max-size",
 	    l->log_max_size, err) < 0 ||
 	    want_empty(j, "HostConfig.Binds", err) < 0 ||
-	    want_empty(j, "HostConfig.Mounts", err) < 0 ||
+	    check_mounts(j, l, err) < 0 ||
 	    want_empty(j, "HostConfig.Tmpfs", err) < 0 ||
 	    want_empty(j, "HostConfig.Devices", err) < 0 ||
 	    want_empty(j, "HostConfig.DeviceRequests", err) < 0 ||
@@ -263,8 +347,7 @@ static int check_host(const struct ab_json *j, const struct ab_lock *l,
 	    want_empty(j, "HostConfig.VolumesFrom", err) < 0 ||
 	    want_empty(j, "HostConfig.Links", err) < 0 ||
 	    want_empty(j, "HostConfig.PortBindings", err) < 0 ||
-	    want_empty(j, "HostConfig.ExtraHosts", err) < 0 ||
-	    want_empty(j, "Mounts", err) < 0)
+	    want_empty(j, "HostConfig.ExtraHosts", err) < 0)
 		return -1;
 	return check_namespaces(j, err);
 }

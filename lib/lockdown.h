@@ -17,6 +17,13 @@
 #define AB_AGENT_UID 10001
 #define AB_AGENT_USER "10001:10001"
 
+/* A named volume mounted into the container, nothing copied into it. */
+struct ab_mount {
+	const char *volume;
+	const char *target;
+	int readonly;
+};
+
 struct ab_lock {
 	const char *image;		/* sha256:..., never a tag */
 	const char *const *entrypoint;	/* NULL-terminated */
@@ -28,6 +35,8 @@ struct ab_lock {
 	long long nano_cpus;
 	const char *log_max_size;	/* "1m" */
 	int seccomp_keyword;		/* engine accepts seccomp=builtin */
+	const struct ab_mount *mounts;	/* the exact set; none when NULL */
+	int nmounts;
 };
 
 /* Refuses a host that cannot enforce the lockdown (memory, swap, pids,

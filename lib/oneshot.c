@@ -29,8 +29,9 @@ int ab_remove_container(struct ab_engine *e, const char *name,
 }
 
 /* Any warning means the engine dropped or changed part of the request. */
-static int create(struct ab_engine *e, const struct ab_lock *l,
-    const char *name, char id[80], int *conflict, struct ab_err *err)
+int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
+    const char *name, const char *what, char id[80], int *conflict,
+    struct ab_err *err)
 {
 	struct ab_buf body, path;
 	struct ab_resp r;
@@ -44,13 +45,12 @@ static int create(struct ab_engine *e, const struct ab_lock *l,
 	if (ab_lock_body(l, &body, err) < 0 ||
 	    ab_buf_addf(&path, "/containers/create?name=%s", name) < 0)
 		goto out;
-	if (ab_engine_json(e, "POST", path.data, body.data,
-	    "create the probe container", &r, err) < 0)
+	if (ab_engine_json(e, "POST", path.data, body.data, what, &r, err) < 0)
 		goto resp;
 	if (r.status != 201) {
 		*conflict = r.status == 409;
-		ab_engine_fail(&r, *conflict ? AB_EREFUSED : AB_EENGINE,
-		    "create the probe container", err);
+		ab_engine_fail(&r, *conflict ? AB_EREFUSED : AB_EENGINE, what,
+		    err);
 		goto resp;
 	}
 	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
@@ -81,7 +81,7 @@ out:
 	return rc;
 }
 
-static int inspect_check(struct ab_engine *e, const struct ab_lock *l,
+int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
     const char *id, struct ab_err *err)
 {
 	struct ab_resp r;
@@ -90,12 +90,12 @@ static int inspect_check(struct ab_engine *e, const struct ab_lock *l,
 	int rc = -1;
 
 	snprintf(path, sizeof path, "/containers/%s/json", id);
-	if (ab_engine_json(e, "GET", path, NULL, "inspect the probe container",
-	    &r, err) < 0)
+	if (ab_engine_json(e, "GET", path, NULL, "inspect a container", &r,
+	    err) < 0)
 		goto out;
 	if (r.status != 200) {
-		ab_engine_fail(&r, AB_EENGINE, "inspect the probe container",
-		    err);
+		ab_engine_fail(&r, r.status == 404 ? AB_EREFUSED : AB_EENGINE,
+		    "inspect a container", err);
 		goto out;
 	}
 	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
@@ -203,9 +203,10 @@ int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
 	ab_buf_init(&o->out, OUTPUT_MAX);
 	ab_buf_init(&o->err, OUTPUT_MAX);
 	o->status = -1;
-	rc = create(e, l, name, id, &conflict, err);
+	rc = ab_ctr_create(e, l, name, "create the probe container", id,
+	    &conflict, err);
 	if (rc == 0)
-		rc = inspect_check(e, l, id, err);
+		rc = ab_ctr_check(e, l, id, err);
 	if (rc == 0)
 		rc = start_and_wait(e, id, &o->status, err);
 	if (rc == 0)

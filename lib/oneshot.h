@@ -19,6 +19,15 @@ int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
     const char *name, struct ab_oneshot *o, struct ab_err *err);
 void ab_oneshot_free(struct ab_oneshot *o);
 
+/* Creates container NAME from l; refuses any engine warning.  *conflict is
+ * set when the name is already held (409): that container is not ours. */
+int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
+    const char *name, const char *what, char id[80], int *conflict,
+    struct ab_err *err);
+/* Inspects container ID and compares it with l (ab_lock_check). */
+int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
+    const char *id, struct ab_err *err);
+
 /* Force-removes container NAME (with its anonymous volumes) within a
  * cleanup budget of its own, even after the deadline passed; 0 also when
  * it was not there. */

@@ -145,3 +145,31 @@ ab_leftovers() {
 	docker volume ls --format '{{.Name}} {{.Labels}}' |
 		grep 'org\.agentbox\.' || true
 }
+
+# Removes an allocation's engine objects and record by its label (until
+# ab-clean exists, the tests clean up this way).
+ab_drop_alloc() {
+	local id=${1#alloc:}
+	docker ps -aq --filter "label=org.agentbox.alloc=$id" |
+		xargs -r docker rm -f >/dev/null
+	docker volume ls -q --filter "label=org.agentbox.alloc=$id" |
+		xargs -r docker volume rm -f >/dev/null
+	rm -f "$AB_STATE_DIR/alloc/$id"
+}
+
+# Runs CMD in a throwaway locked container on allocation $1's volumes,
+# /work and /work/.git writable unless $AB_RO_WORK is set.
+ab_on_alloc() {
+	local id=${1#alloc:} digest ro=
+	shift
+	[ -n "${AB_RO_WORK:-}" ] && ro=,readonly
+	digest=$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')
+	docker run --rm --user 10001:10001 --read-only --cap-drop ALL \
+		--security-opt no-new-privileges --network none \
+		--label "org.agentbox.state=$(ab_state_sid)" \
+		--label "org.agentbox.alloc=$id" \
+		--mount "type=volume,src=agentbox-$id-task,dst=/work,volume-nocopy$ro" \
+		--mount "type=volume,src=agentbox-$id-git,dst=/work/.git,volume-nocopy" \
+		--mount "type=volume,src=agentbox-$id-inputs,dst=/run/agentbox/inputs,volume-nocopy,readonly" \
+		--entrypoint /bin/sh "$digest" -c "$@"
+}

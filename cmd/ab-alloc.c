@@ -1,0 +1,146 @@
+/* ab-alloc: three capped tmpfs volumes and the keeper that holds them. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "deadline.h"
+#include "engine.h"
+#include "image.h"
+#include "size.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-alloc --image IMAGE [--task-bytes N] [--task-inodes N]\n"
+    "                [--git-bytes N] [--git-inodes N] [--inputs-bytes N]\n"
+    "                [--inputs-inodes N] [--deadline FILE]\n";
+
+#define MAX_BYTES (64LL << 30)
+#define MAX_INODES (1LL << 24)
+
+struct opts {
+	const char *image, *deadline;
+	const char *size[AB_NVOL][2];	/* bytes, inodes */
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "image", required_argument, NULL, 'i' },
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "task-bytes", required_argument, NULL, 0 },
+		{ "task-inodes", required_argument, NULL, 1 },
+		{ "git-bytes", required_argument, NULL, 2 },
+		{ "git-inodes", required_argument, NULL, 3 },
+		{ "inputs-bytes", required_argument, NULL, 4 },
+		{ "inputs-inodes", required_argument, NULL, 5 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof *o);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c >= 0 && c < 2 * AB_NVOL) {
+			o->size[c / 2][c % 2] = optarg;
+			continue;
+		}
+		switch (c) {
+		case 'i': o->image = optarg; break;
+		case 'd': o->deadline = optarg; break;
+		case 'h': return usage(stdout, -1);
+		default: return usage(stderr, AB_EUSAGE);
+		}
+	}
+	if (optind != argc)
+		return ab_usage_error("unexpected operand %s", argv[optind]);
+	if (o->image == NULL)
+		return ab_usage_error("--image is required");
+	return 0;
+}
+
+/* Defaults: the task 1G and 200000 inodes, git 512M and 100000, the
+ * inputs 1M and 64 (ab-alloc(1)). */
+static int sizes(const struct opts *o, struct ab_alloc *a,
+    struct ab_err *err)
+{
+	static const char *const def[AB_NVOL][2] = { { "1G", "200000" },
+	    { "512M", "100000" }, { "1M", "64" } };
+	static const char *const what[AB_NVOL][2] = {
+	    { "--task-bytes", "--task-inodes" },
+	    { "--git-bytes", "--git-inodes" },
+	    { "--inputs-bytes", "--inputs-inodes" } };
+	int i;
+
+	for (i = 0; i < AB_NVOL; i++) {
+		if (ab_parse_size(o->size[i][0] ? o->size[i][0] : def[i][0],
+		    MAX_BYTES, what[i][0], &a->vol[i].bytes, err) < 0 ||
+		    ab_parse_size(o->size[i][1] ? o->size[i][1] : def[i][1],
+		    MAX_INODES, what[i][1], &a->vol[i].inodes, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int run(const struct opts *o, struct ab_err *err)
+{
+	struct ab_handle img;
+	struct ab_alloc a;
+	struct ab_engine e;
+	struct ab_state s;
+	char id[AB_ID_LEN + 1];
+	int rc = -1;
+
+	ab_alloc_init(&a, "00000000000000000000000000000000");
+	if (sizes(o, &a, err) < 0 ||
+	    ab_handle_parse(&img, o->image, "image", err) < 0 ||
+	    ab_deadline_load(&a.lease, o->deadline, err) < 0 ||
+	    ab_state_open(&s, err) < 0)
+		return -1;
+	if (ab_deadline_check(&a.lease, "ab-alloc started", err) < 0 ||
+	    ab_engine_open(&e, &a.lease, err) < 0)
+		goto state;
+	if (ab_image_verify(&s, &e, &img, 0, a.digest, err) == 0 &&
+	    ab_new_id(id, err) == 0) {
+		struct ab_alloc n;
+
+		ab_alloc_init(&n, id);
+		n.lease = a.lease;
+		memcpy(n.digest, a.digest, sizeof n.digest);
+		memcpy(n.image, img.id, sizeof n.image);
+		for (int i = 0; i < AB_NVOL; i++) {
+			n.vol[i].bytes = a.vol[i].bytes;
+			n.vol[i].inodes = a.vol[i].inodes;
+		}
+		rc = ab_alloc_create(&s, &e, &n, err);
+		if (rc == 0)
+			rc = ab_print_handle("alloc", id, err);
+	}
+	ab_engine_close(&e);
+state:
+	ab_state_close(&s);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_err err;
+	struct opts o;
+	int rc;
+
+	ab_prog = "ab-alloc";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	memset(&err, 0, sizeof err);
+	if (run(&o, &err) < 0)
+		return ab_report(&err);
+	return 0;
+}

@@ -1,0 +1,369 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "json.h"
+#include "oneshot.h"
+#include "testhook.h"
+
+static const char *const roles[AB_NVOL] = { "task", "git", "inputs" };
+static const char *const targets[AB_NVOL] = { "/work", "/work/.git",
+    "/run/agentbox/inputs" };
+/* busybox sleep as PID 1 ignores SIGTERM: the keeper is killed, never
+ * stopped politely (ab_remove_container forces). */
+static const char *const keeper_entry[] = { "/bin/sleep", "2147483647",
+    NULL };
+static const char *const keeper_env = "PATH=/usr/bin:/bin";
+
+void ab_alloc_init(struct ab_alloc *a, const char *id)
+{
+	int i;
+
+	memset(a, 0, sizeof *a);
+	snprintf(a->id, sizeof a->id, "%s", id);
+	for (i = 0; i < AB_NVOL; i++) {
+		a->vol[i].role = roles[i];
+		a->vol[i].target = targets[i];
+		snprintf(a->vol[i].name, sizeof a->vol[i].name,
+		    "agentbox-%s-%s", id, roles[i]);
+	}
+	snprintf(a->keeper, sizeof a->keeper, "agentbox-%s-keeper", id);
+	snprintf(a->status, sizeof a->status, "creating");
+}
+
+void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
+    int seccomp_keyword, struct ab_keeper_lock *k)
+{
+	int i;
+
+	memset(k, 0, sizeof *k);
+	k->labels[0] = "org.agentbox.alloc";
+	k->labels[1] = a->id;
+	k->labels[2] = "org.agentbox.state";
+	k->labels[3] = sid;
+	k->labels[4] = "org.agentbox.role";
+	k->labels[5] = "keeper";
+	k->env[0] = keeper_env;
+	for (i = 0; i < AB_NVOL; i++) {
+		k->mounts[i].volume = a->vol[i].name;
+		k->mounts[i].target = a->vol[i].target;
+	}
+	k->l.image = a->digest;
+	k->l.entrypoint = keeper_entry;
+	k->l.env = k->env;
+	k->l.labels = k->labels;
+	k->l.memory = 32LL << 20;
+	k->l.pids = 8;
+	k->l.nano_cpus = 100000000LL;
+	k->l.log_max_size = "64k";
+	k->l.seccomp_keyword = seccomp_keyword;
+	k->l.mounts = k->mounts;
+	k->l.nmounts = AB_NVOL;
+}
+
+static void vol_opts(const struct ab_volume *v, char *o, size_t cap)
+{
+	snprintf(o, cap, "size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=0755",
+	    v->bytes, v->inodes, AB_AGENT_UID, AB_AGENT_UID);
+}
+
+/* --- the record ---------------------------------------------------- */
+
+static int save(struct ab_state *s, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	int i, rc;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_record_begin(&w, s, "alloc", a->id);
+	ab_jw_kstr(&w, "status", a->status);
+	ab_jw_kstr(&w, "image", a->image);
+	ab_jw_kstr(&w, "digest", a->digest);
+	ab_jw_key(&w, "deadline_ms");
+	if (a->lease.set)
+		ab_jw_int(&w, a->lease.at_ms);
+	else
+		ab_jw_null(&w);
+	ab_jw_kstr(&w, "keeper", a->keeper);
+	ab_jw_kstr(&w, "keeper_id", a->keeper_id);
+	ab_jw_key(&w, "volumes");
+	ab_jw_arr(&w);
+	for (i = 0; i < AB_NVOL; i++) {
+		ab_jw_obj(&w);
+		ab_jw_kstr(&w, "role", a->vol[i].role);
+		ab_jw_kstr(&w, "name", a->vol[i].name);
+		ab_jw_kint(&w, "bytes", a->vol[i].bytes);
+		ab_jw_kint(&w, "inodes", a->vol[i].inodes);
+		ab_jw_obj_end(&w);
+	}
+	ab_jw_arr_end(&w);
+	ab_jw_obj_end(&w);
+	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
+	    ab_record_write(s, "alloc", a->id, b.data, b.len, err);
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int get_str(const struct ab_json *j, int obj, const char *key,
+    char *dst, size_t cap)
+{
+	char *v = ab_json_str(j, ab_json_key(j, obj, key));
+	int rc = v != NULL && strlen(v) < cap ? 0 : -1;
+
+	if (rc == 0)
+		snprintf(dst, cap, "%s", v);
+	free(v);
+	return rc;
+}
+
+static int load_volumes(const struct ab_json *j, struct ab_alloc *a)
+{
+	int vs = ab_json_key(j, 0, "volumes"), i, t;
+	char name[96];
+
+	if (ab_json_count(j, vs) != AB_NVOL)
+		return -1;
+	for (i = 0; i < AB_NVOL; i++) {
+		t = ab_json_elem(j, vs, i);
+		if (!ab_json_str_eq(j, ab_json_key(j, t, "role"), roles[i]) ||
+		    get_str(j, t, "name", name, sizeof name) < 0 ||
+		    strcmp(name, a->vol[i].name) != 0 ||
+		    ab_json_int(j, ab_json_key(j, t, "bytes"),
+		    &a->vol[i].bytes) < 0 ||
+		    ab_json_int(j, ab_json_key(j, t, "inodes"),
+		    &a->vol[i].inodes) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
+    struct ab_alloc *a, struct ab_err *err)
+{
+	struct ab_json j;
+	char keeper[96];
+	int t, rc = 0;
+
+	if (ab_record_read(s, h, &j, err) < 0)
+		return -1;
+	ab_alloc_init(a, h->id);
+	t = ab_json_key(&j, 0, "deadline_ms");
+	if (ab_json_type(&j, t) != AB_JSON_NULL) {
+		a->lease.set = 1;
+		rc = ab_json_int(&j, t, &a->lease.at_ms);
+	}
+	/* Names are derived, never taken from the record: a record edited
+	 * to name another allocation's objects is refused here. */
+	if (rc < 0 || get_str(&j, 0, "status", a->status, sizeof a->status) ||
+	    get_str(&j, 0, "image", a->image, sizeof a->image) ||
+	    get_str(&j, 0, "digest", a->digest, sizeof a->digest) ||
+	    get_str(&j, 0, "keeper_id", a->keeper_id, sizeof a->keeper_id) ||
+	    get_str(&j, 0, "keeper", keeper, sizeof keeper) ||
+	    strcmp(keeper, a->keeper) != 0 || load_volumes(&j, a) < 0)
+		rc = ab_fail(err, AB_EREFUSED, "record of alloc:%s is corrupt",
+		    h->id);
+	ab_json_free(&j);
+	return rc;
+}
+
+/* --- volumes ------------------------------------------------------- */
+
+static void volume_body(struct ab_jw *w, const struct ab_volume *v,
+    const char *id, const char *sid)
+{
+	char o[160];
+
+	vol_opts(v, o, sizeof o);
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "Name", v->name);
+	ab_jw_kstr(w, "Driver", "local");
+	ab_jw_key(w, "DriverOpts");
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "type", "tmpfs");
+	ab_jw_kstr(w, "device", "tmpfs");
+	ab_jw_kstr(w, "o", o);
+	ab_jw_obj_end(w);
+	ab_jw_key(w, "Labels");
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "org.agentbox.alloc", id);
+	ab_jw_kstr(w, "org.agentbox.state", sid);
+	ab_jw_kstr(w, "org.agentbox.role", v->role);
+	ab_jw_obj_end(w);
+	ab_jw_obj_end(w);
+}
+
+/* Creating a volume whose name exists silently returns the old one: the
+ * reply must carry exactly our driver, options and labels. */
+static int volume_check(const struct ab_json *j, const struct ab_volume *v,
+    const char *id, const char *sid, struct ab_err *err)
+{
+	int opts = ab_json_key(j, 0, "Options");
+	int labels = ab_json_key(j, 0, "Labels");
+	char o[160];
+
+	vol_opts(v, o, sizeof o);
+	if (!ab_json_str_eq(j, ab_json_key(j, 0, "Name"), v->name) ||
+	    !ab_json_str_eq(j, ab_json_key(j, 0, "Driver"), "local") ||
+	    ab_json_count(j, opts) != 3 ||
+	    !ab_json_str_eq(j, ab_json_key(j, opts, "type"), "tmpfs") ||
+	    !ab_json_str_eq(j, ab_json_key(j, opts, "device"), "tmpfs") ||
+	    !ab_json_str_eq(j, ab_json_key(j, opts, "o"), o) ||
+	    ab_json_count(j, labels) != 3 ||
+	    !ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.alloc"),
+	    id) ||
+	    !ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.state"),
+	    sid) ||
+	    !ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.role"),
+	    v->role))
+		return ab_fail(err, AB_EREFUSED,
+		    "volume %s exists with other options or labels", v->name);
+	return 0;
+}
+
+static int volume_create(struct ab_engine *e, struct ab_volume *v,
+    const char *id, const char *sid, struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	struct ab_resp r;
+	struct ab_json j;
+	int rc = -1;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	volume_body(&w, v, id, sid);
+	if (ab_jw_done(&w) < 0) {
+		ab_buf_free(&b);
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	if (ab_engine_json(e, "POST", "/volumes/create", b.data,
+	    "create a volume", &r, err) == 0) {
+		if (r.status != 201)
+			ab_engine_fail(&r, AB_EENGINE, "create a volume", err);
+		else if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0)
+			err->code = AB_EENGINE;
+		else {
+			rc = volume_check(&j, v, id, sid, err);
+			v->foreign = rc < 0;
+			ab_json_free(&j);
+		}
+	}
+	ab_resp_free(&r);
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int volume_remove(struct ab_engine *e, const char *name,
+    struct ab_err *err)
+{
+	struct ab_resp r;
+	char path[160];
+	int rc;
+
+	snprintf(path, sizeof path, "/volumes/%s?force=1", name);
+	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a volume", &r,
+	    err);
+	if (rc == 0 && r.status != 204 && r.status != 404)
+		rc = ab_engine_fail(&r, AB_EENGINE, "remove a volume", err);
+	ab_resp_free(&r);
+	return rc;
+}
+
+int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	struct ab_deadline saved = e->dl;
+	int saved_cleanup = e->cleanup, i, rc = 0;
+	struct ab_err one;
+
+	/* Containers first: a volume still referenced cannot go (409). */
+	if (!a->keeper_foreign && ab_remove_container(e, a->keeper, &one) < 0) {
+		*err = one;
+		rc = -1;
+	}
+	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	/* By name, so a create whose reply was lost is found too; never a
+	 * volume that was there before and is not ours. */
+	for (i = 0; i < AB_NVOL; i++)
+		if (!a->vol[i].foreign &&
+		    volume_remove(e, a->vol[i].name, &one) < 0 && rc == 0) {
+			*err = one;
+			rc = -1;
+		}
+	e->dl = saved;
+	e->cleanup = saved_cleanup;
+	return rc;
+}
+
+/* --- the keeper ---------------------------------------------------- */
+
+static int keeper_start(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+{
+	struct ab_keeper_lock k;
+	struct ab_resp r;
+	char path[160];
+	int conflict = 0, rc;
+
+	ab_alloc_keeper_lock(a, s->sid, seccomp_keyword, &k);
+	if (ab_ctr_create(e, &k.l, a->keeper, "create the keeper",
+	    a->keeper_id, &conflict, err) < 0) {
+		a->keeper_foreign = conflict;
+		return -1;
+	}
+	if (save(s, a, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/containers/%s/start", a->keeper_id);
+	rc = ab_engine_json(e, "POST", path, NULL, "start the keeper", &r,
+	    err);
+	if (rc == 0 && r.status != 204)
+		rc = ab_engine_fail(&r, AB_EENGINE, "start the keeper", err);
+	ab_resp_free(&r);
+	/* What the engine applied, not what was asked for. */
+	if (rc == 0)
+		rc = ab_ctr_check(e, &k.l, a->keeper_id, err);
+	return rc;
+}
+
+static int create_all(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, struct ab_err *err)
+{
+	struct ab_info info;
+	int i;
+
+	if (ab_engine_info(e, &info, err) < 0 ||
+	    ab_lock_host_check(&info, err) < 0)
+		return -1;
+	for (i = 0; i < AB_NVOL; i++)
+		if (volume_create(e, &a->vol[i], a->id, s->sid, err) < 0)
+			return -1;
+	ab_test_pause("alloc-volumes-created");
+	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)
+		return -1;
+	snprintf(a->status, sizeof a->status, "ready");
+	return save(s, a, err);
+}
+
+int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, struct ab_err *err)
+{
+	struct ab_handle h;
+	struct ab_err cerr;
+
+	/* The names are on disk before the first create that uses them. */
+	if (save(s, a, err) < 0)
+		return -1;
+	ab_test_pause("alloc-recorded");
+	if (create_all(s, e, a, err) == 0)
+		return 0;
+	if (ab_alloc_remove(e, a, &cerr) == 0) {
+		snprintf(h.kind, sizeof h.kind, "alloc");
+		memcpy(h.id, a->id, sizeof h.id);
+		ab_record_remove(s, &h, &cerr);
+	}
+	return -1;
+}

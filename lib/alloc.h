@@ -1,0 +1,64 @@
+/* alloc.h: allocations: three capped tmpfs volumes and the keeper that
+ * holds them mounted (a tmpfs volume lives only while mounted).
+ *
+ * Every name derives from the alloc ID and is written to the record before
+ * the create that uses it, so a create that lands after its client gave up
+ * is still found and removed.  Every object carries org.agentbox.alloc=ID
+ * and org.agentbox.state=SID.
+ */
+#ifndef AB_ALLOC_H
+#define AB_ALLOC_H
+
+#include "deadline.h"
+#include "engine.h"
+#include "err.h"
+#include "lockdown.h"
+#include "state.h"
+
+enum { AB_VOL_TASK, AB_VOL_GIT, AB_VOL_INPUTS, AB_NVOL };
+
+struct ab_volume {
+	char name[96];
+	const char *role;	/* "task", "git", "inputs" */
+	const char *target;	/* its mount point */
+	long long bytes, inodes;
+	int foreign;		/* the name was held by a volume not ours */
+};
+
+struct ab_alloc {
+	char id[AB_ID_LEN + 1];
+	char image[AB_ID_LEN + 1];	/* the image handle's ID */
+	char digest[80];
+	struct ab_deadline lease;	/* the deadline it was made under */
+	struct ab_volume vol[AB_NVOL];
+	char keeper[96];		/* the keeper's name */
+	char keeper_id[80];		/* "" until created */
+	int keeper_foreign;		/* its name was held by another's */
+	char status[16];		/* "creating", "ready" */
+};
+
+/* Fills names, roles and mount points for a new ID. */
+void ab_alloc_init(struct ab_alloc *a, const char *id);
+/* Creates volumes and keeper and validates the keeper; on failure removes
+ * what it made, within a cleanup budget, and keeps the record only when
+ * something could not be removed. */
+int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, struct ab_err *err);
+int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
+    struct ab_alloc *a, struct ab_err *err);
+/* Removes keeper and volumes (containers first); 0 when all are gone. */
+int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_err *err);
+/* The keeper's lockdown and the storage it points into, so later steps
+ * validate the keeper with the very description it was created from. */
+struct ab_keeper_lock {
+	struct ab_lock l;
+	const char *labels[9];
+	const char *env[2];
+	struct ab_mount mounts[AB_NVOL];
+};
+
+void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
+    int seccomp_keyword, struct ab_keeper_lock *k);
+
+#endif
