@@ -70,7 +70,7 @@ static void vol_opts(const struct ab_volume *v, char *o, size_t cap)
 
 /* --- the record ---------------------------------------------------- */
 
-static int save(struct ab_state *s, const struct ab_alloc *a,
+int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
     struct ab_err *err)
 {
 	struct ab_buf b;
@@ -90,6 +90,10 @@ static int save(struct ab_state *s, const struct ab_alloc *a,
 		ab_jw_null(&w);
 	ab_jw_kstr(&w, "keeper", a->keeper);
 	ab_jw_kstr(&w, "keeper_id", a->keeper_id);
+	ab_jw_kstr(&w, "commit", a->commit);
+	ab_jw_kint(&w, "stage_dev", a->stage_dev);
+	ab_jw_kint(&w, "stage_ino", a->stage_ino);
+	ab_jw_kint(&w, "objects_ino", a->objects_ino);
 	ab_jw_key(&w, "volumes");
 	ab_jw_arr(&w);
 	for (i = 0; i < AB_NVOL; i++) {
@@ -163,7 +167,12 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 	    get_str(&j, 0, "digest", a->digest, sizeof a->digest) ||
 	    get_str(&j, 0, "keeper_id", a->keeper_id, sizeof a->keeper_id) ||
 	    get_str(&j, 0, "keeper", keeper, sizeof keeper) ||
-	    strcmp(keeper, a->keeper) != 0 || load_volumes(&j, a) < 0)
+	    strcmp(keeper, a->keeper) != 0 || load_volumes(&j, a) < 0 ||
+	    get_str(&j, 0, "commit", a->commit, sizeof a->commit) ||
+	    ab_json_int(&j, ab_json_key(&j, 0, "stage_dev"), &a->stage_dev) ||
+	    ab_json_int(&j, ab_json_key(&j, 0, "stage_ino"), &a->stage_ino) ||
+	    ab_json_int(&j, ab_json_key(&j, 0, "objects_ino"),
+	    &a->objects_ino))
 		rc = ab_fail(err, AB_EREFUSED, "record of alloc:%s is corrupt",
 		    h->id);
 	ab_json_free(&j);
@@ -315,7 +324,7 @@ static int keeper_start(struct ab_state *s, struct ab_engine *e,
 		a->keeper_foreign = conflict;
 		return -1;
 	}
-	if (save(s, a, err) < 0)
+	if (ab_alloc_save(s, a, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "/containers/%s/start", a->keeper_id);
 	rc = ab_engine_json(e, "POST", path, NULL, "start the keeper", &r,
@@ -345,7 +354,7 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)
 		return -1;
 	snprintf(a->status, sizeof a->status, "ready");
-	return save(s, a, err);
+	return ab_alloc_save(s, a, err);
 }
 
 int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
@@ -355,7 +364,7 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 	struct ab_err cerr;
 
 	/* The names are on disk before the first create that uses them. */
-	if (save(s, a, err) < 0)
+	if (ab_alloc_save(s, a, err) < 0)
 		return -1;
 	ab_test_pause("alloc-recorded");
 	if (create_all(s, e, a, err) == 0)

@@ -34,7 +34,10 @@ struct ab_alloc {
 	char keeper[96];		/* the keeper's name */
 	char keeper_id[80];		/* "" until created */
 	int keeper_foreign;		/* its name was held by another's */
-	char status[16];		/* "creating", "ready" */
+	char status[16];		/* creating, ready, seeding, seeded */
+	/* The staging clone's identity, once ab-seed made it. */
+	char commit[41];
+	long long stage_dev, stage_ino, objects_ino;
 };
 
 /* Fills names, roles and mount points for a new ID. */
@@ -44,6 +47,8 @@ void ab_alloc_init(struct ab_alloc *a, const char *id);
  * something could not be removed. */
 int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err);
+int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
+    struct ab_err *err);
 int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
     struct ab_alloc *a, struct ab_err *err);
 /* Removes keeper and volumes (containers first); 0 when all are gone. */

@@ -357,5 +357,7 @@ int ab_lock_check(const struct ab_json *ins, const struct ab_lock *l,
 {
 	if (check_config(ins, l, err) < 0 || check_host(ins, l, err) < 0)
 		return -1;
+	if (l->running && want_bool(ins, "State.Running", 1, err) < 0)
+		return -1;
 	return 0;
 }

@@ -37,6 +37,7 @@ struct ab_lock {
 	int seccomp_keyword;		/* engine accepts seccomp=builtin */
 	const struct ab_mount *mounts;	/* the exact set; none when NULL */
 	int nmounts;
+	int running;			/* State.Running must be true */
 };
 
 /* Refuses a host that cannot enforce the lockdown (memory, swap, pids,

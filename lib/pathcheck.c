@@ -29,7 +29,7 @@ static void quote(char *dst, size_t size, const char *s, size_t n)
 		}
 		b = (unsigned char)s[i];
 		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\')
-			o += snprintf(dst + o, size - o, "\\x%02x", b);
+			o += (size_t)snprintf(dst + o, size - o, "\\x%02x", b);
 		else
 			dst[o++] = (char)b;
 	}
@@ -184,11 +184,12 @@ int ab_path_check(const char *path, struct ab_err *err)
 	const char *c, *why;
 	size_t n;
 
+	/* bad_shape refuses a trailing '/', so the last component ends at
+	 * the NUL and the walk stops there. */
 	why = bad_shape(path, strnlen(path, AB_PATHCHECK_PATH_MAX + 1));
 	for (c = path; why == NULL; c += n + 1) {
 		n = strcspn(c, "/");
-		why = bad_component(c, n);
-		if (c[n] == '\0')
+		if ((why = bad_component(c, n)) != NULL || c[n] == '\0')
 			break;
 	}
 	if (why != NULL)
@@ -200,7 +201,6 @@ int ab_path_check(const char *path, struct ab_err *err)
 static const char *bad_target(const char *target)
 {
 	size_t len = strnlen(target, AB_PATHCHECK_PATH_MAX + 1);
-	const char *why;
 
 	if (len == 0)
 		return "empty target";
@@ -208,9 +208,7 @@ static const char *bad_target(const char *target)
 		return "target longer than 4096 bytes";
 	if (target[0] == '/')
 		return "absolute target";
-	if ((why = bad_bytes(target, len)) != NULL)
-		return why;
-	return NULL;
+	return bad_bytes(target, len);
 }
 
 /* Why resolving target from the directory of the link at path is unsafe,

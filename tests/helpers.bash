@@ -163,13 +163,15 @@ ab_on_alloc() {
 	local id=${1#alloc:} digest ro=
 	shift
 	[ -n "${AB_RO_WORK:-}" ] && ro=,readonly
+	local gro=
+	[ -n "${AB_RO_GIT:-}" ] && gro=,readonly
 	digest=$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')
 	docker run --rm --user 10001:10001 --read-only --cap-drop ALL \
 		--security-opt no-new-privileges --network none \
 		--label "org.agentbox.state=$(ab_state_sid)" \
 		--label "org.agentbox.alloc=$id" \
 		--mount "type=volume,src=agentbox-$id-task,dst=/work,volume-nocopy$ro" \
-		--mount "type=volume,src=agentbox-$id-git,dst=/work/.git,volume-nocopy" \
+		--mount "type=volume,src=agentbox-$id-git,dst=/work/.git,volume-nocopy$gro" \
 		--mount "type=volume,src=agentbox-$id-inputs,dst=/run/agentbox/inputs,volume-nocopy,readonly" \
 		--entrypoint /bin/sh "$digest" -c "$@"
 }

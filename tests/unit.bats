@@ -10,3 +10,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/pathcheck: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/pathcheck-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}

@@ -1,0 +1,400 @@
+#include <git2.h>
+#include <git2/sys/repository.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "git.h"
+#include "pathcheck.h"
+
+/* Pack windows count as RSS: keep them small (DESIGN.md). */
+#define MWINDOW_SIZE (4u << 20)
+#define MWINDOW_LIMIT (32u << 20)
+#define LINK_MAX_BYTES 4096
+
+static int gitfail(struct ab_err *err, int code, const char *what)
+{
+	const git_error *g = git_error_last();
+
+	return ab_fail(err, code, "%s: %s", what, g && g->message ?
+	    g->message : "libgit2 failed");
+}
+
+int ab_git_start(struct ab_err *err)
+{
+	if (git_libgit2_init() < 0 ||
+	    git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)MWINDOW_SIZE) <
+	    0 || git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT,
+	    (size_t)MWINDOW_LIMIT) < 0 ||
+	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0)
+		return gitfail(err, AB_EENGINE, "cannot start libgit2");
+	return 0;
+}
+
+static int open_repo(git_repository **repo, const char *dir,
+    struct ab_err *err)
+{
+	if (git_repository_open_ext(repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH,
+	    NULL) < 0)
+		return gitfail(err, AB_EUSAGE, dir);
+	return 0;
+}
+
+static int is_full_oid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 40; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[40] == '\0';
+}
+
+static int resolve_in(git_repository *repo, const char *rev,
+    const char *expect, git_oid *oid, struct ab_err *err)
+{
+	git_object *obj = NULL, *commit = NULL;
+	git_oid want;
+	int rc;
+
+	if (is_full_oid(rev)) {
+		git_oid_fromstr(oid, rev);
+		if (git_object_lookup(&commit, repo, oid, GIT_OBJECT_COMMIT) < 0)
+			return ab_fail(err, AB_EREFUSED,
+			    "commit %s is not in the repository", rev);
+		git_object_free(commit);
+		if (expect != NULL && strcmp(expect, rev) != 0)
+			return ab_fail(err, AB_EREFUSED,
+			    "%s is not the expected %s", rev, expect);
+		return 0;
+	}
+	if (expect == NULL || !is_full_oid(expect))
+		return ab_fail(err, AB_EUSAGE,
+		    "--commit %s is not a full object ID: give --expect OID",
+		    rev);
+	if (git_revparse_single(&obj, repo, rev) < 0)
+		return gitfail(err, AB_EREFUSED, rev);
+	rc = git_object_peel(&commit, obj, GIT_OBJECT_COMMIT);
+	git_object_free(obj);
+	if (rc < 0)
+		return gitfail(err, AB_EREFUSED, rev);
+	git_oid_cpy(oid, git_object_id(commit));
+	git_object_free(commit);
+	git_oid_fromstr(&want, expect);
+	if (!git_oid_equal(oid, &want))
+		return ab_fail(err, AB_EREFUSED,
+		    "%s resolves to %s, not the expected %s", rev,
+		    git_oid_tostr_s(oid), expect);
+	return 0;
+}
+
+int ab_git_resolve(const char *dir, const char *rev, const char *expect,
+    char out[41], struct ab_err *err)
+{
+	git_repository *repo;
+	git_oid oid;
+	int rc;
+
+	if (open_repo(&repo, dir, err) < 0)
+		return -1;
+	rc = resolve_in(repo, rev, expect, &oid, err);
+	if (rc == 0)
+		git_oid_tostr(out, 41, &oid);
+	git_repository_free(repo);
+	return rc;
+}
+
+int ab_git_stage(const char *dir, const char *hex, const char *stage,
+    struct ab_err *err)
+{
+	git_repository *src = NULL, *dst = NULL;
+	git_packbuilder *pb = NULL;
+	git_revwalk *walk = NULL;
+	char pack[4200];
+	git_oid oid;
+	int rc = -1;
+
+	git_oid_fromstr(&oid, hex);
+	if (open_repo(&src, dir, err) < 0)
+		return -1;
+	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
+	/* One new pack of the commit and its history: no file is shared
+	 * with the source, so nothing there can change what is seeded. */
+	if (git_repository_init(&dst, stage, 1) < 0 ||
+	    git_packbuilder_new(&pb, src) < 0 ||
+	    git_revwalk_new(&walk, src) < 0 ||
+	    git_revwalk_push(walk, &oid) < 0 ||
+	    git_packbuilder_insert_walk(pb, walk) < 0 ||
+	    git_packbuilder_write(pb, pack, 0, NULL, NULL) < 0)
+		gitfail(err, AB_EENGINE, "cannot stage the commit");
+	else
+		rc = 0;
+	git_revwalk_free(walk);
+	git_packbuilder_free(pb);
+	git_repository_free(dst);
+	git_repository_free(src);
+	return rc;
+}
+
+struct walk {
+	git_repository *repo;
+	struct ab_git_tree *t;
+	size_t cap;
+	struct ab_err *err;
+	int failed;
+};
+
+static struct ab_git_entry *push(struct walk *w)
+{
+	struct ab_git_entry *v;
+
+	if (w->t->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		v = realloc(w->t->e, w->cap * sizeof *v);
+		if (v == NULL)
+			return NULL;
+		w->t->e = v;
+	}
+	v = &w->t->e[w->t->n++];
+	memset(v, 0, sizeof *v);
+	return v;
+}
+
+static int read_link(struct walk *w, struct ab_git_entry *e)
+{
+	git_blob *b;
+	git_oid oid;
+	size_t n;
+
+	memcpy(oid.id, e->oid, 20);
+	if (git_blob_lookup(&b, w->repo, &oid) < 0)
+		return gitfail(w->err, AB_EENGINE, e->path);
+	n = (size_t)git_blob_rawsize(b);
+	if (n == 0 || n > LINK_MAX_BYTES ||
+	    memchr(git_blob_rawcontent(b), '\0', n) != NULL) {
+		git_blob_free(b);
+		return ab_fail(w->err, AB_EREFUSED,
+		    "unsafe symlink \"%.200s\": unusable target", e->path);
+	}
+	e->link = strndup(git_blob_rawcontent(b), n);
+	git_blob_free(b);
+	if (e->link == NULL)
+		return ab_fail(w->err, AB_EENGINE, "out of memory");
+	e->size = (long long)n;
+	return ab_symlink_check(e->path, e->link, w->err);
+}
+
+static int classify(struct walk *w, const git_tree_entry *te,
+    struct ab_git_entry *e)
+{
+	git_odb *odb;
+	git_object_t type;
+	size_t len;
+
+	switch (git_tree_entry_filemode(te)) {
+	case GIT_FILEMODE_TREE:
+		e->type = AB_GIT_DIR;
+		e->mode = 0755;
+		return 0;
+	case GIT_FILEMODE_COMMIT:
+		/* A submodule: an empty directory, nothing fetched. */
+		e->type = AB_GIT_GITLINK;
+		e->mode = 0755;
+		return 0;
+	case GIT_FILEMODE_LINK:
+		e->type = AB_GIT_LINK;
+		e->mode = 0777;
+		return read_link(w, e);
+	case GIT_FILEMODE_BLOB:
+	case GIT_FILEMODE_BLOB_EXECUTABLE:
+		e->type = AB_GIT_FILE;
+		e->mode = git_tree_entry_filemode(te) ==
+		    GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
+		if (git_repository_odb(&odb, w->repo) < 0)
+			return gitfail(w->err, AB_EENGINE, e->path);
+		if (git_odb_read_header(&len, &type, odb,
+		    git_tree_entry_id(te)) < 0) {
+			git_odb_free(odb);
+			return gitfail(w->err, AB_EENGINE, e->path);
+		}
+		git_odb_free(odb);
+		e->size = (long long)len;
+		return 0;
+	default:
+		return ab_fail(w->err, AB_EREFUSED,
+		    "\"%.200s\" has a mode git trees should not hold", e->path);
+	}
+}
+
+static int walk_cb(const char *root, const git_tree_entry *te, void *arg)
+{
+	struct walk *w = arg;
+	struct ab_git_entry *e;
+
+	e = push(w);
+	if (e == NULL || asprintf(&e->path, "%s%s", root,
+	    git_tree_entry_name(te)) < 0) {
+		if (e != NULL)
+			e->path = NULL;
+		ab_fail(w->err, AB_EENGINE, "out of memory");
+		w->failed = 1;
+		return -1;
+	}
+	memcpy(e->oid, git_tree_entry_id(te)->id, 20);
+	if (ab_path_check(e->path, w->err) < 0 || classify(w, te, e) < 0) {
+		w->failed = 1;
+		return -1;
+	}
+	w->t->bytes += e->size;
+	return 0;
+}
+
+static int commit_tree(git_repository *repo, const char *hex, git_tree **tree,
+    struct ab_err *err)
+{
+	git_commit *c;
+	git_oid oid;
+	int rc;
+
+	git_oid_fromstr(&oid, hex);
+	if (git_commit_lookup(&c, repo, &oid) < 0)
+		return gitfail(err, AB_EREFUSED, "staged commit");
+	rc = git_commit_tree(tree, c);
+	git_commit_free(c);
+	return rc < 0 ? gitfail(err, AB_EENGINE, "staged tree") : 0;
+}
+
+int ab_git_tree(const char *stage, const char *hex, struct ab_git_tree *t,
+    struct ab_err *err)
+{
+	git_repository *repo;
+	git_tree *tree;
+	struct walk w;
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	if (open_repo(&repo, stage, err) < 0)
+		return -1;
+	if (commit_tree(repo, hex, &tree, err) < 0) {
+		git_repository_free(repo);
+		return -1;
+	}
+	memset(&w, 0, sizeof w);
+	w.repo = repo;
+	w.t = t;
+	w.err = err;
+	/* Pre-order: a directory entry precedes what is inside it. */
+	rc = git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w);
+	if (rc < 0 && !w.failed)
+		gitfail(err, AB_EENGINE, "cannot walk the tree");
+	git_tree_free(tree);
+	git_repository_free(repo);
+	if (rc < 0) {
+		ab_git_tree_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+void ab_git_tree_free(struct ab_git_tree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->e[i].path);
+		free(t->e[i].link);
+	}
+	free(t->e);
+	memset(t, 0, sizeof *t);
+}
+
+int ab_git_write_index(const char *stage, const char *hex,
+    struct ab_err *err)
+{
+	git_repository *repo;
+	git_index *idx = NULL;
+	git_tree *tree = NULL;
+	char path[4200];
+	int rc = -1;
+
+	if (open_repo(&repo, stage, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/index", stage);
+	/* A bare repository has no index of its own: lend it one. */
+	if (commit_tree(repo, hex, &tree, err) == 0) {
+		if (git_index_open(&idx, path) < 0)
+			gitfail(err, AB_EENGINE, "cannot make the index");
+		else {
+			git_repository_set_index(repo, idx);
+			if (git_index_read_tree(idx, tree) < 0 ||
+			    git_index_write(idx) < 0)
+				gitfail(err, AB_EENGINE, "cannot write the index");
+			else
+				rc = 0;
+		}
+	}
+	git_index_free(idx);
+	git_tree_free(tree);
+	git_repository_free(repo);
+	return rc;
+}
+
+struct ab_git_reader {
+	git_repository *repo;
+	git_blob *blob;
+	size_t pos;
+};
+
+int ab_git_reader_open(struct ab_git_reader **rp, const char *stage,
+    struct ab_err *err)
+{
+	struct ab_git_reader *r = calloc(1, sizeof *r);
+
+	if (r == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	if (open_repo(&r->repo, stage, err) < 0) {
+		free(r);
+		return -1;
+	}
+	*rp = r;
+	return 0;
+}
+
+int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
+    long long *size, struct ab_err *err)
+{
+	git_oid oid;
+
+	git_blob_free(r->blob);
+	r->blob = NULL;
+	r->pos = 0;
+	memcpy(oid.id, id, 20);
+	/* libgit2 inflates a packed blob whole: one blob at a time. */
+	if (git_blob_lookup(&r->blob, r->repo, &oid) < 0)
+		return gitfail(err, AB_EENGINE, "cannot read a blob");
+	*size = (long long)git_blob_rawsize(r->blob);
+	return 0;
+}
+
+long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n)
+{
+	size_t left;
+
+	if (r->blob == NULL)
+		return 0;
+	left = (size_t)git_blob_rawsize(r->blob) - r->pos;
+	if (n > left)
+		n = left;
+	memcpy(p, (const char *)git_blob_rawcontent(r->blob) + r->pos, n);
+	r->pos += n;
+	return (long)n;
+}
+
+void ab_git_reader_close(struct ab_git_reader *r)
+{
+	if (r == NULL)
+		return;
+	git_blob_free(r->blob);
+	git_repository_free(r->repo);
+	free(r);
+}

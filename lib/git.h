@@ -1,0 +1,60 @@
+/* git.h: the trusted commit, read with libgit2.
+ *
+ * Nothing of a repository is executed or interpreted: libgit2 runs no
+ * hooks, filters, fsmonitor or attributes for what is done here, and no
+ * submodule is fetched.  Trees are read from a staging clone in the state
+ * directory that shares no file with the source (its one pack is written
+ * anew by libgit2's packbuilder).
+ */
+#ifndef AB_GIT_H
+#define AB_GIT_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+enum ab_git_type { AB_GIT_FILE, AB_GIT_DIR, AB_GIT_LINK, AB_GIT_GITLINK };
+
+struct ab_git_entry {
+	char *path;		/* relative to the tree's root */
+	enum ab_git_type type;
+	unsigned mode;		/* 0644, 0755, 0755 for dirs, 0777 links */
+	unsigned char oid[20];
+	long long size;
+	char *link;		/* symlink target */
+};
+
+struct ab_git_tree {
+	struct ab_git_entry *e;
+	size_t n;
+	long long bytes;	/* file and link bytes */
+};
+
+int ab_git_start(struct ab_err *err);
+/* Resolves REV in the repository at DIR to a commit: a full object ID, or
+ * a ref that must resolve to EXPECT. */
+int ab_git_resolve(const char *dir, const char *rev, const char *expect,
+    char oid[41], struct ab_err *err);
+/* Makes STAGE a bare repository holding the commit and its history. */
+int ab_git_stage(const char *dir, const char *oid, const char *stage,
+    struct ab_err *err);
+/* Lists the commit's tree in STAGE, directories before their contents,
+ * every path and symlink target checked (pathcheck.h). */
+int ab_git_tree(const char *stage, const char *oid, struct ab_git_tree *t,
+    struct ab_err *err);
+void ab_git_tree_free(struct ab_git_tree *t);
+/* Writes STAGE/index matching the commit's tree. */
+int ab_git_write_index(const char *stage, const char *oid,
+    struct ab_err *err);
+
+/* Reads one blob at a time from STAGE for a tar source. */
+struct ab_git_reader;
+int ab_git_reader_open(struct ab_git_reader **r, const char *stage,
+    struct ab_err *err);
+/* Loads the blob; its bytes are then read with ab_git_reader_read. */
+int ab_git_reader_load(struct ab_git_reader *r, const unsigned char oid[20],
+    long long *size, struct ab_err *err);
+long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n);
+void ab_git_reader_close(struct ab_git_reader *r);
+
+#endif

@@ -1,0 +1,562 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "git.h"
+#include "lockdown.h"
+#include "oneshot.h"
+#include "seed.h"
+#include "tarstream.h"
+#include "testhook.h"
+
+#define PAGE 4096LL
+/* Inodes every seeded task filesystem uses besides the tree: its root
+ * and the /work/.git mount point. */
+#define TASK_BASE_INODES 2
+
+static long long pages(long long n)
+{
+	return (n + PAGE - 1) / PAGE * PAGE;
+}
+
+static void human(long long n, char *out, size_t cap)
+{
+	if (n >= 1LL << 30)
+		snprintf(out, cap, "%.1f GiB", (double)n / (1LL << 30));
+	else if (n >= 1LL << 20)
+		snprintf(out, cap, "%.1f MiB", (double)n / (1LL << 20));
+	else if (n >= 1LL << 10)
+		snprintf(out, cap, "%.1f KiB", (double)n / (1LL << 10));
+	else
+		snprintf(out, cap, "%lld bytes", n);
+}
+
+static int ceiling(const char *fs, long long bytes, long long inodes,
+    const struct ab_volume *v, struct ab_err *err)
+{
+	char need[32], have[32];
+
+	if (bytes > v->bytes) {
+		human(bytes, need, sizeof need);
+		human(v->bytes, have, sizeof have);
+		return ab_fail(err, AB_EREFUSED, "%s filesystem: %s needed, %s "
+		    "ceiling", fs, need, have);
+	}
+	if (inodes > v->inodes)
+		return ab_fail(err, AB_EREFUSED, "%s filesystem: %lld files "
+		    "needed, %lld-inode ceiling", fs, inodes, v->inodes);
+	return 0;
+}
+
+/* --- symlinks that chain ------------------------------------------- */
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_link(char **links, size_t n, const char *path)
+{
+	return n && bsearch(&path, links, n, sizeof *links, by_path) != NULL;
+}
+
+/* Each target was checked lexically (pathcheck.h); that holds only if no
+ * component before a ".." is itself a symlink of the tree, which would
+ * put the walk elsewhere ("s" -> ".", "l" -> "s/../x"). */
+static int chain_check(const struct ab_git_entry *e, char **links, size_t n,
+    struct ab_err *err)
+{
+	char cur[8192], *t, *c, *save;
+	size_t len;
+	char *slash;
+
+	snprintf(cur, sizeof cur, "%s", e->path);
+	slash = strrchr(cur, '/');
+	len = slash ? (size_t)(slash - cur) : 0;
+	cur[len] = '\0';
+	if ((t = strdup(e->link)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	for (c = strtok_r(t, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			if (len > 0 && is_link(links, n, cur)) {
+				free(t);
+				return ab_fail(err, AB_EREFUSED, "unsafe symlink "
+				    "\"%.200s\": \"..\" after the symlink \"%.200s\"",
+				    e->path, cur);
+			}
+			slash = strrchr(cur, '/');
+			len = slash ? (size_t)(slash - cur) : 0;
+			cur[len] = '\0';
+			continue;
+		}
+		len += (size_t)snprintf(cur + len, sizeof cur - len, "%s%s",
+		    len ? "/" : "", c);
+		if (len >= sizeof cur - 1)
+			break;
+	}
+	free(t);
+	return 0;
+}
+
+static int links_check(const struct ab_git_tree *t, struct ab_err *err)
+{
+	char **links;
+	size_t i, n = 0;
+	int rc = 0;
+
+	links = calloc(t->n + 1, sizeof *links);
+	if (links == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	for (i = 0; i < t->n; i++)
+		if (t->e[i].type == AB_GIT_LINK)
+			links[n++] = t->e[i].path;
+	qsort(links, n, sizeof *links, by_path);
+	for (i = 0; rc == 0 && i < t->n; i++)
+		if (t->e[i].type == AB_GIT_LINK)
+			rc = chain_check(&t->e[i], links, n, err);
+	free(links);
+	return rc;
+}
+
+static int task_ceiling(const struct ab_git_tree *t, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	long long bytes = 0;
+	size_t i;
+
+	/* tmpfs charges whole pages; a symlink may take one too. */
+	for (i = 0; i < t->n; i++)
+		if (t->e[i].type == AB_GIT_FILE || t->e[i].type == AB_GIT_LINK)
+			bytes += pages(t->e[i].size);
+	return ceiling("task", bytes, (long long)t->n + TASK_BASE_INODES,
+	    &a->vol[AB_VOL_TASK], err);
+}
+
+/* --- the work tree as a tar ---------------------------------------- */
+
+struct tree_src {
+	const struct ab_git_tree *t;
+	struct ab_git_reader *r;
+	size_t next;
+	long long files, bytes;
+};
+
+static int tree_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+{
+	struct tree_src *ts = arg;
+	const struct ab_git_entry *e;
+	long long size;
+
+	if (ts->next == ts->t->n)
+		return 0;
+	e = &ts->t->e[ts->next++];
+	te->path = e->path;
+	te->mode = e->mode;
+	te->uid = te->gid = AB_AGENT_UID;
+	switch (e->type) {
+	case AB_GIT_DIR:
+	case AB_GIT_GITLINK:
+		te->type = AB_TAR_DIR;
+		return 1;
+	case AB_GIT_LINK:
+		te->type = AB_TAR_SYMLINK;
+		te->link = e->link;
+		return 1;
+	case AB_GIT_FILE:
+		break;
+	}
+	te->type = AB_TAR_FILE;
+	if (ab_git_reader_load(ts->r, e->oid, &size, err) < 0)
+		return -1;
+	if (size != e->size)
+		return ab_fail(err, AB_EREFUSED, "%s changed size while seeding",
+		    e->path);
+	te->size = size;
+	ts->files++;
+	ts->bytes += size;
+	return 1;
+}
+
+static long tree_data(void *arg, char *p, size_t n, struct ab_err *err)
+{
+	struct tree_src *ts = arg;
+
+	(void)err;
+	return ab_git_reader_read(ts->r, p, n);
+}
+
+/* --- the git directory as a tar ------------------------------------ */
+
+struct gitdir_file {
+	const char *path;	/* in /work/.git */
+	char src[4200];		/* on the host, in the staging clone */
+	const char *text;	/* generated, instead of src */
+	int dir;
+};
+
+#define GITDIR_MAX 64
+
+struct gitdir_src {
+	struct gitdir_file f[GITDIR_MAX];
+	char names[GITDIR_MAX][300];
+	int n, next, fd;
+	long long left;
+};
+
+static const char git_config[] =
+    "[core]\n"
+    "\trepositoryformatversion = 0\n"
+    "\tfilemode = true\n"
+    "\tbare = false\n"
+    "\tlogallrefupdates = false\n";
+
+static int gd_add(struct gitdir_src *g, const char *path, const char *src,
+    const char *text, int dir)
+{
+	struct gitdir_file *f;
+
+	if (g->n == GITDIR_MAX)
+		return -1;
+	f = &g->f[g->n];
+	snprintf(g->names[g->n], sizeof g->names[0], "%s", path);
+	f->path = g->names[g->n++];
+	if (src != NULL)
+		snprintf(f->src, sizeof f->src, "%s", src);
+	f->text = text;
+	f->dir = dir;
+	return 0;
+}
+
+/* HEAD detached at the commit, a config of our own (no hooks path, no
+ * fsmonitor, no filters, no includes, no remotes), the index, and the
+ * staging clone's pack; no hooks directory at all. */
+static int gitdir_list(struct gitdir_src *g, const char *stage,
+    const char *head, struct ab_err *err)
+{
+	static const char *const dirs[] = { "objects", "objects/info",
+	    "objects/pack", "refs", "refs/heads", "refs/tags", NULL };
+	char src[4200], name[300];
+	struct dirent *d;
+	DIR *dir;
+	int i, rc = 0;
+
+	memset(g, 0, sizeof *g);
+	g->fd = -1;
+	for (i = 0; dirs[i] != NULL; i++)
+		gd_add(g, dirs[i], NULL, NULL, 1);
+	gd_add(g, "HEAD", NULL, head, 0);
+	gd_add(g, "config", NULL, git_config, 0);
+	snprintf(src, sizeof src, "%s/index", stage);
+	gd_add(g, "index", src, NULL, 0);
+	snprintf(src, sizeof src, "%s/objects/pack", stage);
+	if ((dir = opendir(src)) == NULL)
+		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
+	while ((d = readdir(dir)) != NULL && rc == 0) {
+		size_t k = strlen(d->d_name);
+
+		if (strncmp(d->d_name, "pack-", 5) != 0 || k < 10 ||
+		    (strcmp(d->d_name + k - 5, ".pack") != 0 &&
+		    strcmp(d->d_name + k - 4, ".idx") != 0))
+			continue;
+		snprintf(name, sizeof name, "objects/pack/%s", d->d_name);
+		snprintf(src, sizeof src, "%s/objects/pack/%s", stage,
+		    d->d_name);
+		if (gd_add(g, name, src, NULL, 0) < 0)
+			rc = ab_fail(err, AB_EENGINE, "too many packs");
+	}
+	closedir(dir);
+	return rc;
+}
+
+static int gd_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+{
+	struct gitdir_src *g = arg;
+	struct gitdir_file *f;
+	struct stat st;
+
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
+	if (g->next == g->n)
+		return 0;
+	f = &g->f[g->next++];
+	te->path = f->path;
+	te->uid = te->gid = AB_AGENT_UID;
+	te->mode = f->dir ? 0755 : 0444;
+	te->type = f->dir ? AB_TAR_DIR : AB_TAR_FILE;
+	if (f->dir)
+		return 1;
+	if (f->text != NULL) {
+		te->size = g->left = (long long)strlen(f->text);
+		return 1;
+	}
+	g->fd = open(f->src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (g->fd < 0 || fstat(g->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ab_fail(err, AB_EREFUSED,
+		    "staging clone: %s is not a regular file", f->src);
+	te->size = g->left = (long long)st.st_size;
+	return 1;
+}
+
+static long gd_data(void *arg, char *p, size_t n, struct ab_err *err)
+{
+	struct gitdir_src *g = arg;
+	struct gitdir_file *f = &g->f[g->next - 1];
+	ssize_t got;
+
+	if ((long long)n > g->left)
+		n = (size_t)g->left;
+	if (f->text != NULL) {
+		memcpy(p, f->text + strlen(f->text) - g->left, n);
+		got = (ssize_t)n;
+	} else {
+		got = read(g->fd, p, n);
+		if (got < 0)
+			return ab_fail_errno(err, AB_EENGINE, "read %s", f->src);
+	}
+	g->left -= got;
+	return (long)got;
+}
+
+static int git_ceiling(const struct gitdir_src *g, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	long long bytes = 0;
+	struct stat st;
+	int i;
+
+	for (i = 0; i < g->n; i++) {
+		if (g->f[i].text != NULL)
+			bytes += pages((long long)strlen(g->f[i].text));
+		else if (!g->f[i].dir && stat(g->f[i].src, &st) == 0)
+			bytes += pages((long long)st.st_size);
+	}
+	return ceiling("git", bytes, g->n + 1, &a->vol[AB_VOL_GIT], err);
+}
+
+/* --- upload -------------------------------------------------------- */
+
+/* The kernel enforces the ceilings during the upload too: say so in the
+ * same words, never as a generic failure. */
+static int upload_fail(const struct ab_resp *r, const char *fs,
+    const struct ab_volume *v, struct ab_err *err)
+{
+	char have[32];
+
+	if (r->body.data != NULL &&
+	    (strstr(r->body.data, "no space left on device") != NULL ||
+	    strstr(r->body.data, "No space left on device") != NULL)) {
+		human(v->bytes, have, sizeof have);
+		return ab_fail(err, AB_EREFUSED, "%s filesystem full: %s, "
+		    "%lld-inode ceiling", fs, have, v->inodes);
+	}
+	return ab_engine_fail(r, AB_EENGINE, "upload into the keeper", err);
+}
+
+static int upload(struct ab_engine *e, const struct ab_alloc *a,
+    const char *dest, const struct ab_tar_source *src, const char *fs,
+    const struct ab_volume *v, struct ab_err *err)
+{
+	struct ab_tar *t;
+	struct ab_req q;
+	struct ab_resp r;
+	char path[300];
+	int rc;
+
+	if (ab_tar_open(&t, src, err) < 0)
+		return -1;
+	/* The engine keeps the tar's owners (10001) as long as copyUIDGID is
+	 * not set; with it, Engine 20.10 looks the keeper's "10001:10001" up
+	 * as a user name and fails.  The tests check every owner. */
+	snprintf(path, sizeof path, "/containers/%s/archive?path=%s"
+	    "&noOverwriteDirNonDir=1", a->keeper_id, dest);
+	memset(&q, 0, sizeof q);
+	q.method = "PUT";
+	q.path = path;
+	q.content_type = "application/x-tar";
+	q.reader = ab_tar_read;
+	q.reader_ctx = t;
+	q.what = "upload into the keeper";
+	rc = ab_engine_call(e, &q, &r, err);
+	if (rc == 0 && r.status != 200)
+		rc = upload_fail(&r, fs, v, err);
+	ab_resp_free(&r);
+	ab_tar_close(t);
+	return rc;
+}
+
+/* --- the staging clone's identity ---------------------------------- */
+
+static int stage_path(const struct ab_state *s, const struct ab_alloc *a,
+    char *out, size_t cap)
+{
+	return snprintf(out, cap, "%s/stage/%s", s->path, a->id) >= (int)cap ?
+	    -1 : 0;
+}
+
+static int identity(const char *stage, long long *dev, long long *ino,
+    long long *objects, struct ab_err *err)
+{
+	char obj[4200];
+	struct stat st;
+
+	snprintf(obj, sizeof obj, "%s/objects", stage);
+	if (lstat(stage, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ab_fail(err, AB_EREFUSED, "staging clone %s is gone",
+		    stage);
+	*dev = (long long)st.st_dev;
+	*ino = (long long)st.st_ino;
+	if (lstat(obj, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ab_fail(err, AB_EREFUSED, "staging clone %s is broken",
+		    stage);
+	*objects = (long long)st.st_ino;
+	return 0;
+}
+
+static int identity_check(const char *stage, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	long long dev, ino, obj;
+
+	if (identity(stage, &dev, &ino, &obj, err) < 0)
+		return -1;
+	if (dev != a->stage_dev || ino != a->stage_ino ||
+	    obj != a->objects_ino)
+		return ab_fail(err, AB_EREFUSED,
+		    "staging clone %s was replaced", stage);
+	return 0;
+}
+
+/* --- the whole step ------------------------------------------------ */
+
+static int keeper_ready(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	struct ab_keeper_lock k;
+	struct ab_info info;
+
+	if (strcmp(a->status, "ready") != 0)
+		return ab_fail(err, AB_EREFUSED, "alloc:%s is %s, not ready "
+		    "to seed", a->id, a->status);
+	if (ab_engine_info(e, &info, err) < 0)
+		return -1;
+	ab_alloc_keeper_lock(a, s->sid, info.seccomp_keyword, &k);
+	/* A stopped keeper has its tmpfs unmounted: an upload would land on
+	 * the host's disk under the volume.  It must be running. */
+	k.l.running = 1;
+	if (ab_ctr_check(e, &k.l, a->keeper_id, err) < 0)
+		return ab_err_wrap(err, "keeper of alloc:%s", a->id);
+	return 0;
+}
+
+static void say(const struct ab_seed_opts *o, const char *fmt, long long x,
+    long long y)
+{
+	char line[256];
+
+	if (o->progress == NULL)
+		return;
+	snprintf(line, sizeof line, fmt, x, y);
+	o->progress(line);
+}
+
+static int make_stage(struct ab_state *s, struct ab_alloc *a,
+    const struct ab_seed_opts *o, const char *stage, struct ab_err *err)
+{
+	char dir[4200];
+
+	snprintf(dir, sizeof dir, "%s/stage", s->path);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
+	if (mkdir(stage, 0700) < 0)
+		return ab_fail_errno(err, errno == EEXIST ? AB_EREFUSED :
+		    AB_EENGINE, "cannot create the staging clone %s", stage);
+	if (ab_git_stage(o->repo, a->commit, stage, err) < 0 ||
+	    identity(stage, &a->stage_dev, &a->stage_ino, &a->objects_ino,
+	    err) < 0)
+		return -1;
+	snprintf(a->status, sizeof a->status, "seeding");
+	return ab_alloc_save(s, a, err);
+}
+
+static int send_tree(struct ab_engine *e, const struct ab_alloc *a,
+    const char *stage, const struct ab_seed_opts *o, struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct ab_git_tree t;
+	struct tree_src ts;
+	int rc;
+
+	if (ab_git_tree(stage, a->commit, &t, err) < 0)
+		return -1;
+	rc = links_check(&t, err);
+	if (rc == 0)
+		rc = task_ceiling(&t, a, err);
+	memset(&ts, 0, sizeof ts);
+	ts.t = &t;
+	if (rc == 0)
+		rc = ab_git_reader_open(&ts.r, stage, err);
+	if (rc == 0) {
+		say(o, "sending the tree: %lld entries, %lld bytes",
+		    (long long)t.n, t.bytes);
+		src.next = tree_next;
+		src.data = tree_data;
+		src.ctx = &ts;
+		rc = upload(e, a, "/work", &src, "task", &a->vol[AB_VOL_TASK],
+		    err);
+	}
+	ab_git_reader_close(ts.r);
+	ab_git_tree_free(&t);
+	return rc;
+}
+
+static int send_gitdir(struct ab_engine *e, const struct ab_alloc *a,
+    const char *stage, struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct gitdir_src g;
+	char head[48];
+	int rc;
+
+	snprintf(head, sizeof head, "%s\n", a->commit);
+	if (ab_git_write_index(stage, a->commit, err) < 0 ||
+	    gitdir_list(&g, stage, head, err) < 0 ||
+	    git_ceiling(&g, a, err) < 0)
+		return -1;
+	src.next = gd_next;
+	src.data = gd_data;
+	src.ctx = &g;
+	rc = upload(e, a, "/work/.git", &src, "git", &a->vol[AB_VOL_GIT], err);
+	if (g.fd >= 0)
+		close(g.fd);
+	return rc;
+}
+
+int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
+    const struct ab_seed_opts *o, struct ab_err *err)
+{
+	char stage[4200];
+
+	if (stage_path(s, a, stage, sizeof stage) < 0)
+		return ab_fail(err, AB_EUSAGE, "state directory path too long");
+	if (keeper_ready(s, e, a, err) < 0 || ab_git_start(err) < 0 ||
+	    ab_git_resolve(o->repo, o->rev, o->expect, a->commit, err) < 0 ||
+	    make_stage(s, a, o, stage, err) < 0)
+		return -1;
+	ab_test_pause("seed-staged");
+	if (identity_check(stage, a, err) < 0 ||
+	    send_tree(e, a, stage, o, err) < 0 ||
+	    send_gitdir(e, a, stage, err) < 0 ||
+	    identity_check(stage, a, err) < 0)
+		return -1;
+	snprintf(a->status, sizeof a->status, "seeded");
+	return ab_alloc_save(s, a, err);
+}

@@ -1,0 +1,19 @@
+/* seed.h: the trusted commit into an allocation's volumes (ab-seed). */
+#ifndef AB_SEED_H
+#define AB_SEED_H
+
+#include "alloc.h"
+#include "engine.h"
+#include "err.h"
+#include "image.h"
+#include "state.h"
+
+struct ab_seed_opts {
+	const char *repo, *rev, *expect;
+	ab_progress progress;
+};
+
+int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
+    const struct ab_seed_opts *o, struct ab_err *err);
+
+#endif

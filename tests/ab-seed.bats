@@ -1,0 +1,344 @@
+#!/usr/bin/env bats
+# ab-seed: a trusted commit into the task and git filesystems, checked
+# from inside a container started on the allocation.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2030,SC2031 # a test and its teardown share ALLOCS
+# shellcheck disable=SC2016 # scripts in single quotes run in the container
+load helpers
+
+setup_file() {
+	ab_setup_file
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com \
+		GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+}
+
+teardown_file() {
+	ab_teardown_file
+}
+
+ALLOCS=()
+
+teardown() {
+	ab_proxy_stop
+	local a
+	for a in "${ALLOCS[@]}"; do
+		ab_drop_alloc "$a"
+	done
+}
+
+new_alloc() {
+	run_exact 0 ab-alloc --image "$AB_IMAGE" "$@"
+	ALLOCS+=("$output")
+	ALLOC=$output
+}
+
+# A small repository with history, an executable, a symlink and a subdir.
+make_repo() {
+	REPO=$BATS_TEST_TMPDIR/repo
+	git init -q "$REPO"
+	mkdir -p "$REPO/sub/deeper"
+	printf 'hello\n' >"$REPO/a.txt"
+	printf '#!/bin/sh\necho hi\n' >"$REPO/run.sh"
+	chmod +x "$REPO/run.sh"
+	printf 'deep\n' >"$REPO/sub/deeper/f"
+	head -c 3000 /dev/urandom >"$REPO/sub/binary"
+	ln -s ../a.txt "$REPO/sub/link"
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -qm first
+	printf 'more\n' >>"$REPO/a.txt"
+	git -C "$REPO" commit -qam second
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+}
+
+# hostile_commit 'MODE|TYPE|NAME|CONTENT'...: a repository whose root tree
+# holds exactly these entries (CONTENT is a blob's text), made with git
+# plumbing so it may hold what porcelain refuses.
+hostile_commit() {
+	REPO=$BATS_TEST_TMPDIR/hostile
+	rm -rf "$REPO"
+	git init -q "$REPO"
+	local spec mode type name content oid list=
+	for spec in "$@"; do
+		IFS='|' read -r mode type name content <<<"$spec"
+		oid=$(printf '%s' "$content" | git -C "$REPO" hash-object -w --stdin)
+		list+=$(printf '%s %s %s\t%s' "$mode" "$type" "$oid" "$name")$'\n'
+	done
+	oid=$(printf '%s' "$list" | git -C "$REPO" mktree)
+	COMMIT=$(git -C "$REPO" commit-tree -m hostile "$oid")
+}
+
+# A listing "TYPE MODE UID SIZE PATH" of the tree inside the container.
+inside_listing() {
+	AB_RO_GIT=1 ab_on_alloc "$ALLOC" \
+		'cd /work && find . -path ./.git -prune -o -mindepth 1 -print |
+		 sort | while read -r p; do
+			stat -c "%F %a %u:%g %s %n" "$p"; done |
+		 sed -E "s/^(directory [0-9]+ [0-9:]+) [0-9]+/\\1 -/"'
+}
+
+host_listing() {
+	(cd "$1" && find . -path ./.git -prune -o -mindepth 1 -print | sort |
+		while read -r p; do
+			stat -c "%F %a %s %n" "$p"
+		done) | sed -E 's/^(directory [0-9]+) [0-9]+/\1 -/'
+}
+
+@test "a seeded tree matches the commit: bytes, modes, owners, links" {
+	make_repo
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_equal "$output" "$ALLOC"
+	run inside_listing
+	assert_success
+	local inside
+	inside=$output
+	# Every entry owned by the agent...
+	run grep -vc ' 10001:10001 ' <<<"$inside"
+	assert_output 0
+	# ...and type, mode, size and path as in a checkout of the commit
+	# (git checks out 0644/0755 files, 0755 dirs, 0777 links here).
+	(umask 022 && git clone -q "$REPO" "$BATS_TEST_TMPDIR/co")
+	assert_equal "${inside// 10001:10001/}" \
+		"$(host_listing "$BATS_TEST_TMPDIR/co")"
+	run ab_on_alloc "$ALLOC" 'cd /work && sha256sum a.txt run.sh sub/binary sub/deeper/f'
+	assert_equal "$output" "$(cd "$BATS_TEST_TMPDIR/co" && sha256sum a.txt run.sh sub/binary sub/deeper/f)"
+	run ab_on_alloc "$ALLOC" 'readlink /work/sub/link'
+	assert_output ../a.txt
+}
+
+@test "git inside sees HEAD at the commit, a clean tree and the history" {
+	make_repo
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&
+		git rev-parse HEAD && echo "status:$(git status --porcelain)" &&
+		git log --format=%s'
+	assert_success
+	assert_line --index 0 "$COMMIT"
+	assert_line --index 1 "status:"
+	assert_line --index 2 second
+	assert_line --index 3 first
+}
+
+@test "with /work/.git mounted read-only the agent cannot change git metadata" {
+	make_repo
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" '
+		touch /work/.git/x 2>&1 || echo refused-1
+		touch /work/.git/objects/x 2>&1 || echo refused-2
+		chmod 777 /work/.git/HEAD 2>&1 || echo refused-3
+		grep " /work/.git " /proc/self/mountinfo'
+	assert_line refused-1
+	assert_line refused-2
+	assert_line refused-3
+	assert_line --regexp '^[0-9]+ [0-9]+ [0-9:]+ / /work/.git ro,'
+}
+
+@test "the seeded git directory holds no hooks and a sanitized config" {
+	make_repo
+	git -C "$REPO" config core.hooksPath /tmp/evil
+	git -C "$REPO" remote add origin "$BATS_TEST_TMPDIR/elsewhere"
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'ls /work/.git; cat /work/.git/config'
+	refute_output --partial hooks
+	refute_output --partial evil
+	refute_output --partial remote
+	refute_output --partial elsewhere
+}
+
+@test "nothing of the source repository runs, on the host or inside" {
+	local m=$BATS_TEST_TMPDIR/marker
+	make_repo
+	git -C "$REPO" config core.fsmonitor "touch $m.fsmonitor"
+	git -C "$REPO" config core.hooksPath "$BATS_TEST_TMPDIR/hooks"
+	mkdir -p "$BATS_TEST_TMPDIR/hooks"
+	printf '#!/bin/sh\ntouch %s.hook\n' "$m" >"$BATS_TEST_TMPDIR/hooks/post-checkout"
+	chmod +x "$BATS_TEST_TMPDIR/hooks/post-checkout"
+	printf '[core]\n\tpager = touch %s.include\n' "$m" >"$BATS_TEST_TMPDIR/inc"
+	git -C "$REPO" config include.path "$BATS_TEST_TMPDIR/inc"
+	git -C "$REPO" config filter.x.clean "touch $m.clean; cat"
+	git -C "$REPO" config filter.x.smudge "touch $m.smudge; cat"
+	git -C "$REPO" config filter.x.process "touch $m.process"
+	printf '* filter=x\n' >"$REPO/.gitattributes"
+	git -C "$REPO" -c filter.x.clean=cat -c filter.x.process= add .gitattributes
+	git -C "$REPO" -c core.hooksPath=/dev/null -c core.fsmonitor= \
+		-c filter.x.clean=cat -c filter.x.process= commit -qm attrs
+	rm -f "$m".*
+	COMMIT=$(git -C "$REPO" -c core.fsmonitor= rev-parse HEAD)
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work && git status >/dev/null;
+		git diff >/dev/null; git log -1 >/dev/null;
+		ls $m.* /work/*marker* 2>/dev/null; echo done"
+	assert_output 'done'
+	run ls "$m".*
+	assert_failure
+}
+
+@test "a submodule becomes an empty directory and an LFS pointer stays a pointer" {
+	local ptr
+	ptr=$'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345'
+	hostile_commit "100644|blob|.gitmodules|[submodule \"m\"]" \
+		"100644|blob|big.bin|$ptr"
+	# Add a gitlink entry by hand: mode 160000, any commit ID.
+	local tree
+	tree=$( (git -C "$REPO" ls-tree "$COMMIT"
+		printf '160000 commit %s\tmod\n' "$COMMIT") | git -C "$REPO" mktree)
+	COMMIT=$(git -C "$REPO" commit-tree -m sub "$tree")
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	run ab_on_alloc "$ALLOC" 'ls -A /work/mod | wc -l; stat -c %F /work/mod; head -c 40 /work/big.bin'
+	assert_line --index 0 0
+	assert_line --index 1 directory
+	assert_line --index 2 "version https://git-lfs.github.com/spec/"
+}
+
+@test "hostile tree paths are refused before a byte is sent, naming the path" {
+	local spec name
+	for spec in ".git" ".GIT" ".Git" ".git." ".git " "git~1" ".."; do
+		hostile_commit "100644|blob|ok|fine" "100644|blob|$spec|x"
+		new_alloc
+		run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+		assert_regex "$stderr" "unsafe path"
+		run ab_on_alloc "$ALLOC" 'ls -A /work'
+		assert_output .git
+	done
+	name=$(printf 'a\tb')
+	hostile_commit "100644|blob|$name|x"
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+}
+
+@test "escaping symlinks are refused before a byte is sent" {
+	local target
+	for target in /etc/passwd ../x ../../x a/../../x .git/config; do
+		hostile_commit "100644|blob|ok|fine" "120000|blob|l|$target"
+		new_alloc
+		run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+		assert_regex "$stderr" "unsafe symlink"
+		run ab_on_alloc "$ALLOC" 'ls -A /work'
+		assert_output .git
+	done
+}
+
+@test "a symlink chain that escapes through another symlink is refused" {
+	hostile_commit "120000|blob|s|." "120000|blob|l|s/../x"
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "after the symlink"
+}
+
+@test "a repository over the byte ceiling is refused before upload, with numbers" {
+	make_repo
+	head -c 3000000 /dev/urandom >"$REPO/big"
+	git -C "$REPO" add big
+	git -C "$REPO" commit -qm big
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --task-bytes 2M
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "task filesystem: 2.9 MiB needed, 2.0 MiB ceiling"
+	run ab_on_alloc "$ALLOC" 'ls -A /work'
+	assert_output .git
+}
+
+@test "a repository over the inode ceiling is refused before upload" {
+	make_repo
+	local i
+	for i in $(seq 1 30); do echo "$i" >"$REPO/f$i"; done
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -qm many
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --task-inodes 20
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "task filesystem: [0-9]+ files needed, 20-inode ceiling"
+}
+
+@test "the git filesystem's ceiling is checked too" {
+	make_repo
+	head -c 300000 /dev/urandom >"$REPO/noise"
+	git -C "$REPO" add noise
+	git -C "$REPO" commit -qm noise
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --git-bytes 64k
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "git filesystem: .* needed, 64.0 KiB ceiling"
+}
+
+@test "a staging clone replaced before the upload is refused" {
+	make_repo
+	new_alloc
+	local pid st=0 stage
+	AB_TEST_PAUSE=seed-staged ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	ab_wait_stopped "$pid"
+	stage=$AB_STATE_DIR/stage/${ALLOC#alloc:}
+	mv "$stage" "$stage.old"
+	cp -a "$stage.old" "$stage"
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 1
+	run cat "$BATS_TEST_TMPDIR/err"
+	assert_output --partial "was replaced"
+	run ab_on_alloc "$ALLOC" 'ls -A /work'
+	assert_output .git
+}
+
+@test "a ref must come with --expect, and resolve to it" {
+	make_repo
+	new_alloc
+	run_exact 2 ab-seed "$ALLOC" --repo "$REPO" --commit HEAD
+	assert_one_error_line ab-seed
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit HEAD~1 --expect "$COMMIT"
+	assert_regex "$stderr" "not the expected"
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit HEAD --expect "$COMMIT"
+}
+
+@test "seeding twice, an unknown commit or another state's handle is refused" {
+	make_repo
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$(printf '%040d' 0)"
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "not ready"
+	AB_STATE_DIR=$(ab_new_state) run_exact 1 ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT"
+	assert_regex "$stderr" "unknown handle"
+	run_exact 1 ab-seed alloc:0123456789abcdef0123456789abcdef --repo "$REPO" \
+		--commit "$COMMIT"
+}
+
+@test "a keeper that is gone is refused: nothing may land on the host's disk" {
+	make_repo
+	new_alloc
+	docker kill "agentbox-${ALLOC#alloc:}-keeper" >/dev/null
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "State.Running"
+}
+
+@test "an unreachable engine is 125, a bad repository 2" {
+	make_repo
+	new_alloc
+	DOCKER_HOST=unix:///nonexistent run_exact 125 ab-seed "$ALLOC" \
+		--repo "$REPO" --commit "$COMMIT"
+	run_exact 2 ab-seed "$ALLOC" --repo "$BATS_TEST_TMPDIR/none" --commit "$COMMIT"
+	run_exact 2 ab-seed "$ALLOC" --commit "$COMMIT"
+	run_exact 0 ab-seed --help
+	assert_regex "$output" "^usage: ab-seed ALLOC"
+}
+
+@test "a deadline that passes mid-upload is 124" {
+	make_repo
+	new_alloc
+	local f=$BATS_TEST_TMPDIR/deadline
+	ab_proxy_start --match '^PUT /v[0-9.]+/containers/[0-9a-f]+/archive' \
+		--action delay --seconds 6
+	ab_deadline_in "$f" 3
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 124 ab-seed "$ALLOC" \
+		--repo "$REPO" --commit "$COMMIT" --deadline "$f"
+	assert_one_error_line ab-seed
+	grep -q '"status":"seeding"' "$AB_STATE_DIR/alloc/${ALLOC#alloc:}"
+}
