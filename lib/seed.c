@@ -526,6 +526,11 @@ static int send_gitdir(struct ab_engine *e, const struct ab_alloc *a,
 	char head[48];
 	int rc;
 
+	/* The index carries no stat data, so git status inside rehashes every
+	 * file and, with .git read-only, cannot save the refreshed index.
+	 * Measured on 10,000 files (2 MB): 0.05 s a call.  Kept so; a
+	 * refresh while .git is still writable waits for a tree where the
+	 * rehash matters. */
 	snprintf(head, sizeof head, "%s\n", a->commit);
 	if (ab_git_write_index(stage, a->commit, err) < 0 ||
 	    gitdir_list(&g, stage, head, err) < 0 ||

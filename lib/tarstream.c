@@ -151,18 +151,20 @@ long ab_tar_read(void *arg, char *p, size_t n, struct ab_err *err)
 	struct ab_tar *t = arg;
 	size_t k;
 
-	while (t->pos == t->out.len) {
+	if (t->pos == t->out.len) {
 		ab_buf_reset(&t->out);
 		t->pos = 0;
-		if (t->finished)
-			return 0;
+	}
+	/* Fill the caller's whole buffer when we can: one piece per read
+	 * would be one small socket write per tar header. */
+	while (t->out.len - t->pos < n && !t->finished)
 		if (step(t, err) < 0)
 			return -1;
-	}
 	k = t->out.len - t->pos;
 	if (k > n)
 		k = n;
-	memcpy(p, t->out.data + t->pos, k);
+	if (k > 0)
+		memcpy(p, t->out.data + t->pos, k);
 	t->pos += k;
 	t->handed += (long long)k;
 	return (long)k;

@@ -342,3 +342,21 @@ host_listing() {
 	assert_one_error_line ab-seed
 	grep -q '"status":"seeding"' "$AB_STATE_DIR/alloc/${ALLOC#alloc:}"
 }
+
+@test "the man page names every option of --help" {
+	local word words
+	run_exact 0 ab-seed --help
+	mapfile -t words < <(grep -o -- '--[a-z-]*' <<<"$output" | sort -u)
+	[ "${#words[@]}" -ge 4 ]
+	for word in "${words[@]}"; do
+		grep -q -- "${word#--}" "$AB_ROOT/man/ab-seed.1"
+	done
+}
+
+@test "a handle whose allocation was removed is refused" {
+	make_repo
+	new_alloc
+	ab_drop_alloc "$ALLOC"
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "unknown handle"
+}

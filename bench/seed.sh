@@ -1,0 +1,87 @@
+#!/bin/sh
+# bench/seed.sh [N...]: seeding time and peak memory of ab-seed against
+# what a user would otherwise do (git archive | docker cp, and docker cp
+# of a bare clone into /work/.git), into same-sized tmpfs volumes held by
+# a container, for generated repositories of N files (default 1000 10000
+# 100000).  One line a size; the ratio is taken pair by pair in one run.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+PATH=$here/bin:$PATH
+work=$(mktemp -d /tmp/ab-bench.XXXXXX)
+AB_STATE_DIR=$work/state
+export AB_STATE_DIR
+mkdir -m 0700 "$AB_STATE_DIR"
+trap 'cleanup' EXIT INT TERM
+
+cleanup() {
+	sid=$(cat "$AB_STATE_DIR/sid" 2>/dev/null || true)
+	if [ -n "$sid" ]; then
+		docker ps -aq --filter "label=org.agentbox.state=$sid" | xargs -r docker rm -f >/dev/null
+		docker volume ls -q --filter "label=org.agentbox.state=$sid" | xargs -r docker volume rm >/dev/null
+		docker images -q --filter "label=org.agentbox.state=$sid" | sort -u | xargs -r docker rmi -f >/dev/null
+	fi
+	docker rm -f ab-bench-keeper >/dev/null 2>&1 || true
+	for r in task git; do docker volume rm -f "ab-bench-$r" >/dev/null 2>&1 || true; done
+	rm -rf "$work"
+}
+
+now() { date +%s.%N; }
+
+make_repo() {	# DIR N: N files of about 200 bytes, 100 a directory
+	git init -q "$1"
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "d%05d" % (i // 100))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%d.txt" % i), "w") as f:
+        f.write(("line %d\n" % i) * 20)
+PY
+	git -C "$1" add -A
+	git -C "$1" -c user.name=b -c user.email=b@b commit -qm bench
+}
+
+docker_way() {	# REPO COMMIT IMAGE: seconds for the two docker cp steps
+	o="type=tmpfs,device=tmpfs,o=size=4g,nr_inodes=400000,uid=10001,gid=10001"
+	for r in task git; do
+		docker volume create --driver local --opt type=tmpfs --opt device=tmpfs \
+			--opt o=size=4g,nr_inodes=400000,uid=10001,gid=10001 "ab-bench-$r" >/dev/null
+	done
+	docker run -d --name ab-bench-keeper --user 10001:10001 --read-only \
+		--network none --mount type=volume,src=ab-bench-task,dst=/work \
+		--mount type=volume,src=ab-bench-git,dst=/work/.git \
+		--entrypoint /bin/sleep "$3" 100000 >/dev/null
+	rm -rf "$work/bare"
+	t0=$(now)
+	git -C "$1" archive "$2" | docker cp - ab-bench-keeper:/work
+	git clone -q --bare "$1" "$work/bare"
+	docker cp "$work/bare/." ab-bench-keeper:/work/.git
+	t1=$(now)
+	docker rm -f ab-bench-keeper >/dev/null
+	for r in task git; do docker volume rm "ab-bench-$r" >/dev/null; done
+	echo "$t0 $t1" | awk '{printf "%.3f", $2 - $1}'
+	: "$o"
+}
+
+img=$(ab-image build 2>/dev/null)
+digest=$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$AB_STATE_DIR/image/${img#image:}")
+printf '%-8s %10s %10s %12s %10s %8s\n' files ab-seed/s KiB docker-cp/s files/s ratio
+[ "$#" -gt 0 ] || set -- 1000 10000 100000
+for n in "$@"; do
+	repo=$work/repo-$n
+	make_repo "$repo" "$n"
+	commit=$(git -C "$repo" rev-parse HEAD)
+	alloc=$(ab-alloc --image "$img" --task-bytes 4G --task-inodes 400000 \
+		--git-bytes 4G --git-inodes 400000)
+	/usr/bin/time -f '%e %M' -o "$work/time" \
+		ab-seed "$alloc" --repo "$repo" --commit "$commit" >/dev/null 2>&1
+	read -r secs kib <"$work/time"
+	d=$(docker_way "$repo" "$commit" "$digest")
+	awk -v n="$n" -v s="$secs" -v k="$kib" -v d="$d" 'BEGIN {
+		printf "%-8d %10.3f %10d %12.3f %10.0f %8.2f\n", n, s, k, d, n / s, s / d }'
+	id=${alloc#alloc:}
+	docker rm -f "agentbox-$id-keeper" >/dev/null
+	for r in task git inputs; do docker volume rm "agentbox-$id-$r" >/dev/null; done
+	rm -rf "$repo"
+done
