@@ -285,8 +285,8 @@ static int volume_remove(struct ab_engine *e, const char *name,
 int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
     struct ab_err *err)
 {
-	struct ab_deadline saved = e->dl;
-	int saved_cleanup = e->cleanup, i, rc = 0;
+	struct ab_budget saved;
+	int i, rc = 0;
 	struct ab_err one;
 
 	/* Containers first: a volume still referenced cannot go (409). */
@@ -294,7 +294,7 @@ int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
 		*err = one;
 		rc = -1;
 	}
-	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	/* By name, so a create whose reply was lost is found too; never a
 	 * volume that was there before and is not ours. */
 	for (i = 0; i < AB_NVOL; i++)
@@ -303,8 +303,7 @@ int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
 			*err = one;
 			rc = -1;
 		}
-	e->dl = saved;
-	e->cleanup = saved_cleanup;
+	ab_engine_budget_end(e, &saved);
 	return rc;
 }
 

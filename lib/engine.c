@@ -417,6 +417,20 @@ void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms)
 	e->cleanup = 1;
 }
 
+void ab_engine_budget_begin(struct ab_engine *e, long long within_ms,
+    struct ab_budget *saved)
+{
+	saved->dl = e->dl;
+	saved->cleanup = e->cleanup;
+	ab_engine_cleanup_budget(e, within_ms);
+}
+
+void ab_engine_budget_end(struct ab_engine *e, const struct ab_budget *saved)
+{
+	e->dl = saved->dl;
+	e->cleanup = saved->cleanup;
+}
+
 static int info_bool(const struct ab_json *j, const char *key)
 {
 	int v = 0;

@@ -84,6 +84,16 @@ void ab_engine_close(struct ab_engine *e);
  * task's deadline: cleanup must still run after the deadline passed. */
 void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms);
 
+/* A cleanup step inside a tool: calls get a budget of their own until
+ * ab_engine_budget_end puts the deadline that was in force back. */
+struct ab_budget {
+	struct ab_deadline dl;
+	int cleanup;
+};
+void ab_engine_budget_begin(struct ab_engine *e, long long within_ms,
+    struct ab_budget *saved);
+void ab_engine_budget_end(struct ab_engine *e, const struct ab_budget *saved);
+
 /* Sends the request and waits for the whole reply.  0 when an HTTP reply
  * arrived (any status: check r->status); -1 when none did, or when the
  * deadline passed meanwhile.  ab_resp_free afterwards either way. */

@@ -361,20 +361,19 @@ int ab_image_verify(struct ab_state *s, struct ab_engine *e,
 static int remove_image(struct ab_engine *e, const char *digest,
     struct ab_err *err)
 {
-	struct ab_deadline saved = e->dl;
-	int saved_cleanup = e->cleanup, rc;
+	struct ab_budget saved;
+	int rc;
 	struct ab_resp r;
 	char path[160];
 
 	snprintf(path, sizeof path, "/images/%s?force=1", digest);
-	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	rc = ab_engine_json(e, "DELETE", path, NULL, "remove the image", &r,
 	    err);
 	if (rc == 0 && r.status != 200 && r.status != 404)
 		rc = ab_engine_fail(&r, AB_EENGINE, "remove the image", err);
 	ab_resp_free(&r);
-	e->dl = saved;
-	e->cleanup = saved_cleanup;
+	ab_engine_budget_end(e, &saved);
 	return rc;
 }
 
@@ -737,8 +736,8 @@ static int build_production(struct ab_engine *e, const char *dir,
  * find it by its handle label and remove it, within a budget of its own. */
 static void remove_by_label(struct ab_engine *e, const char *id)
 {
-	struct ab_deadline saved = e->dl;
-	int saved_cleanup = e->cleanup, i, t;
+	struct ab_budget saved;
+	int i, t;
 	struct ab_buf q, f;
 	struct ab_resp r;
 	struct ab_json j;
@@ -750,7 +749,7 @@ static void remove_by_label(struct ab_engine *e, const char *id)
 	ab_buf_init(&f, 0);
 	ab_buf_addf(&f, "{\"label\":[\"org.agentbox.image=%s\"]}", id);
 	ab_buf_adds(&q, "/images/json?filters=");
-	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	if (ab_url_escape(&q, f.data ? f.data : "") == 0 && q.data &&
 	    ab_engine_json(e, "GET", q.data, NULL, "list images", &r,
 	    &err) == 0 && r.status == 200 &&
@@ -764,8 +763,7 @@ static void remove_by_label(struct ab_engine *e, const char *id)
 		ab_json_free(&j);
 	}
 	ab_resp_free(&r);
-	e->dl = saved;
-	e->cleanup = saved_cleanup;
+	ab_engine_budget_end(e, &saved);
 	ab_buf_free(&q);
 	ab_buf_free(&f);
 }

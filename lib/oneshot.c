@@ -11,20 +11,19 @@
 int ab_remove_container(struct ab_engine *e, const char *name,
     struct ab_err *err)
 {
-	struct ab_deadline saved = e->dl;
-	int saved_cleanup = e->cleanup, rc;
+	struct ab_budget saved;
+	int rc;
 	struct ab_resp r;
 	char path[512];
 
 	snprintf(path, sizeof path, "/containers/%s?force=1&v=1", name);
-	ab_engine_cleanup_budget(e, AB_CLEANUP_MS);
+	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a container", &r,
 	    err);
 	if (rc == 0 && r.status != 204 && r.status != 404)
 		rc = ab_engine_fail(&r, AB_EENGINE, "remove a container", err);
 	ab_resp_free(&r);
-	e->dl = saved;
-	e->cleanup = saved_cleanup;
+	ab_engine_budget_end(e, &saved);
 	return rc;
 }
 

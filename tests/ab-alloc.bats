@@ -189,11 +189,5 @@ alloc_objects() {
 }
 
 @test "the man page names every option of --help" {
-	local word words
-	run_exact 0 ab-alloc --help
-	mapfile -t words < <(grep -o -- '--[a-z-]*' <<<"$output" | sort -u)
-	[ "${#words[@]}" -ge 8 ]
-	for word in "${words[@]}"; do
-		grep -q -- "${word#--}" "$AB_ROOT/man/ab-alloc.1"
-	done
+	assert_man_covers_help ab-alloc 8
 }

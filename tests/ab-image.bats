@@ -379,10 +379,8 @@ count_records() {
 
 @test "the man page's synopsis names every verb and option of --help" {
 	local word
-	run_exact 0 ab-image --help
-	for word in build verify remove list --recipe --dir --base --rebuild \
-		--deadline; do
-		assert_regex "$output" "$word"
-		grep -q -- "${word#--}" "$AB_ROOT/man/ab-image.1"
+	assert_man_covers_help ab-image 5
+	for word in build verify remove list; do
+		grep -q "Cm $word" "$AB_ROOT/man/ab-image.1"
 	done
 }

@@ -175,3 +175,20 @@ ab_on_alloc() {
 		--mount "type=volume,src=agentbox-$id-inputs,dst=/run/agentbox/inputs,volume-nocopy,readonly" \
 		--entrypoint /bin/sh "$digest" -c "$@"
 }
+
+# The man page of TOOL names every --option its --help shows (at least MIN).
+assert_man_covers_help() {
+	local tool=$1 min=$2 word words
+	run_exact 0 "$tool" --help
+	mapfile -t words < <(grep -o -- '--[a-z-]*' <<<"$output" | sort -u)
+	if [ "${#words[@]}" -lt "$min" ]; then
+		echo "$tool --help shows ${#words[@]} options, expected $min" >&2
+		return 1
+	fi
+	for word in "${words[@]}"; do
+		grep -q -- "${word#--}" "$AB_ROOT/man/$tool.1" || {
+			echo "man/$tool.1 does not name $word" >&2
+			return 1
+		}
+	done
+}
