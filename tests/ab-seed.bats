@@ -354,3 +354,38 @@ host_listing() {
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
 	assert_regex "$stderr" "unknown handle"
 }
+
+@test "the staging clone shares no file with the source repository" {
+	make_repo
+	git -C "$REPO" gc -q
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	local stage=$AB_STATE_DIR/stage/${ALLOC#alloc:}
+	run find "$stage" -type f -links +1
+	assert_output ""
+	# No inode of the source appears in the staging clone.
+	comm -12 <(find "$REPO/.git" -type f -printf '%i\n' | sort) \
+		<(find "$stage" -type f -printf '%i\n' | sort) >"$BATS_TEST_TMPDIR/shared"
+	[ ! -s "$BATS_TEST_TMPDIR/shared" ]
+}
+
+@test "a filesystem that fills up during the upload is reported as full" {
+	make_repo
+	head -c 600000 /dev/urandom >"$REPO/big"
+	git -C "$REPO" add big
+	git -C "$REPO" commit -qm big
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --task-bytes 1M
+	local pid st=0
+	AB_TEST_PAUSE=seed-staged ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	ab_wait_stopped "$pid"
+	# The check before the upload passes; then someone else fills /work.
+	ab_on_alloc "$ALLOC" 'dd if=/dev/zero of=/work/filler bs=4k count=200 2>/dev/null'
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 1
+	run cat "$BATS_TEST_TMPDIR/err"
+	assert_output --partial "task filesystem full: 1.0 MiB"
+}
