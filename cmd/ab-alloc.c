@@ -68,7 +68,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 /* Defaults: the task 1G and 200000 inodes, git 512M and 100000, the
  * inputs 1M and 64 (ab-alloc(1)). */
-static int sizes(const struct opts *o, struct ab_alloc *a,
+static int sizes(const struct opts *o, long long sz[AB_NVOL][2],
     struct ab_err *err)
 {
 	static const char *const def[AB_NVOL][2] = { { "1G", "200000" },
@@ -77,54 +77,59 @@ static int sizes(const struct opts *o, struct ab_alloc *a,
 	    { "--task-bytes", "--task-inodes" },
 	    { "--git-bytes", "--git-inodes" },
 	    { "--inputs-bytes", "--inputs-inodes" } };
+	int i, k;
+
+	for (i = 0; i < AB_NVOL; i++)
+		for (k = 0; k < 2; k++)
+			if (ab_parse_size(o->size[i][k] ? o->size[i][k] :
+			    def[i][k], k ? MAX_INODES : MAX_BYTES, what[i][k],
+			    &sz[i][k], err) < 0)
+				return -1;
+	return 0;
+}
+
+static int create(struct ab_state *s, struct ab_engine *e,
+    const struct ab_handle *img, const struct ab_deadline *dl,
+    long long sz[AB_NVOL][2], struct ab_err *err)
+{
+	char id[AB_ID_LEN + 1];
+	struct ab_alloc a;
 	int i;
 
+	if (ab_new_id(id, err) < 0)
+		return -1;
+	ab_alloc_init(&a, id);
+	a.lease = *dl;
+	memcpy(a.image, img->id, sizeof a.image);
 	for (i = 0; i < AB_NVOL; i++) {
-		if (ab_parse_size(o->size[i][0] ? o->size[i][0] : def[i][0],
-		    MAX_BYTES, what[i][0], &a->vol[i].bytes, err) < 0 ||
-		    ab_parse_size(o->size[i][1] ? o->size[i][1] : def[i][1],
-		    MAX_INODES, what[i][1], &a->vol[i].inodes, err) < 0)
-			return -1;
+		a.vol[i].bytes = sz[i][0];
+		a.vol[i].inodes = sz[i][1];
 	}
-	return 0;
+	if (ab_image_verify(s, e, img, 0, a.digest, err) < 0 ||
+	    ab_alloc_create(s, e, &a, err) < 0)
+		return -1;
+	return ab_print_handle("alloc", id, err);
 }
 
 static int run(const struct opts *o, struct ab_err *err)
 {
+	long long sz[AB_NVOL][2];
+	struct ab_deadline dl;
 	struct ab_handle img;
-	struct ab_alloc a;
 	struct ab_engine e;
 	struct ab_state s;
-	char id[AB_ID_LEN + 1];
 	int rc = -1;
 
-	ab_alloc_init(&a, "00000000000000000000000000000000");
-	if (sizes(o, &a, err) < 0 ||
+	if (sizes(o, sz, err) < 0 ||
 	    ab_handle_parse(&img, o->image, "image", err) < 0 ||
-	    ab_deadline_load(&a.lease, o->deadline, err) < 0 ||
+	    ab_deadline_load(&dl, o->deadline, err) < 0 ||
 	    ab_state_open(&s, err) < 0)
 		return -1;
-	if (ab_deadline_check(&a.lease, "ab-alloc started", err) < 0 ||
-	    ab_engine_open(&e, &a.lease, err) < 0)
-		goto state;
-	if (ab_image_verify(&s, &e, &img, 0, a.digest, err) == 0 &&
-	    ab_new_id(id, err) == 0) {
-		struct ab_alloc n;
-
-		ab_alloc_init(&n, id);
-		n.lease = a.lease;
-		memcpy(n.digest, a.digest, sizeof n.digest);
-		memcpy(n.image, img.id, sizeof n.image);
-		for (int i = 0; i < AB_NVOL; i++) {
-			n.vol[i].bytes = a.vol[i].bytes;
-			n.vol[i].inodes = a.vol[i].inodes;
-		}
-		rc = ab_alloc_create(&s, &e, &n, err);
-		if (rc == 0)
-			rc = ab_print_handle("alloc", id, err);
+	if (ab_deadline_check(&dl, "ab-alloc started", err) == 0 &&
+	    ab_engine_open(&e, &dl, err) == 0) {
+		rc = create(&s, &e, &img, &dl, sz, err);
+		ab_engine_close(&e);
 	}
-	ab_engine_close(&e);
-state:
 	ab_state_close(&s);
 	return rc;
 }

@@ -124,6 +124,7 @@ static int list(struct ab_state *s, struct ab_err *err)
 
 static int run(const struct opts *o, struct ab_err *err)
 {
+	struct ab_image_plan *plan = NULL;
 	struct ab_image_opts io;
 	struct ab_deadline dl;
 	struct ab_engine e;
@@ -146,19 +147,22 @@ static int run(const struct opts *o, struct ab_err *err)
 		ab_state_close(&s);
 		return rc;
 	}
-	if (ab_deadline_check(&dl, "ab-image started", err) < 0 ||
-	    ab_engine_open(&e, &dl, err) < 0) {
-		ab_state_close(&s);
-		return -1;
-	}
 	memset(&io, 0, sizeof io);
 	io.dir = image_dir(o->dir);
 	io.recipe = o->recipe;
 	io.base = o->base;
 	io.rebuild = o->rebuild;
 	io.progress = ab_progress_line;
+	if ((strcmp(o->verb, "build") == 0 &&
+	    ab_image_plan(&s, &io, &plan, err) < 0) ||
+	    ab_deadline_check(&dl, "ab-image started", err) < 0 ||
+	    ab_engine_open(&e, &dl, err) < 0) {
+		ab_image_plan_free(plan);
+		ab_state_close(&s);
+		return -1;
+	}
 	if (strcmp(o->verb, "build") == 0)
-		rc = ab_image_build(&s, &e, &io, id, err);
+		rc = ab_image_build(&s, &e, plan, &io, id, err);
 	else if (strcmp(o->verb, "verify") == 0)
 		rc = ab_image_verify(&s, &e, &h, 1, NULL, err);
 	else
@@ -167,6 +171,7 @@ static int run(const struct opts *o, struct ab_err *err)
 		rc = ab_print_handle("image", id, err);
 	else if (rc == 0 && strcmp(o->verb, "verify") == 0)
 		rc = ab_print_handle("image", h.id, err);
+	ab_image_plan_free(plan);
 	ab_engine_close(&e);
 	ab_state_close(&s);
 	return rc;

@@ -849,50 +849,78 @@ static int register_new(struct ab_state *s, struct ab_engine *e,
 	return -1;
 }
 
-int ab_image_build(struct ab_state *s, struct ab_engine *e,
-    const struct ab_image_opts *o, char id[AB_ID_LEN + 1],
-    struct ab_err *err)
-{
-	struct ab_rootfs rf;
+struct ab_image_plan {
 	struct spec sp;
-	int rc, prod = strcmp(o->recipe, "production") == 0;
+	struct ab_rootfs rf;
+	int prod;
+};
 
-	memset(&sp, 0, sizeof sp);
-	memset(&rf, 0, sizeof rf);
-	rf.fd = -1;
-	memcpy(sp.sid, s->sid, sizeof sp.sid);
-	if (prod) {
-		snprintf(sp.kind, sizeof sp.kind, "production");
+int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
+    struct ab_image_plan **pp, struct ab_err *err)
+{
+	struct ab_image_plan *p;
+	int rc;
+
+	p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	p->rf.fd = -1;
+	memcpy(p->sp.sid, s->sid, sizeof p->sp.sid);
+	p->prod = strcmp(o->recipe, "production") == 0;
+	if (p->prod) {
+		snprintf(p->sp.kind, sizeof p->sp.kind, "production");
 		rc = ab_image_check_base(o->base, err);
 		if (rc == 0)
-			rc = production_spec(o->dir, o->base, &sp, err);
+			rc = production_spec(o->dir, o->base, &p->sp, err);
 	} else {
-		rc = default_spec(o->dir, &rf, &sp, err);
+		rc = default_spec(o->dir, &p->rf, &p->sp, err);
 	}
-	if (rc == 0 && !o->rebuild)
-		rc = find_registered(s, e, &sp, id, err);
+	if (rc < 0) {
+		ab_image_plan_free(p);
+		return -1;
+	}
+	*pp = p;
+	return 0;
+}
+
+void ab_image_plan_free(struct ab_image_plan *p)
+{
+	if (p == NULL)
+		return;
+	ab_rootfs_free(&p->rf);
+	free(p);
+}
+
+int ab_image_build(struct ab_state *s, struct ab_engine *e,
+    struct ab_image_plan *p, const struct ab_image_opts *o,
+    char id[AB_ID_LEN + 1], struct ab_err *err)
+{
+	struct spec *sp = &p->sp;
+	int rc = 0;
+
+	if (!o->rebuild)
+		rc = find_registered(s, e, sp, id, err);
 	if (rc == 1) {
 		say(o->progress, "reusing image:%s: recipe unchanged", id, 0);
-		ab_rootfs_free(&rf);
 		return 0;
 	}
 	if (rc == 0)
-		rc = ab_new_id(sp.id, err);
-	if (rc == 0 && !prod) {
+		rc = ab_new_id(sp->id, err);
+	if (rc == 0 && !p->prod) {
 		say(o->progress, "importing the default image: %s, %lld bytes",
-		    "rootfs", rf.bytes);
-		rc = import_default(e, &rf, &sp, o->progress, sp.digest, err);
+		    "rootfs", p->rf.bytes);
+		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
+		    err);
 	} else if (rc == 0) {
 		say(o->progress, "building from %s", o->base, 0);
-		rc = build_production(e, o->dir, o->base, &sp, o->progress,
-		    sp.digest, err);
+		rc = build_production(e, o->dir, o->base, sp, o->progress,
+		    sp->digest, err);
 	}
-	ab_rootfs_free(&rf);
-	if (rc < 0 && sp.id[0] != '\0')
-		remove_by_label(e, sp.id);
+	if (rc < 0 && sp->id[0] != '\0')
+		remove_by_label(e, sp->id);
 	if (rc == 0)
-		rc = register_new(s, e, &sp, o->progress, err);
+		rc = register_new(s, e, sp, o->progress, err);
 	if (rc == 0)
-		memcpy(id, sp.id, AB_ID_LEN + 1);
+		memcpy(id, sp->id, AB_ID_LEN + 1);
 	return rc;
 }

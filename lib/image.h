@@ -29,10 +29,16 @@ struct ab_image_opts {
 
 /* Refuses a production base that is not pinned by digest. */
 int ab_image_check_base(const char *base, struct ab_err *err);
-/* Builds (or reuses) and registers; writes the handle ID. */
+/* Reads and hashes the recipe and every input, asking no engine, so a
+ * bad recipe is refused before anything exists. */
+struct ab_image_plan;
+int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
+    struct ab_image_plan **p, struct ab_err *err);
+void ab_image_plan_free(struct ab_image_plan *p);
+/* Builds (or reuses) and registers the plan; writes the handle ID. */
 int ab_image_build(struct ab_state *s, struct ab_engine *e,
-    const struct ab_image_opts *o, char id[AB_ID_LEN + 1],
-    struct ab_err *err);
+    struct ab_image_plan *p, const struct ab_image_opts *o,
+    char id[AB_ID_LEN + 1], struct ab_err *err);
 /* Re-inspects a registered image and repeats the label checks, and with
  * probe set the version probe too.  digest (>= 80 bytes) may be NULL. */
 int ab_image_verify(struct ab_state *s, struct ab_engine *e,

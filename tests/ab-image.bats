@@ -384,3 +384,36 @@ count_records() {
 		grep -q "Cm $word" "$AB_ROOT/man/ab-image.1"
 	done
 }
+
+@test "an image whose version probe disagrees with its labels is refused and removed" {
+	local d=$BATS_TEST_TMPDIR/recipe n
+	cp -a "$AB_ROOT/image" "$d"
+	# The image's git would report another version than its label.
+	# shellcheck disable=SC2016 # the script's own text
+	sed -i 's|v=${v#git version }|v=0.0.1|' "$d/versions.sh"
+	n=$(count_records)
+	run_exact 1 ab-image build --dir "$d"
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "does not report git .* as the label claims"
+	assert_equal "$(count_records)" "$n"
+	run docker images -q --filter "label=org.agentbox.state=$(ab_state_sid)"
+	assert_equal "$(printf '%s\n' "$output" | sort -u | grep -c .)" 1
+	run docker ps -aq --filter "label=org.agentbox.state=$(ab_state_sid)"
+	assert_output ""
+}
+
+@test "a malformed recipe is a usage error before any engine call" {
+	local d=$BATS_TEST_TMPDIR/recipe
+	cp -a "$AB_ROOT/image" "$d"
+	printf 'frobnicate /x\n' >>"$d/default.manifest"
+	DOCKER_HOST=unix:///nonexistent run_exact 2 ab-image build --dir "$d"
+	assert_regex "$stderr" "default.manifest:[0-9]+: unknown directive"
+	cp "$AB_ROOT/image/default.manifest" "$d/"
+	printf 'version nothing no-such-debian-package\n' >>"$d/default.manifest"
+	DOCKER_HOST=unix:///nonexistent run_exact 2 ab-image build --dir "$d"
+	assert_regex "$stderr" "not installed"
+	cp "$AB_ROOT/image/default.manifest" "$d/"
+	sed -i 's|^user .*|user 0:0|' "$d/default.manifest"
+	DOCKER_HOST=unix:///nonexistent run_exact 2 ab-image build --dir "$d"
+	assert_regex "$stderr" "user must be 10001:10001"
+}
