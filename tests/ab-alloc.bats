@@ -19,6 +19,9 @@ teardown() {
 	for a in "${ALLOCS[@]}"; do
 		ab_drop_alloc "$a"
 	done
+	if [ -n "${FOREIGN_VOLUME:-}" ]; then
+		docker volume rm -f "$FOREIGN_VOLUME" >/dev/null 2>&1 || true
+	fi
 }
 
 ALLOCS=()
@@ -154,6 +157,7 @@ alloc_objects() {
 	ALLOCS+=("alloc:$id")
 	docker volume create --driver local --opt type=tmpfs --opt device=tmpfs \
 		--opt o=size=1m "agentbox-$id-git" >/dev/null
+	FOREIGN_VOLUME=agentbox-$id-git
 	kill -CONT "$pid"
 	local st=0
 	wait "$pid" || st=$?
@@ -165,7 +169,6 @@ alloc_objects() {
 	assert_output "size=1m"
 	run docker volume ls -q --filter "label=org.agentbox.alloc=$id"
 	assert_output ""
-	docker volume rm "agentbox-$id-git" >/dev/null
 }
 
 @test "killed after the volumes exist, the record names every object left" {

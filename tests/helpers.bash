@@ -50,8 +50,13 @@ ab_purge_state() {
 		xargs -r docker rm -f >/dev/null
 	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
 		xargs -r docker volume rm -f >/dev/null
-	docker images -q --no-trunc --filter "label=org.agentbox.state=$sid" |
-		sort -u | xargs -r docker rmi -f >/dev/null
+	local img
+	for img in $(docker images -q --no-trunc \
+		--filter "label=org.agentbox.state=$sid" | sort -u); do
+		# A test's own unlabelled container may still use the image.
+		docker ps -aq --filter "ancestor=$img" | xargs -r docker rm -f >/dev/null
+		docker rmi -f "$img" >/dev/null || echo "cannot remove image $img" >&2
+	done
 }
 
 ab_teardown_file() {

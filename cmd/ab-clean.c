@@ -1,0 +1,171 @@
+/* ab-clean: remove allocations and prove they are gone. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "clean.h"
+#include "engine.h"
+#include "size.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-clean HANDLE... [--within SECONDS]\n"
+    "       ab-clean --sweep [--all] [--within SECONDS]\n";
+
+struct opts {
+	int sweep, all;
+	long long within_ms;
+	char **handles;
+	int nhandles;
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "sweep", no_argument, NULL, 's' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "within", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ab_err err;
+	long long secs;
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->within_ms = 30000;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->sweep = 1; break;
+		case 'a': o->all = 1; break;
+		case 'w':
+			if (ab_parse_size(optarg, 3600, "--within", &secs,
+			    &err) < 0 || strpbrk(optarg, "kKmMgG") != NULL)
+				return ab_usage_error("--within takes 1 to 3600 "
+				    "seconds: %.40s", optarg);
+			o->within_ms = secs * 1000;
+			break;
+		case 'h': return usage(stdout, -1);
+		default: return usage(stderr, AB_EUSAGE);
+		}
+	}
+	o->handles = argv + optind;
+	o->nhandles = argc - optind;
+	if (o->all && !o->sweep)
+		return ab_usage_error("--all goes with --sweep");
+	if (o->sweep == (o->nhandles > 0))
+		return usage(stderr, AB_EUSAGE);
+	return 0;
+}
+
+/* Cleans one allocation within a budget of its own. */
+static int clean_one(struct ab_state *s, struct ab_engine *e, const char *id,
+    long long within_ms, struct ab_err *err)
+{
+	struct ab_buf left;
+	int rc;
+
+	ab_engine_cleanup_budget(e, within_ms);
+	ab_buf_init(&left, 1 << 16);
+	rc = ab_clean_alloc(s, e, id, &left, err);
+	ab_buf_free(&left);
+	return rc;
+}
+
+static int handles(const struct opts *o, struct ab_state *s,
+    struct ab_engine *e, struct ab_err *err)
+{
+	struct ab_handle h;
+	struct ab_err one;
+	int i, rc = 0;
+
+	/* Every handle is parsed before anything is removed. */
+	for (i = 0; i < o->nhandles; i++)
+		if (ab_handle_parse(&h, o->handles[i], "alloc", err) < 0)
+			return -1;
+	for (i = 0; i < o->nhandles; i++) {
+		ab_handle_parse(&h, o->handles[i], "alloc", err);
+		if (clean_one(s, e, h.id, o->within_ms, &one) < 0) {
+			if (rc == 0 || one.code == AB_EENGINE)
+				*err = one;
+			rc = -1;
+			if (i + 1 < o->nhandles)
+				ab_report(&one);
+		}
+	}
+	return rc;
+}
+
+static int sweep(const struct opts *o, struct ab_state *s,
+    struct ab_engine *e, struct ab_err *err)
+{
+	char (*ids)[AB_ID_LEN + 1];
+	struct ab_err one;
+	size_t i, n;
+	int rc = 0;
+
+	if (ab_clean_known(s, e, &ids, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
+			continue;
+		if (clean_one(s, e, ids[i], o->within_ms, &one) < 0) {
+			*err = one;
+			rc = -1;
+			continue;
+		}
+		printf("alloc:%s\n", ids[i]);
+	}
+	free(ids);
+	fflush(stdout);
+	return rc;
+}
+
+static int run(const struct opts *o, struct ab_err *err)
+{
+	struct ab_deadline budget;
+	struct ab_engine e;
+	struct ab_state s;
+	int rc;
+
+	if (ab_state_open(&s, err) < 0)
+		return -1;
+	/* Cleanup has its own budget: it must still run after the task's
+	 * deadline passed. */
+	budget.set = 1;
+	budget.at_ms = ab_now_ms() + o->within_ms;
+	if (ab_engine_open(&e, &budget, err) < 0) {
+		ab_state_close(&s);
+		return -1;
+	}
+	e.cleanup = 1;
+	rc = o->sweep ? sweep(o, &s, &e, err) : handles(o, &s, &e, err);
+	ab_engine_close(&e);
+	ab_state_close(&s);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_err err;
+	struct opts o;
+	int rc;
+
+	ab_prog = "ab-clean";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	memset(&err, 0, sizeof err);
+	if (run(&o, &err) < 0)
+		return ab_report(&err);
+	return 0;
+}

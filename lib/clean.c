@@ -1,0 +1,343 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "clean.h"
+#include "json.h"
+#include "oneshot.h"
+
+#define SETTLE_MS 500
+
+/* GET path: 1 when the engine says 404, 0 when it exists. */
+static int absent(struct ab_engine *e, const char *path, struct ab_err *err)
+{
+	struct ab_resp r;
+	int rc;
+
+	if (ab_engine_json(e, "GET", path, NULL, "look for an object", &r,
+	    err) < 0) {
+		ab_resp_free(&r);
+		return -1;
+	}
+	rc = r.status == 404 ? 1 : r.status == 200 ? 0 :
+	    ab_engine_fail(&r, AB_EENGINE, "look for an object", err);
+	ab_resp_free(&r);
+	return rc;
+}
+
+/* Names of the containers ("containers") or volumes ("volumes") that
+ * carry org.agentbox.alloc=ID and this state's label. */
+static int by_label(struct ab_state *s, struct ab_engine *e, const char *what,
+    const char *id, struct ab_json *j, int *list, struct ab_err *err)
+{
+	struct ab_buf q, f;
+	struct ab_resp r;
+	int rc = -1;
+
+	ab_buf_init(&q, 0);
+	ab_buf_init(&f, 0);
+	if (id != NULL)
+		ab_buf_addf(&f, "{\"label\":[\"org.agentbox.state=%s\","
+		    "\"org.agentbox.alloc=%s\"]}", s->sid, id);
+	else
+		ab_buf_addf(&f, "{\"label\":[\"org.agentbox.state=%s\"]}",
+		    s->sid);
+	if (strcmp(what, "containers") == 0)
+		ab_buf_adds(&q, "/containers/json?all=1&filters=");
+	else
+		ab_buf_adds(&q, "/volumes?filters=");
+	memset(&r, 0, sizeof r);
+	if (ab_url_escape(&q, f.data ? f.data : "") == 0 && q.data != NULL &&
+	    ab_engine_json(e, "GET", q.data, NULL, "list by label", &r,
+	    err) == 0) {
+		if (r.status != 200)
+			ab_engine_fail(&r, AB_EENGINE, "list by label", err);
+		else if (ab_json_parse(j, r.body.data, r.body.len, err) < 0)
+			err->code = AB_EENGINE;
+		else {
+			*list = strcmp(what, "containers") == 0 ? 0 :
+			    ab_json_key(j, 0, "Volumes");
+			rc = 0;
+		}
+	}
+	ab_resp_free(&r);
+	ab_buf_free(&q);
+	ab_buf_free(&f);
+	return rc;
+}
+
+static int remove_volume(struct ab_engine *e, const char *name,
+    struct ab_err *err)
+{
+	struct ab_resp r;
+	char path[200];
+	int rc;
+
+	snprintf(path, sizeof path, "/volumes/%s?force=1", name);
+	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a volume", &r,
+	    err);
+	if (rc == 0 && r.status != 204 && r.status != 404)
+		rc = ab_engine_fail(&r, r.status == 409 ? AB_EREFUSED :
+		    AB_EENGINE, "remove a volume", err);
+	ab_resp_free(&r);
+	return rc;
+}
+
+/* Calls fn for the Id of every labelled container or Name of every
+ * labelled volume; with left, names them there instead. */
+static int each_labelled(struct ab_state *s, struct ab_engine *e,
+    const char *what, const char *id, struct ab_buf *left,
+    struct ab_err *err)
+{
+	const char *key = strcmp(what, "containers") == 0 ? "Id" : "Name";
+	struct ab_json j;
+	int list, i, t, rc = 0;
+	char *v;
+
+	if (by_label(s, e, what, id, &j, &list, err) < 0)
+		return -1;
+	for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
+		v = ab_json_str(&j, ab_json_key(&j, t, key));
+		if (v == NULL)
+			continue;
+		if (left != NULL)
+			ab_buf_addf(left, "%s %s\n", what[0] == 'c' ?
+			    "container" : "volume", v);
+		else if (what[0] == 'c' && ab_remove_container(e, v, err) < 0)
+			rc = -1;
+		else if (what[0] == 'v' && remove_volume(e, v, err) < 0)
+			rc = -1;
+		free(v);
+	}
+	ab_json_free(&j);
+	return rc;
+}
+
+/* Containers before volumes: a referenced volume cannot go (409). */
+static int remove_pass(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	int i, rc = 0;
+
+	if (each_labelled(s, e, "containers", a->id, NULL, err) < 0 ||
+	    ab_remove_container(e, a->keeper, err) < 0)
+		rc = -1;
+	for (i = 0; i < AB_NVOL; i++)
+		if (remove_volume(e, a->vol[i].name, err) < 0)
+			rc = -1;
+	if (each_labelled(s, e, "volumes", a->id, NULL, err) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* Absence: 404 for every derived name, and nothing under the label. */
+static int prove(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_buf *left, struct ab_err *err)
+{
+	char path[200];
+	int i, k;
+
+	snprintf(path, sizeof path, "/containers/%s/json", a->keeper);
+	if ((k = absent(e, path, err)) < 0)
+		return -1;
+	if (k == 0)
+		ab_buf_addf(left, "container %s\n", a->keeper);
+	for (i = 0; i < AB_NVOL; i++) {
+		snprintf(path, sizeof path, "/volumes/%s", a->vol[i].name);
+		if ((k = absent(e, path, err)) < 0)
+			return -1;
+		if (k == 0)
+			ab_buf_addf(left, "volume %s\n", a->vol[i].name);
+	}
+	if (left->len > 0)
+		return 0;
+	if (each_labelled(s, e, "containers", a->id, left, err) < 0 ||
+	    each_labelled(s, e, "volumes", a->id, left, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* rm -r that never follows a symlink out of the directory. */
+static int remove_tree(int at, const char *name)
+{
+	struct dirent *d;
+	DIR *dir;
+	int fd;
+
+	if (unlinkat(at, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if ((dir = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((d = readdir(dir)) != NULL)
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0 &&
+		    remove_tree(dirfd(dir), d->d_name) < 0) {
+			closedir(dir);
+			return -1;
+		}
+	closedir(dir);
+	return unlinkat(at, name, AT_REMOVEDIR) == 0 || errno == ENOENT ?
+	    0 : -1;
+}
+
+static int remove_local(struct ab_state *s, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	struct ab_handle h;
+	int fd;
+
+	fd = openat(s->dirfd, "stage", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd >= 0) {
+		if (remove_tree(fd, a->id) < 0) {
+			close(fd);
+			return ab_fail_errno(err, AB_EENGINE,
+			    "cannot remove the staging clone of alloc:%s", a->id);
+		}
+		close(fd);
+	}
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, a->id, sizeof h.id);
+	return ab_record_remove(s, &h, err);
+}
+
+/* One line naming everything that remains. */
+static int remains(const char *id, struct ab_buf *left, struct ab_err *err)
+{
+	size_t i;
+
+	while (left->len > 0 && left->data[left->len - 1] == '\n')
+		left->data[--left->len] = '\0';
+	for (i = 0; i < left->len; i++)
+		if (left->data[i] == '\n')
+			left->data[i] = ',';
+	return ab_fail(err, AB_EREFUSED, "alloc:%s: still there, record kept: "
+	    "%.500s", id, left->data);
+}
+
+static void settle(void)
+{
+	struct timespec ts = { 0, SETTLE_MS * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
+    struct ab_buf *left, struct ab_err *err)
+{
+	struct ab_alloc a;
+	int pass;
+
+	ab_alloc_init(&a, id);
+	/* Twice, a settle window apart: a create that lands late is caught
+	 * by the second look. */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			settle();
+		ab_buf_reset(left);
+		remove_pass(s, e, &a, err);
+		if (prove(s, e, &a, left, err) < 0)
+			return -1;
+		if (left->len > 0)
+			return remains(id, left, err);
+	}
+	/* Staged inputs and the clone go only once the filesystems are. */
+	return remove_local(s, &a, err);
+}
+
+static int add_id(char (**ids)[AB_ID_LEN + 1], size_t *n, size_t *cap,
+    const char *id)
+{
+	char (*v)[AB_ID_LEN + 1];
+	size_t i;
+
+	if (!ab_is_id(id))
+		return 0;
+	for (i = 0; i < *n; i++)
+		if (strcmp((*ids)[i], id) == 0)
+			return 0;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		v = realloc(*ids, *cap * sizeof *v);
+		if (v == NULL)
+			return -1;
+		*ids = v;
+	}
+	memcpy((*ids)[(*n)++], id, AB_ID_LEN + 1);
+	return 0;
+}
+
+static int labelled_ids(struct ab_state *s, struct ab_engine *e,
+    const char *what, char (**ids)[AB_ID_LEN + 1], size_t *n, size_t *cap,
+    struct ab_err *err)
+{
+	struct ab_json j;
+	int list, i, t, rc = 0;
+	char *v;
+
+	if (by_label(s, e, what, NULL, &j, &list, err) < 0)
+		return -1;
+	for (i = 0; rc == 0 && (t = ab_json_elem(&j, list, i)) >= 0; i++) {
+		v = ab_json_str(&j, ab_json_key(&j, ab_json_key(&j, t,
+		    "Labels"), "org.agentbox.alloc"));
+		if (v != NULL && add_id(ids, n, cap, v) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		free(v);
+	}
+	ab_json_free(&j);
+	return rc;
+}
+
+int ab_clean_known(struct ab_state *s, struct ab_engine *e,
+    char (**ids)[AB_ID_LEN + 1], size_t *n, struct ab_err *err)
+{
+	char (*rec)[AB_ID_LEN + 1];
+	size_t i, nrec, cap = 0;
+	int rc = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (ab_record_list(s, "alloc", &rec, &nrec, err) < 0)
+		return -1;
+	for (i = 0; rc == 0 && i < nrec; i++)
+		if (add_id(ids, n, &cap, rec[i]) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+	free(rec);
+	if (rc == 0)
+		rc = labelled_ids(s, e, "containers", ids, n, &cap, err);
+	if (rc == 0)
+		rc = labelled_ids(s, e, "volumes", ids, n, &cap, err);
+	if (rc < 0) {
+		free(*ids);
+		*ids = NULL;
+	}
+	return rc;
+}
+
+int ab_clean_expired(struct ab_state *s, const char *id, long long grace_ms)
+{
+	struct ab_handle h;
+	struct ab_alloc a;
+	struct ab_err err;
+
+	memset(&err, 0, sizeof err);
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, id, sizeof h.id);
+	/* No record (or one that is not ours): the objects belong to nobody. */
+	if (ab_alloc_load(s, &h, &a, &err) < 0)
+		return err.code == AB_EREFUSED;
+	return a.lease.set && a.lease.at_ms + grace_ms < ab_now_ms();
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env bats
+# ab-clean: removing allocations, proving absence, sweeping leftovers.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+load helpers
+
+setup_file() {
+	ab_setup_file
+}
+
+teardown_file() {
+	ab_teardown_file
+}
+
+teardown() {
+	ab_proxy_stop
+	docker rm -f ab-test-holder >/dev/null 2>&1 || true
+	ab_purge_allocs
+}
+
+# Every allocation of this file's state, whatever a test left.
+ab_purge_allocs() {
+	local sid
+	sid=$(ab_state_sid)
+	docker ps -aq --filter "label=org.agentbox.state=$sid" \
+		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
+	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
+		xargs -r docker volume rm -f >/dev/null
+	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage"
+}
+
+new_alloc() {
+	run_exact 0 ab-alloc --image "$AB_IMAGE" "$@"
+	ALLOC=$output
+	AID=${output#alloc:}
+}
+
+objects_of() {
+	docker ps -aq --filter "label=org.agentbox.alloc=$1"
+	docker volume ls -q --filter "label=org.agentbox.alloc=$1"
+}
+
+@test "cleaning a seeded allocation removes everything and is idempotent" {
+	local repo=$BATS_TEST_TMPDIR/repo
+	git init -q "$repo"
+	echo x >"$repo/a"
+	git -C "$repo" add a
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	[ -d "$AB_STATE_DIR/stage/$AID" ]
+	run_exact 0 ab-clean "$ALLOC"
+	assert_output ""
+	run objects_of "$AID"
+	assert_output ""
+	[ ! -e "$AB_STATE_DIR/stage/$AID" ]
+	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "agent containers of the allocation go first, then the volumes" {
+	new_alloc
+	AB_RO_WORK=1 ab_on_alloc "$ALLOC" 'true'
+	docker create --label "org.agentbox.alloc=$AID" \
+		--label "org.agentbox.state=$(ab_state_sid)" \
+		--mount "type=volume,src=agentbox-$AID-task,dst=/work" \
+		--entrypoint /bin/true "$(docker inspect "agentbox-$AID-keeper" \
+		--format '{{.Image}}')" >/dev/null
+	run_exact 0 ab-clean "$ALLOC"
+	run objects_of "$AID"
+	assert_output ""
+}
+
+@test "what cannot be removed is named, and the record is kept for a second run" {
+	new_alloc
+	# A container that is not the allocation's holds its task volume.
+	docker run -d --name ab-test-holder \
+		--mount "type=volume,src=agentbox-$AID-task,dst=/x" \
+		--entrypoint /bin/sleep "$(docker inspect "agentbox-$AID-keeper" \
+		--format '{{.Image}}')" 1000 >/dev/null
+	run_exact 1 ab-clean "$ALLOC" --within 10
+	assert_one_error_line ab-clean
+	assert_regex "$stderr" "volume agentbox-$AID-task"
+	assert_regex "$stderr" "record kept"
+	[ -f "$AB_STATE_DIR/alloc/$AID" ]
+	# The holder is not ours and was left alone.
+	docker inspect ab-test-holder >/dev/null
+	docker rm -f ab-test-holder >/dev/null
+	run_exact 0 ab-clean "$ALLOC"
+	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
+}
+
+@test "an unreachable engine is 125 and keeps the records; later it succeeds" {
+	new_alloc
+	DOCKER_HOST=unix:///nonexistent run_exact 125 ab-clean "$ALLOC"
+	assert_one_error_line ab-clean
+	[ -f "$AB_STATE_DIR/alloc/$AID" ]
+	run_exact 0 ab-clean "$ALLOC"
+	run objects_of "$AID"
+	assert_output ""
+}
+
+@test "an engine that fails mid-clean keeps the records" {
+	new_alloc
+	ab_proxy_start --match '^DELETE /v[0-9.]+/volumes/' --action fail \
+		--status 500 --message "volume store jammed" --times 0
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 1 ab-clean "$ALLOC" --within 5
+	assert_regex "$stderr" "still there"
+	[ -f "$AB_STATE_DIR/alloc/$AID" ]
+	ab_proxy_stop
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "--sweep removes what has no record or an expired lease, and nothing else" {
+	local f=$BATS_TEST_TMPDIR/deadline expired held orphan nolease
+	ab_deadline_in "$f" 3
+	new_alloc --deadline "$f"
+	expired=$AID
+	ab_deadline_in "$f" 3600
+	new_alloc --deadline "$f"
+	held=$AID
+	new_alloc
+	nolease=$AID
+	new_alloc
+	orphan=$AID
+	rm "$AB_STATE_DIR/alloc/$orphan"
+	sleep 6
+	run_exact 0 ab-clean --sweep --within 2
+	assert_line "alloc:$expired"
+	assert_line "alloc:$orphan"
+	assert_equal "${#lines[@]}" 2
+	run objects_of "$expired"
+	assert_output ""
+	run objects_of "$orphan"
+	assert_output ""
+	[ -n "$(objects_of "$held")" ]
+	[ -n "$(objects_of "$nolease")" ]
+	run_exact 0 ab-clean --sweep --all
+	assert_line "alloc:$held"
+	assert_line "alloc:$nolease"
+	run objects_of "$held"
+	assert_output ""
+	run objects_of "$nolease"
+	assert_output ""
+}
+
+@test "a sweep in another state directory touches nothing of this one's" {
+	new_alloc
+	local other
+	other=$(ab_new_state)
+	AB_STATE_DIR=$other run_exact 0 ab-clean --sweep --all
+	assert_output ""
+	[ "$(objects_of "$AID" | grep -c .)" -eq 4 ]
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "a tool killed mid-allocation leaves what a sweep removes" {
+	local pid id
+	AB_TEST_PAUSE=alloc-volumes-created ab-alloc --image "$AB_IMAGE" \
+		>/dev/null 2>&1 &
+	pid=$!
+	ab_wait_stopped "$pid"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	id=$(ls "$AB_STATE_DIR/alloc")
+	[ "$(objects_of "$id" | grep -c .)" -eq 3 ]
+	# No lease: only --all, or the handle, removes it.
+	run_exact 0 ab-clean --sweep
+	assert_output ""
+	run_exact 0 ab-clean --sweep --all
+	assert_output "alloc:$id"
+	run objects_of "$id"
+	assert_output ""
+}
+
+@test "bad arguments are usage errors; other handles are refused" {
+	run_exact 2 ab-clean
+	run_exact 2 ab-clean --all
+	run_exact 2 ab-clean --sweep "alloc:$(printf '%032d' 0)"
+	run_exact 2 ab-clean --sweep --within 0
+	run_exact 2 ab-clean --sweep --within 5k
+	run_exact 1 ab-clean image:0123456789abcdef0123456789abcdef
+	assert_one_error_line ab-clean
+	run_exact 1 ab-clean nonsense
+	run_exact 0 ab-clean --help
+	assert_regex "$output" "^usage: ab-clean HANDLE"
+}
+
+@test "the man page names every option of --help" {
+	assert_man_covers_help ab-clean 3
+}
