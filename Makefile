@@ -86,7 +86,7 @@ demo: all
 lint:
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
-	@shellcheck sh/* tests/*.bash tests/run-suite .ci/run
+	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/run-suite .ci/run
 	@shellcheck -s bash tests/*.bats
 	@echo "lint: clean"
 

@@ -2,6 +2,7 @@
 # demo-agent.sh: the agent `make demo` runs.  It looks around the task
 # filesystem and shows what it may and may not do.
 echo "demo-agent: running as $(id -u):$(id -g) in $(pwd)"
+# shellcheck disable=SC2012 # a listing for a person to read
 ls -la /work 2>&1 | head -n 20
 git -C /work status --short 2>&1 | head -n 20
 git -C /work log -1 --oneline 2>&1

@@ -1,11 +1,13 @@
 #!/bin/sh
-# probe.sh: the entrypoint of every agentbox image.  It checks the
+# probe.sh [ARGV...]: the entrypoint of every agentbox image.  It checks the
 # container from inside before anything else runs, then execs ARGV.
-# On success it prints "agentbox-probe: ok NONCE"; on failure
-# "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
 #
-# This first version checks identity and privileges; the lockdown checks
-# of mounts, network and ceilings come with ab-profile and ab-validate.
+# The profile pins what it checks through the environment: AB_PROBE_NONCE,
+# AB_PROBE_PHASE (planning, questions, execution), AB_PROBE_HOME and
+# AB_PROBE_HOME_BYTES, AB_PROBE_TMP_BYTES (page-rounded tmpfs ceilings).
+# On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
+# variable and execs ARGV; on failure it prints
+# "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
 PATH=/usr/bin:/bin
 export PATH
 
@@ -14,26 +16,108 @@ refuse() {
 	exit 126
 }
 
-field() {
-	while read -r k v rest; do
+status_field() {
+	while read -r k v; do
 		if [ "$k" = "$1:" ]; then
-			echo "$v${rest:+ $rest}"
+			echo "$v"
 			return 0
 		fi
 	done </proc/self/status
 	return 1
 }
 
-[ "$(id -u)" = 10001 ] || refuse uid
-[ "$(id -g)" = 10001 ] || refuse gid
-for c in CapInh CapPrm CapEff CapBnd CapAmb; do
-	[ "$(field "$c")" = 0000000000000000 ] || refuse "$c"
-done
-[ "$(field NoNewPrivs)" = 1 ] || refuse NoNewPrivs
-[ "$(field Seccomp)" = 2 ] || refuse Seccomp
+# mount_opts MOUNTPOINT: "FSTYPE MOUNT-OPTIONS SUPER-OPTIONS", or nothing.
+mount_opts() {
+	awk -v m="$1" '{
+		for (i = 7; $i != "-"; i++) ;
+		if ($5 == m) { r = $(i + 1) " " $6 " " $(i + 3) }
+	} END { if (r != "") print r }' /proc/self/mountinfo
+}
 
-nonce=${AB_PROBE_NONCE:-}
-unset AB_PROBE_NONCE AB_PROBE_PHASE
-echo "agentbox-probe: ok $nonce"
+# Word splitting of mount_opts is wanted: its three fields.
+# shellcheck disable=SC2046
+want_ro() {
+	set -- "$1" $(mount_opts "$1")
+	[ -n "${2:-}" ] || refuse "mount $1"
+	case ",$3," in *,ro,*) ;; *) refuse "read-only $1" ;; esac
+}
+
+# shellcheck disable=SC2046
+want_rw() {
+	set -- "$1" $(mount_opts "$1")
+	[ -n "${2:-}" ] || refuse "mount $1"
+	case ",$3," in *,rw,*) ;; *) refuse "writable $1" ;; esac
+}
+
+# want_tmpfs MOUNTPOINT BYTES: a tmpfs of exactly that size.
+# shellcheck disable=SC2046
+want_tmpfs() {
+	set -- "$1" "$2" $(mount_opts "$1")
+	[ "${3:-}" = tmpfs ] || refuse "tmpfs $1"
+	case ",$5," in
+	*,size=$(($2 / 1024))k,*) ;;
+	*) refuse "size of $1" ;;
+	esac
+}
+
+check_identity() {
+	[ "$(id -u)" = 10001 ] || refuse uid
+	[ "$(id -g)" = 10001 ] || refuse gid
+	[ "$(id -G)" = 10001 ] || refuse groups
+	for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[ "$(status_field "$c")" = 0000000000000000 ] || refuse "$c"
+	done
+	[ "$(status_field NoNewPrivs)" = 1 ] || refuse NoNewPrivs
+	[ "$(status_field Seccomp)" = 2 ] || refuse Seccomp
+}
+
+check_mounts() {
+	want_ro /
+	case ${AB_PROBE_PHASE:-} in
+	execution) want_rw /work ;;
+	planning | questions) want_ro /work ;;
+	*) refuse phase ;;
+	esac
+	want_ro /work/.git
+	want_ro /run/agentbox/inputs
+	for v in AB_PROBE_TMP_BYTES AB_PROBE_HOME AB_PROBE_HOME_BYTES; do
+		eval "[ -n \"\${$v:-}\" ]" || refuse "$v"
+	done
+	want_tmpfs /tmp "$AB_PROBE_TMP_BYTES"
+	want_tmpfs "$AB_PROBE_HOME" "$AB_PROBE_HOME_BYTES"
+}
+
+# Nothing of the host but the engine's own three files: every other mount
+# is the image, a volume, a tmpfs, or the kernel's own filesystems.
+check_host_paths() {
+	bad=$(awk '{
+		for (i = 7; $i != "-"; i++) ;
+		t = $(i + 1); m = $5
+		if (m ~ /^\/(proc|sys|dev)(\/|$)/ || m == "/" || t == "tmpfs") next
+		if (m == "/etc/hosts" || m == "/etc/hostname" || m == "/etc/resolv.conf") next
+		print m; exit
+	}' /proc/self/mountinfo)
+	[ -z "$bad" ] || refuse "host path $bad"
+	for s in /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock; do
+		[ ! -e "$s" ] || refuse "docker socket $s"
+	done
+}
+
+check_network() {
+	for n in /sys/class/net/*; do
+		[ "${n##*/}" = lo ] || refuse "network ${n##*/}"
+	done
+}
+
+check_identity
+check_mounts
+check_host_paths
+check_network
 [ "$#" -gt 0 ] || refuse argv
+
+[ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
+nonce=$AB_PROBE_NONCE
+unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_HOME AB_PROBE_HOME_BYTES \
+	AB_PROBE_TMP_BYTES
+echo "agentbox-probe: ok $nonce"
 exec "$@"

@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# image/probe.sh: the entrypoint checks the container from inside and runs
+# ARGV only when every check passes.  Until ab-profile and ab-validate make
+# these containers, the tests start them with the docker CLI on an
+# allocation's volumes: locked down, then with one property weakened.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+load helpers
+
+setup_file() {
+	ab_setup_file
+	ALLOC=$(ab-alloc --image "$AB_IMAGE")
+	export ALLOC
+}
+
+teardown_file() {
+	ab_drop_alloc "$ALLOC"
+	ab_teardown_file
+}
+
+# probe_run [DOCKER-OPTION...]: the probe with ARGV "echo ran; env", in a
+# locked container; USER_OPT, NET_OPT, WRITABLE_ROOT, PHASE, WORK_RO, GIT_RO
+# each override one default.
+probe_run() {
+	local id=${ALLOC#alloc:} digest root=(--read-only)
+	[ -z "${WRITABLE_ROOT:-}" ] || root=()
+	digest=$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')
+	run docker run --rm --user "${USER_OPT:-10001:10001}" "${root[@]}" \
+		--cap-drop ALL --security-opt no-new-privileges \
+		--network "${NET_OPT:-none}" \
+		--label "org.agentbox.state=$(ab_state_sid)" \
+		--label "org.agentbox.alloc=$id" \
+		--tmpfs /tmp:size=16m,nr_inodes=1000,uid=10001,gid=10001 \
+		--tmpfs /home/agent:size=8m,nr_inodes=1000,uid=10001,gid=10001 \
+		--mount "type=volume,src=agentbox-$id-task,dst=/work,volume-nocopy${WORK_RO:-}" \
+		--mount "type=volume,src=agentbox-$id-git,dst=/work/.git,volume-nocopy${GIT_RO-,readonly}" \
+		--mount "type=volume,src=agentbox-$id-inputs,dst=/run/agentbox/inputs,volume-nocopy,readonly" \
+		-e AB_PROBE_NONCE=n0nce -e "AB_PROBE_PHASE=${PHASE:-execution}" \
+		-e AB_PROBE_HOME=/home/agent -e AB_PROBE_HOME_BYTES=8388608 \
+		-e AB_PROBE_TMP_BYTES=16777216 \
+		"$@" "$digest" sh -c 'echo ran; env'
+}
+
+assert_refused() {
+	assert_equal "$status" 126
+	assert_output "agentbox-probe: refused: $1"
+}
+
+@test "in a locked container the probe says ok with the nonce, unsets its variables and runs ARGV" {
+	probe_run
+	assert_success
+	assert_line --index 0 "agentbox-probe: ok n0nce"
+	assert_line --index 1 ran
+	refute_output --partial AB_PROBE_
+}
+
+@test "planning and questions need /work read-only" {
+	local p
+	for p in planning questions; do
+		PHASE=$p probe_run
+		assert_refused "read-only /work"
+		PHASE=$p WORK_RO=,readonly probe_run
+		assert_success
+	done
+}
+
+@test "a capability added is refused" {
+	probe_run --cap-add NET_BIND_SERVICE
+	assert_refused CapBnd
+}
+
+@test "a writable root is refused" {
+	WRITABLE_ROOT=1 probe_run
+	assert_refused "read-only /"
+}
+
+@test "a network other than none is refused" {
+	NET_OPT=bridge probe_run
+	assert_refused "network eth0"
+}
+
+@test "the root user is refused" {
+	USER_OPT=0:0 probe_run
+	assert_refused uid
+}
+
+@test "an extra group is refused" {
+	probe_run --group-add 0
+	assert_refused groups
+}
+
+@test "seccomp unconfined is refused" {
+	probe_run --security-opt seccomp=unconfined
+	assert_refused Seccomp
+}
+
+@test "/work/.git writable is refused" {
+	GIT_RO="" probe_run
+	assert_refused "read-only /work/.git"
+}
+
+@test "a tmpfs of the wrong size is refused" {
+	probe_run -e AB_PROBE_TMP_BYTES=1048576
+	assert_refused "size of /tmp"
+}
+
+@test "a host path or the docker socket is refused" {
+	probe_run -v /var/run/docker.sock:/var/run/docker.sock
+	assert_refused "host path /var/run/docker.sock"
+	probe_run -v /etc:/hostetc:ro
+	assert_refused "host path /hostetc"
+}
+
+@test "a missing pinned variable or phase is refused, and ARGV never runs" {
+	probe_run -e AB_PROBE_NONCE=
+	assert_refused AB_PROBE_NONCE
+	probe_run -e AB_PROBE_PHASE=whatever
+	assert_refused phase
+	refute_output --partial ran
+}
+
+@test "/work read-only in execution is refused" {
+	WORK_RO=,readonly probe_run
+	assert_refused "writable /work"
+}
