@@ -14,10 +14,10 @@ PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev \
 	libarchive-dev libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static
 
-TOOLS = ab-image ab-alloc ab-seed ab-clean
+TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate
 LIB_SRC = lib/alloc.c lib/buf.c lib/clean.c lib/deadline.c lib/elfdeps.c lib/engine.c lib/err.c \
 	lib/file.c lib/git.c lib/hash.c lib/image.c lib/json.c lib/lockdown.c lib/mux.c \
-	lib/oneshot.c lib/pathcheck.c lib/rootfs.c lib/seed.c lib/size.c lib/state.c lib/tarstream.c lib/testhook.c \
+	lib/oneshot.c lib/pathcheck.c lib/profile.c lib/rootfs.c lib/seed.c lib/size.c lib/state.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c
 UNIT_TESTS = json-test pathcheck-test
 

@@ -924,3 +924,17 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 		memcpy(id, sp->id, AB_ID_LEN + 1);
 	return rc;
 }
+
+int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
+    struct ab_err *err)
+{
+	struct ab_handle h;
+	struct spec sp;
+
+	snprintf(h.kind, sizeof h.kind, "image");
+	snprintf(h.id, sizeof h.id, "%s", id);
+	if (read_spec(s, &h, &sp, err) < 0)
+		return -1;
+	snprintf(path, cap, "%s", sp.path_env);
+	return 0;
+}

@@ -72,6 +72,31 @@ static void mounts_json(struct ab_jw *w, const struct ab_lock *l)
 	ab_jw_arr_end(w);
 }
 
+static void agent_json(struct ab_jw *w, const struct ab_lock *l)
+{
+	const char *const *p;
+
+	if (l->tmpfs != NULL) {
+		ab_jw_key(w, "Tmpfs");
+		ab_jw_obj(w);
+		for (p = l->tmpfs; p[0] != NULL; p += 2)
+			ab_jw_kstr(w, p[0], p[1]);
+		ab_jw_obj_end(w);
+	}
+	if (l->shm_size > 0)
+		ab_jw_kint(w, "ShmSize", l->shm_size);
+	if (l->nofile > 0) {
+		ab_jw_key(w, "Ulimits");
+		ab_jw_arr(w);
+		ab_jw_obj(w);
+		ab_jw_kstr(w, "Name", "nofile");
+		ab_jw_kint(w, "Soft", l->nofile);
+		ab_jw_kint(w, "Hard", l->nofile);
+		ab_jw_obj_end(w);
+		ab_jw_arr_end(w);
+	}
+}
+
 static void host_config(struct ab_jw *w, const struct ab_lock *l)
 {
 	ab_jw_key(w, "HostConfig");
@@ -88,7 +113,9 @@ static void host_config(struct ab_jw *w, const struct ab_lock *l)
 	ab_jw_kstr(w, "IpcMode", "private");
 	ab_jw_kstr(w, "CgroupnsMode", "private");
 	ab_jw_kstr(w, "Runtime", "runc");
+	ab_jw_kbool(w, "Init", 0);
 	mounts_json(w, l);
+	agent_json(w, l);
 	ab_jw_key(w, "RestartPolicy");
 	ab_jw_obj(w);
 	ab_jw_kstr(w, "Name", "no");
@@ -276,6 +303,50 @@ static int check_mounts(const struct ab_json *j, const struct ab_lock *l,
 	return 0;
 }
 
+static int int_is(const struct ab_json *j, int t, long long v)
+{
+	long long got;
+
+	return ab_json_int(j, t, &got) == 0 && got == v;
+}
+
+/* Absent, null or false. */
+static int want_false(const struct ab_json *j, const char *path,
+    struct ab_err *err)
+{
+	int t = ab_json_get(j, 0, path);
+
+	if (ab_json_type(j, t) == AB_JSON_ABSENT ||
+	    ab_json_type(j, t) == AB_JSON_NULL || bool_is(j, t, 0))
+		return 0;
+	return drift(path, err);
+}
+
+static int check_agent(const struct ab_json *j, const struct ab_lock *l,
+    struct ab_err *err)
+{
+	int t = ab_json_get(j, 0, "HostConfig.Tmpfs"), u, n = 0;
+	const char *const *p;
+
+	if (l->tmpfs == NULL)
+		return want_empty(j, "HostConfig.Tmpfs", err);
+	for (p = l->tmpfs; p[0] != NULL; p += 2, n++)
+		if (!ab_json_str_eq(j, ab_json_key(j, t, p[0]), p[1]))
+			return drift("HostConfig.Tmpfs", err);
+	if (ab_json_count(j, t) != n)
+		return drift("HostConfig.Tmpfs", err);
+	if (want_int(j, "HostConfig.ShmSize", l->shm_size, err) < 0)
+		return -1;
+	u = ab_json_get(j, 0, "HostConfig.Ulimits");
+	u = ab_json_elem(j, u, 0);
+	if (ab_json_count(j, ab_json_get(j, 0, "HostConfig.Ulimits")) != 1 ||
+	    !ab_json_str_eq(j, ab_json_key(j, u, "Name"), "nofile") ||
+	    !int_is(j, ab_json_key(j, u, "Soft"), l->nofile) ||
+	    !int_is(j, ab_json_key(j, u, "Hard"), l->nofile))
+		return drift("HostConfig.Ulimits", err);
+	return 0;
+}
+
 static int check_labels(const struct ab_json *j, const struct ab_lock *l,
     struct ab_err *err)
 {
@@ -322,6 +393,10 @@ static int check_namespaces(const struct ab_json *j, struct ab_err *err)
 static int check_host(const struct ab_json *j, const struct ab_lock *l,
     struct ab_err *err)
 {
+	/* Namespaces first: a host PID or IPC namespace makes the engine add
+	 * "label=disable" to SecurityOpt, and the cause is the better name. */
+	if (check_namespaces(j, err) < 0)
+		return -1;
 	if (want_bool(j, "HostConfig.ReadonlyRootfs", 1, err) < 0 ||
 	    want_bool(j, "HostConfig.Privileged", 0, err) < 0 ||
 	    want_empty(j, "HostConfig.CapAdd", err) < 0 ||
@@ -339,7 +414,10 @@ static int check_host(const struct ab_json *j, const struct ab_lock *l,
 	    l->log_max_size, err) < 0 ||
 	    want_empty(j, "HostConfig.Binds", err) < 0 ||
 	    check_mounts(j, l, err) < 0 ||
-	    want_empty(j, "HostConfig.Tmpfs", err) < 0 ||
+	    check_agent(j, l, err) < 0 ||
+	    want_false(j, "HostConfig.Init", err) < 0 ||
+	    want_false(j, "HostConfig.OomKillDisable", err) < 0 ||
+	    want_false(j, "HostConfig.PublishAllPorts", err) < 0 ||
 	    want_empty(j, "HostConfig.Devices", err) < 0 ||
 	    want_empty(j, "HostConfig.DeviceRequests", err) < 0 ||
 	    want_empty(j, "HostConfig.GroupAdd", err) < 0 ||
@@ -349,7 +427,7 @@ static int check_host(const struct ab_json *j, const struct ab_lock *l,
 	    want_empty(j, "HostConfig.PortBindings", err) < 0 ||
 	    want_empty(j, "HostConfig.ExtraHosts", err) < 0)
 		return -1;
-	return check_namespaces(j, err);
+	return 0;
 }
 
 int ab_lock_check(const struct ab_json *ins, const struct ab_lock *l,

@@ -38,6 +38,11 @@ struct ab_lock {
 	const struct ab_mount *mounts;	/* the exact set; none when NULL */
 	int nmounts;
 	int running;			/* State.Running must be true */
+	/* Agent containers: HostConfig.Tmpfs (path, options pairs), the shm
+	 * size and the open-files limit; none when NULL / 0. */
+	const char *const *tmpfs;
+	long long shm_size;
+	long long nofile;
 };
 
 /* Refuses a host that cannot enforce the lockdown (memory, swap, pids,

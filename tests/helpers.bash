@@ -185,7 +185,7 @@ ab_on_alloc() {
 assert_man_covers_help() {
 	local tool=$1 min=$2 word words
 	run_exact 0 "$tool" --help
-	mapfile -t words < <(grep -o -- '--[a-z-]*' <<<"$output" | sort -u)
+	mapfile -t words < <(grep -o -- '--[a-z][a-z-]*' <<<"$output" | sort -u)
 	if [ "${#words[@]}" -lt "$min" ]; then
 		echo "$tool --help shows ${#words[@]} options, expected $min" >&2
 		return 1

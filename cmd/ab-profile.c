@@ -1,0 +1,230 @@
+/* ab-profile: capture one invocation as a frozen, validated-later profile. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "deadline.h"
+#include "image.h"
+#include "profile.h"
+#include "size.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-profile --alloc ALLOC --phase planning|questions|execution\n"
+    "                  --attempt ID [--deadline FILE] [--allow-command CMD]...\n"
+    "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n";
+
+/* What the agent needs beyond the writable ceilings (DESIGN.md: tmpfs
+ * pages count against the memory limit). */
+#define WORKING_SET (256LL << 20)
+
+struct opts {
+	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
+	char **allow;
+	int nallow;
+	char **argv;
+	int argc;
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static int safe_attempt(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("._-", *s)))
+			return 0;
+	return 1;
+}
+
+static int check(const struct opts *o)
+{
+	if (o->alloc == NULL || o->phase == NULL || o->attempt == NULL)
+		return ab_usage_error("--alloc, --phase and --attempt are "
+		    "required");
+	if (strcmp(o->phase, "planning") != 0 &&
+	    strcmp(o->phase, "questions") != 0 &&
+	    strcmp(o->phase, "execution") != 0)
+		return ab_usage_error("unknown phase %.40s", o->phase);
+	if (o->nallow > 0 && strcmp(o->phase, "execution") != 0)
+		return ab_usage_error("%s cannot be granted commands",
+		    o->phase);
+	if (!safe_attempt(o->attempt))
+		return ab_usage_error("attempt ID: 1 to 64 of [A-Za-z0-9._-]");
+	if (o->argc < 1 || o->argc > AB_MAX_ARGV)
+		return ab_usage_error("give the agent's ARGV after --");
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "alloc", required_argument, NULL, 'a' },
+		{ "phase", required_argument, NULL, 'p' },
+		{ "attempt", required_argument, NULL, 't' },
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "allow-command", required_argument, NULL, 'c' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "pids", required_argument, NULL, 'P' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char *allow[AB_MAX_ARGV];
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->allow = allow;
+	/* "+": options end at the first operand, so ARGV is never parsed. */
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->alloc = optarg; break;
+		case 'p': o->phase = optarg; break;
+		case 't': o->attempt = optarg; break;
+		case 'd': o->deadline = optarg; break;
+		case 'm': o->memory = optarg; break;
+		case 'P': o->pids = optarg; break;
+		case 'C': o->cpus = optarg; break;
+		case 'c':
+			if (o->nallow == AB_MAX_ARGV)
+				return ab_usage_error("too many --allow-command");
+			allow[o->nallow++] = optarg;
+			break;
+		case 'h': return usage(stdout, -1);
+		default: return usage(stderr, AB_EUSAGE);
+		}
+	}
+	o->argv = argv + optind;
+	o->argc = argc - optind;
+	return check(o);
+}
+
+/* "1", "0.5", "2.25" CPUs as nano-CPUs. */
+static int parse_cpus(const char *s, long long *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*s < '0' || *s > '9' || *end || v < 0.01 || v > 64)
+		return -1;
+	*out = (long long)(v * 1e9 + 0.5);
+	return 0;
+}
+
+static int limits(const struct opts *o, const struct ab_alloc *a,
+    struct ab_profile *p, struct ab_err *err)
+{
+	long long writable, need;
+
+	p->home_bytes = 64LL << 20;
+	p->home_inodes = 10000;
+	p->tmp_bytes = 256LL << 20;
+	p->tmp_inodes = 20000;
+	writable = p->home_bytes + p->tmp_bytes +
+	    (strcmp(p->phase, "execution") == 0 ? a->vol[AB_VOL_TASK].bytes : 0);
+	need = writable + WORKING_SET;
+	p->memory = writable + 2 * WORKING_SET;
+	p->pids = 256;
+	p->nano_cpus = 1000000000LL;
+	if ((o->memory && ab_parse_size(o->memory, 1LL << 40, "--memory",
+	    &p->memory, err) < 0) || (o->pids && ab_parse_size(o->pids,
+	    1 << 20, "--pids", &p->pids, err) < 0))
+		return -1;
+	if (o->cpus && parse_cpus(o->cpus, &p->nano_cpus) < 0)
+		return ab_fail(err, AB_EUSAGE, "--cpus: 0.01 to 64: %.20s",
+		    o->cpus);
+	/* Below this, "disk full" in a tmpfs would be an OOM kill instead. */
+	if (p->memory < need)
+		return ab_fail(err, AB_EREFUSED, "memory %lld is below the "
+		    "writable ceilings plus a working set: %lld needed",
+		    p->memory, need);
+	return 0;
+}
+
+static int capture(const struct opts *o, struct ab_state *s,
+    struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_profile_lock k;
+	struct ab_deadline given;
+	struct ab_handle h;
+	struct ab_alloc a;
+	struct ab_buf body;
+	char sha[65];
+	int i, rc;
+
+	if (ab_handle_parse(&h, o->alloc, "alloc", err) < 0 ||
+	    ab_alloc_load(s, &h, &a, err) < 0)
+		return -1;
+	if (strcmp(a.status, "seeded") != 0)
+		return ab_fail(err, AB_EREFUSED, "alloc:%s is %s, not seeded",
+		    a.id, a.status);
+	if (ab_deadline_load(&given, o->deadline, err) < 0)
+		return -1;
+	if (!given.set)
+		return ab_fail(err, AB_EUSAGE, "a profile needs a deadline: "
+		    "--deadline FILE or AB_DEADLINE");
+	p->dl = given;
+	ab_deadline_shrink(&p->dl, &a.lease);
+	if (ab_deadline_check(&p->dl, "the profile was captured", err) < 0)
+		return -1;
+	snprintf(p->phase, sizeof p->phase, "%s", o->phase);
+	snprintf(p->attempt, sizeof p->attempt, "%s", o->attempt);
+	memcpy(p->alloc, a.id, sizeof p->alloc);
+	for (i = 0; i < o->argc; i++)
+		p->argv[i] = o->argv[i];
+	p->argc = o->argc;
+	for (i = 0; i < o->nallow; i++)
+		p->allow[i] = o->allow[i];
+	p->nallow = o->nallow;
+	if (limits(o, &a, p, err) < 0 ||
+	    ab_image_path(s, a.image, p->path_env, sizeof p->path_env,
+	    err) < 0 || ab_new_id(p->id, err) < 0 ||
+	    ab_new_id(p->nonce, err) < 0)
+		return -1;
+	/* The body is checked against the default seccomp form; ab-validate
+	 * rebuilds it for the engine it meets and compares the parameters. */
+	ab_profile_lock(p, &a, a.digest, s->sid, 0, &k);
+	ab_buf_init(&body, 0);
+	rc = ab_profile_body(&k, &body, sha, err);
+	if (rc == 0)
+		rc = ab_attempt_claim(s, p->attempt, err);
+	if (rc == 0)
+		rc = ab_profile_save(s, p, body.data, sha, err);
+	ab_buf_free(&body);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_profile p;
+	struct ab_state s;
+	struct ab_err err;
+	struct opts o;
+	int rc;
+
+	ab_prog = "ab-profile";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	memset(&err, 0, sizeof err);
+	memset(&p, 0, sizeof p);
+	if (ab_state_open(&s, &err) < 0)
+		return ab_report(&err);
+	rc = capture(&o, &s, &p, &err);
+	if (rc == 0)
+		rc = ab_print_handle("profile", p.id, &err);
+	ab_state_close(&s);
+	return rc < 0 ? ab_report(&err) : 0;
+}

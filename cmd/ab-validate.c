@@ -1,0 +1,194 @@
+/* ab-validate: create the container of a profile and refuse any drift. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "deadline.h"
+#include "engine.h"
+#include "image.h"
+#include "json.h"
+#include "oneshot.h"
+#include "profile.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-validate PROFILE [--deadline FILE]\n"
+    "       ab-validate --container ID PROFILE [--deadline FILE]\n";
+
+struct opts {
+	const char *profile, *container, *deadline;
+};
+
+struct ctx {
+	struct ab_state s;
+	struct ab_engine e;
+	struct ab_profile p;
+	struct ab_alloc a;
+	struct ab_profile_lock k;
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "container", required_argument, NULL, 'c' },
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof *o);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->container = optarg; break;
+		case 'd': o->deadline = optarg; break;
+		case 'h': return usage(stdout, -1);
+		default: return usage(stderr, AB_EUSAGE);
+		}
+	}
+	if (argc - optind != 1)
+		return usage(stderr, AB_EUSAGE);
+	o->profile = argv[optind];
+	return 0;
+}
+
+/* The record's body must be what the code makes of its parameters: a
+ * record edited to relax anything no longer hashes the same. */
+static int rebuild(struct ctx *c, const char *stored, struct ab_err *err)
+{
+	struct ab_buf body;
+	char sha[65];
+	int rc;
+
+	ab_profile_lock(&c->p, &c->a, c->a.digest, c->s.sid, 0, &c->k);
+	ab_buf_init(&body, 0);
+	rc = ab_profile_body(&c->k, &body, sha, err);
+	ab_buf_free(&body);
+	if (rc == 0 && strcmp(sha, stored) != 0)
+		rc = ab_fail(err, AB_EREFUSED, "profile:%s: its record was "
+		    "altered", c->p.id);
+	return rc;
+}
+
+static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
+{
+	struct ab_deadline given;
+	struct ab_handle h;
+	char stored[65];
+
+	if (ab_handle_parse(&h, o->profile, "profile", err) < 0 ||
+	    ab_deadline_load(&given, o->deadline, err) < 0 ||
+	    ab_state_open(&c->s, err) < 0)
+		return -1;
+	if (ab_profile_load(&c->s, &h, &c->p, stored, err) < 0)
+		return -1;
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, c->p.alloc, sizeof h.id);
+	if (ab_alloc_load(&c->s, &h, &c->a, err) < 0 ||
+	    rebuild(c, stored, err) < 0)
+		return -1;
+	/* Only ever closer: a later --deadline cannot extend the profile's. */
+	ab_deadline_shrink(&c->p.dl, &given);
+	return ab_deadline_check(&c->p.dl, "ab-validate started", err);
+}
+
+static int engine_checks(struct ctx *c, struct ab_err *err)
+{
+	struct ab_keeper_lock kl;
+	struct ab_handle img;
+	struct ab_info info;
+
+	if (ab_engine_open(&c->e, &c->p.dl, err) < 0)
+		return -1;
+	snprintf(img.kind, sizeof img.kind, "image");
+	memcpy(img.id, c->a.image, sizeof img.id);
+	if (ab_image_verify(&c->s, &c->e, &img, 0, NULL, err) < 0 ||
+	    ab_engine_info(&c->e, &info, err) < 0 ||
+	    ab_lock_host_check(&info, err) < 0)
+		return -1;
+	ab_alloc_keeper_lock(&c->a, c->s.sid, info.seccomp_keyword, &kl);
+	kl.l.running = 1;
+	if (ab_ctr_check(&c->e, &kl.l, c->a.keeper_id, err) < 0)
+		return ab_err_wrap(err, "keeper of alloc:%s", c->a.id);
+	/* Now for the engine at hand. */
+	ab_profile_lock(&c->p, &c->a, c->a.digest, c->s.sid,
+	    info.seccomp_keyword, &c->k);
+	return 0;
+}
+
+static int save_ctr(struct ctx *c, const char *id, const char *cid,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	int rc;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_record_begin(&w, &c->s, "ctr", id);
+	ab_jw_kstr(&w, "profile", c->p.id);
+	ab_jw_kstr(&w, "alloc", c->a.id);
+	ab_jw_kstr(&w, "name", c->k.name);
+	ab_jw_kstr(&w, "container", cid);
+	ab_jw_obj_end(&w);
+	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
+	    ab_record_write(&c->s, "ctr", id, b.data, b.len, err);
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int create(struct ctx *c, struct ab_err *err)
+{
+	char cid[80] = "", id[AB_ID_LEN + 1];
+	struct ab_err cerr;
+	int conflict = 0;
+
+	if (ab_new_id(id, err) < 0)
+		return -1;
+	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
+	    cid, &conflict, err) == 0 &&
+	    ab_ctr_check(&c->e, &c->k.l, cid, err) == 0 &&
+	    save_ctr(c, id, cid, err) == 0)
+		return ab_print_handle("ctr", id, err);
+	/* Only what this call created is removed: a held name is not ours. */
+	if (!conflict)
+		ab_remove_container(&c->e, c->k.name, &cerr);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_err err;
+	struct opts o;
+	struct ctx c;
+	int rc;
+
+	ab_prog = "ab-validate";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	memset(&err, 0, sizeof err);
+	memset(&c, 0, sizeof c);
+	c.s.dirfd = -1;
+	rc = load(&c, &o, &err);
+	if (rc == 0)
+		rc = engine_checks(&c, &err);
+	if (rc == 0 && o.container != NULL)
+		rc = ab_ctr_check(&c.e, &c.k.l, o.container, &err);
+	else if (rc == 0)
+		rc = create(&c, &err);
+	ab_engine_close(&c.e);
+	ab_profile_free(&c.p);
+	ab_state_close(&c.s);
+	return rc < 0 ? ab_report(&err) : 0;
+}

@@ -1,0 +1,276 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "hash.h"
+#include "json.h"
+#include "profile.h"
+#include "version.h"
+
+#define LEDGER "attempts"
+#define LEDGER_MAX (16u << 20)
+
+static void env_add(struct ab_profile_lock *k, int *n, const char *fmt,
+    const char *a, long long v)
+{
+	snprintf(k->env_text[*n], sizeof k->env_text[0], fmt, a, v);
+	k->env[*n] = k->env_text[*n];
+	(*n)++;
+}
+
+/* The environment is rebuilt from this list alone: nothing of the
+ * caller's passes through. */
+static void profile_env(const struct ab_profile *p, struct ab_profile_lock *k)
+{
+	int n = 0;
+
+	env_add(k, &n, "PATH=%s", p->path_env, 0);
+	env_add(k, &n, "HOME=%s", AB_HOME, 0);
+	env_add(k, &n, "TMPDIR=/tmp%s", "", 0);
+	env_add(k, &n, "LANG=C.UTF-8%s", "", 0);
+	env_add(k, &n, "npm_config_cache=/tmp/.npm%s", "", 0);
+	env_add(k, &n, "XDG_CACHE_HOME=/tmp/.cache%s", "", 0);
+	env_add(k, &n, "AB_PROBE_NONCE=%s", p->nonce, 0);
+	env_add(k, &n, "AB_PROBE_PHASE=%s", p->phase, 0);
+	env_add(k, &n, "AB_PROBE_HOME=%s", AB_HOME, 0);
+	env_add(k, &n, "AB_PROBE_HOME_BYTES=%s%lld", "", p->home_bytes);
+	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
+	k->env[n] = NULL;
+}
+
+void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
+    const char *digest, const char *sid, int seccomp_keyword,
+    struct ab_profile_lock *k)
+{
+	int i;
+
+	memset(k, 0, sizeof *k);
+	profile_env(p, k);
+	k->labels[0] = "org.agentbox.alloc";
+	k->labels[1] = a->id;
+	k->labels[2] = "org.agentbox.state";
+	k->labels[3] = sid;
+	k->labels[4] = "org.agentbox.profile";
+	k->labels[5] = p->id;
+	k->labels[6] = "org.agentbox.role";
+	k->labels[7] = "agent";
+	for (i = 0; i < AB_NVOL; i++) {
+		k->mounts[i].volume = a->vol[i].name;
+		k->mounts[i].target = a->vol[i].target;
+		/* /work is writable in execution only; .git and the inputs
+		 * never are. */
+		k->mounts[i].readonly = i != AB_VOL_TASK ||
+		    strcmp(p->phase, "execution") != 0;
+	}
+	snprintf(k->tmpfs_text[0], sizeof k->tmpfs_text[0],
+	    "rw,nosuid,nodev,size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=1777",
+	    p->tmp_bytes, p->tmp_inodes, AB_AGENT_UID, AB_AGENT_UID);
+	snprintf(k->tmpfs_text[1], sizeof k->tmpfs_text[1],
+	    "rw,nosuid,nodev,size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=0700",
+	    p->home_bytes, p->home_inodes, AB_AGENT_UID, AB_AGENT_UID);
+	k->tmpfs[0] = "/tmp";
+	k->tmpfs[1] = k->tmpfs_text[0];
+	k->tmpfs[2] = AB_HOME;
+	k->tmpfs[3] = k->tmpfs_text[1];
+	k->entry[0] = "/usr/lib/agentbox/probe.sh";
+	snprintf(k->name, sizeof k->name, "agentbox-%s", p->id);
+	k->l.image = digest;
+	k->l.entrypoint = k->entry;
+	k->l.cmd = (const char *const *)p->argv;
+	k->l.env = k->env;
+	k->l.labels = k->labels;
+	k->l.memory = p->memory;
+	k->l.pids = p->pids;
+	k->l.nano_cpus = p->nano_cpus;
+	k->l.log_max_size = "1m";
+	k->l.seccomp_keyword = seccomp_keyword;
+	k->l.mounts = k->mounts;
+	k->l.nmounts = AB_NVOL;
+	k->l.tmpfs = k->tmpfs;
+	k->l.shm_size = 64LL << 20;
+	k->l.nofile = 1024;
+}
+
+int ab_profile_body(const struct ab_profile_lock *k, struct ab_buf *body,
+    char sha[65], struct ab_err *err)
+{
+	struct ab_sha256 h;
+
+	if (ab_lock_body(&k->l, body, err) < 0 || ab_sha256_init(&h, err) < 0)
+		return -1;
+	ab_sha256_add(&h, body->data, body->len);
+	return ab_sha256_hex(&h, sha, err);
+}
+
+static void str_array(struct ab_jw *w, const char *key, char *const *v,
+    int n)
+{
+	int i;
+
+	ab_jw_key(w, key);
+	ab_jw_arr(w);
+	for (i = 0; i < n; i++)
+		ab_jw_str(w, v[i]);
+	ab_jw_arr_end(w);
+}
+
+int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
+    const char *body, const char *body_sha, struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	int rc;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_record_begin(&w, s, "profile", p->id);
+	ab_jw_kstr(&w, "alloc", p->alloc);
+	ab_jw_kstr(&w, "phase", p->phase);
+	ab_jw_kstr(&w, "attempt", p->attempt);
+	ab_jw_kstr(&w, "nonce", p->nonce);
+	ab_jw_kstr(&w, "path", p->path_env);
+	ab_jw_kstr(&w, "schema_sha256", p->schema_sha);
+	ab_jw_kint(&w, "deadline_ms", p->dl.at_ms);
+	ab_jw_kint(&w, "memory", p->memory);
+	ab_jw_kint(&w, "pids", p->pids);
+	ab_jw_kint(&w, "nano_cpus", p->nano_cpus);
+	ab_jw_kint(&w, "home_bytes", p->home_bytes);
+	ab_jw_kint(&w, "home_inodes", p->home_inodes);
+	ab_jw_kint(&w, "tmp_bytes", p->tmp_bytes);
+	ab_jw_kint(&w, "tmp_inodes", p->tmp_inodes);
+	str_array(&w, "argv", p->argv, p->argc);
+	str_array(&w, "allow_commands", p->allow, p->nallow);
+	ab_jw_kstr(&w, "agentbox", AB_VERSION);
+	ab_jw_kstr(&w, "body_sha256", body_sha);
+	ab_jw_key(&w, "body");
+	ab_jw_raw(&w, body, strlen(body));
+	ab_jw_obj_end(&w);
+	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EUSAGE,
+	    "cannot encode the profile (an argument is not UTF-8?)") :
+	    ab_record_write(s, "profile", p->id, b.data, b.len, err);
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int copy_str(const struct ab_json *j, const char *key, char *dst,
+    size_t cap)
+{
+	char *v = ab_json_str(j, ab_json_key(j, 0, key));
+	int rc = v != NULL && strlen(v) < cap ? 0 : -1;
+
+	if (rc == 0)
+		snprintf(dst, cap, "%s", v);
+	free(v);
+	return rc;
+}
+
+static int copy_array(const struct ab_json *j, const char *key, char **v,
+    int *n)
+{
+	int t = ab_json_key(j, 0, key), i, c = ab_json_count(j, t);
+
+	if (ab_json_type(j, t) != AB_JSON_ARRAY || c > AB_MAX_ARGV)
+		return -1;
+	for (i = 0; i < c; i++)
+		if ((v[i] = ab_json_str(j, ab_json_elem(j, t, i))) == NULL)
+			return -1;
+	v[c] = NULL;
+	*n = c;
+	return 0;
+}
+
+static int copy_ints(const struct ab_json *j, struct ab_profile *p)
+{
+	static const char *const keys[] = { "deadline_ms", "memory", "pids",
+	    "nano_cpus", "home_bytes", "home_inodes", "tmp_bytes",
+	    "tmp_inodes", NULL };
+	long long *dst[] = { &p->dl.at_ms, &p->memory, &p->pids,
+	    &p->nano_cpus, &p->home_bytes, &p->home_inodes, &p->tmp_bytes,
+	    &p->tmp_inodes };
+	int i;
+
+	for (i = 0; keys[i] != NULL; i++)
+		if (ab_json_int(j, ab_json_key(j, 0, keys[i]), dst[i]) < 0)
+			return -1;
+	p->dl.set = 1;
+	return 0;
+}
+
+int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
+    struct ab_profile *p, char *body_sha, struct ab_err *err)
+{
+	struct ab_json j;
+	int rc = 0;
+
+	memset(p, 0, sizeof *p);
+	if (ab_record_read(s, h, &j, err) < 0)
+		return -1;
+	memcpy(p->id, h->id, sizeof p->id);
+	if (copy_str(&j, "alloc", p->alloc, sizeof p->alloc) ||
+	    copy_str(&j, "phase", p->phase, sizeof p->phase) ||
+	    copy_str(&j, "attempt", p->attempt, sizeof p->attempt) ||
+	    copy_str(&j, "nonce", p->nonce, sizeof p->nonce) ||
+	    copy_str(&j, "path", p->path_env, sizeof p->path_env) ||
+	    copy_str(&j, "schema_sha256", p->schema_sha, sizeof p->schema_sha) ||
+	    copy_str(&j, "body_sha256", body_sha, 65) || copy_ints(&j, p) ||
+	    copy_array(&j, "argv", p->argv, &p->argc) ||
+	    copy_array(&j, "allow_commands", p->allow, &p->nallow) ||
+	    !ab_is_id(p->alloc))
+		rc = ab_fail(err, AB_EREFUSED, "record of profile:%s is corrupt",
+		    h->id);
+	ab_json_free(&j);
+	if (rc < 0)
+		ab_profile_free(p);
+	return rc;
+}
+
+void ab_profile_free(struct ab_profile *p)
+{
+	int i;
+
+	for (i = 0; i < AB_MAX_ARGV && p->argv[i] != NULL; i++)
+		free(p->argv[i]);
+	for (i = 0; i < AB_MAX_ARGV && p->allow[i] != NULL; i++)
+		free(p->allow[i]);
+	memset(p->argv, 0, sizeof p->argv);
+	memset(p->allow, 0, sizeof p->allow);
+}
+
+/* Append-only and never cleaned: an attempt ID is used once, ever.  An
+ * exclusive lock makes the look-up and the append one step. */
+int ab_attempt_claim(struct ab_state *s, const char *attempt,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+	char line[80];
+	int fd, rc = 0;
+
+	fd = openat(s->dirfd, LEDGER, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot open the ledger");
+	}
+	/* One ID a line: look for "\nID\n" in "\n" + the ledger. */
+	snprintf(line, sizeof line, "\n%s\n", attempt);
+	ab_buf_init(&b, LEDGER_MAX);
+	if (ab_buf_addc(&b, '\n') < 0)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	else if (ab_file_read_at(s->dirfd, LEDGER, &b, NULL, err) < 0)
+		rc = -1;
+	else if (strstr(b.data, line) != NULL)
+		rc = ab_fail(err, AB_EREFUSED, "attempt %s was used before",
+		    attempt);
+	else if (ab_write_all(fd, line + 1, strlen(line + 1)) < 0 ||
+	    fsync(fd) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot write the ledger");
+	ab_buf_free(&b);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,67 @@
+/* profile.h: one frozen invocation (ab-profile) and its lockdown.
+ *
+ * A profile records the parameters of an invocation; the container-create
+ * body and everything validation expects are rebuilt from them by the same
+ * code every time (ab_profile_lock), and the body stored with the record
+ * must hash to the same SHA-256.  So a record edited to relax a value is
+ * refused, and no lockdown value ever comes from a record.
+ */
+#ifndef AB_PROFILE_H
+#define AB_PROFILE_H
+
+#include "alloc.h"
+#include "deadline.h"
+#include "err.h"
+#include "lockdown.h"
+#include "state.h"
+
+#define AB_HOME "/home/agent"
+#define AB_MAX_ARGV 256
+
+struct ab_profile {
+	char id[AB_ID_LEN + 1];
+	char alloc[AB_ID_LEN + 1];
+	char phase[16];
+	char attempt[65];
+	char nonce[AB_ID_LEN + 1];
+	char path_env[256];
+	char schema_sha[65];
+	struct ab_deadline dl;
+	long long memory, pids, nano_cpus;
+	long long home_bytes, home_inodes, tmp_bytes, tmp_inodes;
+	char *argv[AB_MAX_ARGV + 1];
+	int argc;
+	char *allow[AB_MAX_ARGV + 1];
+	int nallow;
+};
+
+struct ab_profile_lock {
+	struct ab_lock l;
+	char env_text[12][600];
+	const char *env[13];
+	const char *labels[9];
+	char tmpfs_text[2][200];
+	const char *tmpfs[5];
+	struct ab_mount mounts[AB_NVOL];
+	const char *entry[2];
+	char name[96];
+};
+
+/* The lockdown for profile p on allocation a. */
+void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
+    const char *digest, const char *sid, int seccomp_keyword,
+    struct ab_profile_lock *k);
+int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
+    const char *body, const char *body_sha, struct ab_err *err);
+/* Loads a profile; body_sha (65 bytes) receives the stored hash. */
+int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
+    struct ab_profile *p, char *body_sha, struct ab_err *err);
+void ab_profile_free(struct ab_profile *p);
+/* The create body of k and its SHA-256. */
+int ab_profile_body(const struct ab_profile_lock *k, struct ab_buf *body,
+    char sha[65], struct ab_err *err);
+/* Appends ATTEMPT to the state's ledger; refuses one already there. */
+int ab_attempt_claim(struct ab_state *s, const char *attempt,
+    struct ab_err *err);
+
+#endif

@@ -1,0 +1,229 @@
+#!/usr/bin/env bats
+# ab-profile and ab-validate: the frozen invocation, and exact validation of
+# what the engine applied.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # Python and shell text run elsewhere
+load helpers
+
+setup_file() {
+	ab_setup_file
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
+		GIT_COMMITTER_EMAIL=t@t
+	REPO=$BATS_FILE_TMPDIR/repo
+	git init -q "$REPO"
+	echo hello >"$REPO/a.txt"
+	git -C "$REPO" add a.txt
+	git -C "$REPO" commit -qm one
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	ALLOC=$(ab-alloc --image "$AB_IMAGE")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	DL=$BATS_FILE_TMPDIR/deadline
+	ab_deadline_in "$DL" 3600
+	export REPO COMMIT ALLOC DL
+	PROFILE=$(ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt mutations --deadline "$DL" -- sh -c 'echo agent ran')
+	export PROFILE
+}
+
+teardown_file() {
+	ab_drop_alloc "$ALLOC"
+	ab_teardown_file
+}
+
+teardown() {
+	docker ps -aq --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
+		--filter label=org.agentbox.role=agent | xargs -r docker rm -f >/dev/null
+	docker ps -aq --filter name=ab-mut- | xargs -r docker rm -f >/dev/null
+	docker ps -aq --filter name=ab-test- | xargs -r docker rm -f >/dev/null
+	docker volume rm -f ab-test-plain >/dev/null 2>&1 || true
+}
+
+attempt() {
+	printf 'a-%s-%s\n' "$BATS_TEST_NUMBER" "$RANDOM$RANDOM"
+}
+
+record() {
+	printf '%s/profile/%s\n' "$AB_STATE_DIR" "${1#profile:}"
+}
+
+@test "a profile of each phase validates, and the probe passes inside" {
+	local phase prof ctr
+	for phase in planning questions execution; do
+		run_exact 0 ab-profile --alloc "$ALLOC" --phase "$phase" \
+			--attempt "$(attempt)" --deadline "$DL" -- sh -c 'echo agent ran'
+		prof=$output
+		[[ $prof =~ ^profile:[0-9a-f]{32}$ ]]
+		run_exact 0 ab-validate "$prof"
+		ctr=$output
+		[[ $ctr =~ ^ctr:[0-9a-f]{32}$ ]]
+		run docker start -a "agentbox-${prof#profile:}"
+		assert_success
+		assert_line --index 0 --regexp '^agentbox-probe: ok [0-9a-f]{32}$'
+		assert_line --index 1 "agent ran"
+	done
+}
+
+@test "the caller's environment, the host's paths and the state never reach inside" {
+	local prof
+	FAKE_TOKEN=sk-secret run_exact 0 ab-profile --alloc "$ALLOC" \
+		--phase planning --attempt "$(attempt)" --deadline "$DL" -- \
+		sh -c "env; ls -d '$REPO' '$AB_STATE_DIR' /var/run/docker.sock 2>&1"
+	prof=$output
+	FAKE_TOKEN=sk-secret run_exact 0 ab-validate "$prof"
+	run docker start -a "agentbox-${prof#profile:}"
+	refute_output --partial sk-secret
+	refute_output --partial FAKE_TOKEN
+	assert_output --partial "$REPO: No such file"
+	assert_output --partial "$AB_STATE_DIR: No such file"
+	assert_output --partial "docker.sock: No such file"
+	run grep -c sk-secret "$(record "$prof")"
+	assert_output 0
+}
+
+@test "an unchanged copy made through the engine API is accepted" {
+	local id
+	id=$(python3 "$AB_ROOT/tests/lib/mutate.py" "$(record "$PROFILE")" ab-mut-copy)
+	run_exact 0 ab-validate --container "$id" "$PROFILE"
+}
+
+# mutation FIELD STATEMENT: a copy with one property changed is refused,
+# naming the field.
+mutation() {
+	local field=$1 id
+	id=$(python3 "$AB_ROOT/tests/lib/mutate.py" "$(record "$PROFILE")" \
+		"ab-mut-$BATS_TEST_NUMBER" "$2")
+	run_exact 1 ab-validate --container "$id" "$PROFILE"
+	assert_one_error_line ab-validate
+	assert_regex "$stderr" "lockdown drift: ${field//./\\.}\$"
+}
+
+@test "mutation: a capability added" { mutation HostConfig.CapAdd 'b["HostConfig"]["CapAdd"]=["NET_RAW"]'; }
+@test "mutation: CapDrop missing" { mutation HostConfig.CapDrop 'b["HostConfig"]["CapDrop"]=[]'; }
+@test "mutation: a bind mount of /" { mutation HostConfig.Binds 'b["HostConfig"]["Binds"]=["/:/host:ro"]'; }
+@test "mutation: /work/.git writable" { mutation HostConfig.Mounts 'b["HostConfig"]["Mounts"][1]["ReadOnly"]=False'; }
+@test "mutation: an extra tmpfs" { mutation HostConfig.Tmpfs 'b["HostConfig"]["Tmpfs"]["/x"]="size=1m"'; }
+@test "mutation: a tmpfs option changed" { mutation HostConfig.Tmpfs 'b["HostConfig"]["Tmpfs"]["/tmp"]=b["HostConfig"]["Tmpfs"]["/tmp"].replace("nosuid,","")'; }
+@test "mutation: network bridge" { mutation HostConfig.NetworkMode 'b["HostConfig"]["NetworkMode"]="bridge"'; }
+@test "mutation: host PID namespace" { mutation HostConfig.PidMode 'b["HostConfig"]["PidMode"]="host"'; }
+@test "mutation: host IPC" { mutation HostConfig.IpcMode 'b["HostConfig"]["IpcMode"]="host"'; }
+@test "mutation: host UTS namespace" { mutation HostConfig.UTSMode 'b["HostConfig"]["UTSMode"]="host"'; }
+@test "mutation: host cgroup namespace" { mutation HostConfig.CgroupnsMode 'b["HostConfig"]["CgroupnsMode"]="host"'; }
+@test "mutation: privileged" { mutation HostConfig.Privileged 'b["HostConfig"]["Privileged"]=True'; }
+@test "mutation: a device" { mutation HostConfig.Devices 'b["HostConfig"]["Devices"]=[{"PathOnHost":"/dev/null","PathInContainer":"/dev/x","CgroupPermissions":"rwm"}]'; }
+@test "mutation: seccomp unconfined" { mutation HostConfig.SecurityOpt 'b["HostConfig"]["SecurityOpt"]=b["HostConfig"]["SecurityOpt"]+["seccomp=unconfined"]'; }
+@test "mutation: no-new-privileges missing" { mutation HostConfig.SecurityOpt 'b["HostConfig"]["SecurityOpt"]=[]'; }
+@test "mutation: an extra security option" { mutation HostConfig.SecurityOpt 'b["HostConfig"]["SecurityOpt"]=b["HostConfig"]["SecurityOpt"]+["label=disable"]'; }
+@test "mutation: runtime changed" { mutation HostConfig.Runtime 'b["HostConfig"]["Runtime"]="io.containerd.runc.v2"'; }
+@test "mutation: restart policy always" { mutation HostConfig.RestartPolicy.Name 'b["HostConfig"]["RestartPolicy"]={"Name":"always"}'; }
+@test "mutation: swap unlimited" { mutation HostConfig.MemorySwap 'b["HostConfig"]["MemorySwap"]=-1'; }
+@test "mutation: memory changed" { mutation HostConfig.Memory 'b["HostConfig"]["Memory"]+=1<<20; b["HostConfig"]["MemorySwap"]=b["HostConfig"]["Memory"]'; }
+@test "mutation: pids unlimited" { mutation HostConfig.PidsLimit 'b["HostConfig"]["PidsLimit"]=-1'; }
+@test "mutation: CPU changed" { mutation HostConfig.NanoCpus 'b["HostConfig"]["NanoCpus"]=2000000000'; }
+@test "mutation: read-only root off" { mutation HostConfig.ReadonlyRootfs 'b["HostConfig"]["ReadonlyRootfs"]=False'; }
+@test "mutation: user root" { mutation Config.User 'b["User"]="0:0"'; }
+@test "mutation: an extra environment variable" { mutation Config.Env 'b["Env"]=b["Env"]+["EXTRA=1"]'; }
+@test "mutation: PATH changed" { mutation Config.Env 'b["Env"]=[e if not e.startswith("PATH=") else "PATH=/tmp:/usr/bin:/bin" for e in b["Env"]]'; }
+@test "mutation: entrypoint changed" { mutation Config.Entrypoint 'b["Entrypoint"]=["/bin/sh"]'; }
+@test "mutation: argv changed" { mutation Config.Cmd 'b["Cmd"]=["sh","-c","echo other"]'; }
+@test "mutation: a label changed" { mutation Config.Labels.org.agentbox.profile 'b["Labels"]["org.agentbox.profile"]="0"*32'; }
+@test "mutation: a log without a size cap" { mutation HostConfig.LogConfig.Config.max-size 'b["HostConfig"]["LogConfig"]={"Type":"json-file","Config":{}}'; }
+@test "mutation: a sysctl" { mutation HostConfig.Sysctls 'b["HostConfig"]["Sysctls"]={"net.ipv4.ip_unprivileged_port_start":"0"}'; }
+@test "mutation: an extra group" { mutation HostConfig.GroupAdd 'b["HostConfig"]["GroupAdd"]=["0"]'; }
+@test "mutation: shm size changed" { mutation HostConfig.ShmSize 'b["HostConfig"]["ShmSize"]=1<<30'; }
+@test "mutation: open-files limit changed" { mutation HostConfig.Ulimits 'b["HostConfig"]["Ulimits"][0]["Hard"]=1<<20; b["HostConfig"]["Ulimits"][0]["Soft"]=1<<20'; }
+@test "mutation: an init process" { mutation HostConfig.Init 'b["HostConfig"]["Init"]=True'; }
+@test "mutation: a TTY" { mutation Config.Tty 'b["Tty"]=True'; }
+@test "mutation: the task volume replaced by one without a size limit" {
+	docker volume create ab-test-plain >/dev/null
+	mutation HostConfig.Mounts 'b["HostConfig"]["Mounts"][0]["Source"]="ab-test-plain"'
+}
+
+@test "a change made to a validated container is caught at the next check" {
+	local prof
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	prof=$output
+	run_exact 0 ab-validate "$prof"
+	docker update --restart=always "agentbox-${prof#profile:}" >/dev/null
+	run_exact 1 ab-validate --container "agentbox-${prof#profile:}" "$prof"
+	assert_regex "$stderr" "HostConfig.RestartPolicy.Name"
+	docker update --restart=no --memory 900m --memory-swap 900m \
+		"agentbox-${prof#profile:}" >/dev/null
+	run_exact 1 ab-validate --container "agentbox-${prof#profile:}" "$prof"
+	assert_regex "$stderr" "HostConfig.Memory"
+}
+
+@test "a container name already held is refused, and that container is left alone" {
+	local prof
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	prof=$output
+	docker create --name "agentbox-${prof#profile:}" \
+		"$(docker inspect "agentbox-${ALLOC#alloc:}-keeper" --format '{{.Image}}')" \
+		>/dev/null
+	run_exact 1 ab-validate "$prof"
+	assert_regex "$stderr" "409"
+	docker inspect "agentbox-${prof#profile:}" >/dev/null
+	docker rm -f "agentbox-${prof#profile:}" >/dev/null
+}
+
+@test "a profile record edited to relax a value is refused" {
+	local prof rec
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	prof=$output
+	rec=$(record "$prof")
+	sed -i 's/"phase":"planning"/"phase":"execution"/' "$rec"
+	run_exact 1 ab-validate "$prof"
+	assert_regex "$stderr" "record was altered"
+}
+
+@test "an attempt ID is used once, ever" {
+	local a
+	a=$(attempt)
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning --attempt "$a" \
+		--deadline "$DL" -- true
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase execution --attempt "$a" \
+		--deadline "$DL" -- true
+	assert_regex "$stderr" "used before"
+	# Also after the profile's record is gone.
+	rm -f "$AB_STATE_DIR"/profile/*
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt "$a" \
+		--deadline "$DL" -- true
+}
+
+@test "bad invocations are refused with their status" {
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --allow-command ls -- true
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt "$(attempt)" -- true
+	assert_regex "$stderr" "needs a deadline"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase sleeping \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt 'bad id' --deadline "$DL" -- true
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "$(attempt)" --deadline "$DL" --memory 64M -- true
+	assert_regex "$stderr" "below the writable ceilings"
+	local past=$BATS_TEST_TMPDIR/past
+	ab_deadline_in "$past" -1
+	run_exact 124 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$past" -- true
+	run_exact 1 ab-validate profile:0123456789abcdef0123456789abcdef
+}
+
+@test "a later --deadline does not extend a profile; an earlier one binds" {
+	local prof past=$BATS_TEST_TMPDIR/past
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	prof=$output
+	ab_deadline_in "$past" -1
+	run_exact 124 ab-validate "$prof" --deadline "$past"
+}
+
+@test "the man pages name every option of --help" {
+	assert_man_covers_help ab-profile 8
+	assert_man_covers_help ab-validate 2
+}
