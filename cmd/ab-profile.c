@@ -1,4 +1,5 @@
 /* ab-profile: capture one invocation as a frozen, validated-later profile. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,23 +8,30 @@
 #include "alloc.h"
 #include "buf.h"
 #include "deadline.h"
+#include "engine.h"
+#include "file.h"
+#include "hash.h"
 #include "image.h"
 #include "profile.h"
+#include "seed.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"
 
 static const char usage_text[] =
     "usage: ab-profile --alloc ALLOC --phase planning|questions|execution\n"
-    "                  --attempt ID [--deadline FILE] [--allow-command CMD]...\n"
+    "                  --attempt ID [--deadline FILE] [--schema FILE]\n"
+    "                  [--allow-command CMD]...\n"
     "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n";
 
 /* What the agent needs beyond the writable ceilings (DESIGN.md: tmpfs
  * pages count against the memory limit). */
 #define WORKING_SET (256LL << 20)
+#define SCHEMA_MAX (64 * 1024)
 
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
+	const char *schema;
 	char **allow;
 	int nallow;
 	char **argv;
@@ -79,6 +87,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "memory", required_argument, NULL, 'm' },
 		{ "pids", required_argument, NULL, 'P' },
 		{ "cpus", required_argument, NULL, 'C' },
+		{ "schema", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -97,6 +106,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'm': o->memory = optarg; break;
 		case 'P': o->pids = optarg; break;
 		case 'C': o->cpus = optarg; break;
+		case 's': o->schema = optarg; break;
 		case 'c':
 			if (o->nallow == AB_MAX_ARGV)
 				return ab_usage_error("too many --allow-command");
@@ -153,6 +163,43 @@ static int limits(const struct opts *o, const struct ab_alloc *a,
 	return 0;
 }
 
+/* The schema is read once, through O_NOFOLLOW, from a regular file, and
+ * the read itself is bounded: a file that grows past the bound while it
+ * is read is refused, not read past it.  Its snapshot goes into the
+ * inputs filesystem, read-only to the agent; no host path is mounted. */
+static int schema(const struct opts *o, struct ab_state *s,
+    const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_sha256 h;
+	struct ab_engine e;
+	struct ab_buf b;
+	char name[80];
+	int rc;
+
+	ab_buf_init(&b, SCHEMA_MAX);
+	rc = ab_file_read_at(AT_FDCWD, o->schema, &b, NULL, err);
+	if (rc < 0 && err->code == AB_EENGINE)
+		err->code = AB_EUSAGE;
+	if (rc < 0) {
+		ab_buf_free(&b);
+		return ab_err_wrap(err, "schema");
+	}
+	if (ab_sha256_init(&h, err) == 0) {
+		ab_sha256_add(&h, b.data ? b.data : "", b.len);
+		rc = ab_sha256_hex(&h, p->schema_sha, err);
+	} else {
+		rc = -1;
+	}
+	snprintf(name, sizeof name, "schema-%s.json", p->id);
+	if (rc == 0 && (rc = ab_engine_open(&e, &p->dl, err)) == 0) {
+		rc = ab_inputs_put(s, &e, a, name, b.data ? b.data : "", b.len,
+		    err);
+		ab_engine_close(&e);
+	}
+	ab_buf_free(&b);
+	return rc;
+}
+
 static int capture(const struct opts *o, struct ab_state *s,
     struct ab_profile *p, struct ab_err *err)
 {
@@ -195,6 +242,8 @@ static int capture(const struct opts *o, struct ab_state *s,
 		return -1;
 	/* The body is checked against the default seccomp form; ab-validate
 	 * rebuilds it for the engine it meets and compares the parameters. */
+	if (o->schema != NULL && schema(o, s, &a, p, err) < 0)
+		return -1;
 	ab_profile_lock(p, &a, a.digest, s->sid, 0, &k);
 	ab_buf_init(&body, 0);
 	rc = ab_profile_body(&k, &body, sha, err);

@@ -437,15 +437,12 @@ static int identity_check(const char *stage, const struct ab_alloc *a,
 
 /* --- the whole step ------------------------------------------------ */
 
-static int keeper_ready(struct ab_state *s, struct ab_engine *e,
+static int keeper_ready_for(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
 	struct ab_keeper_lock k;
 	struct ab_info info;
 
-	if (strcmp(a->status, "ready") != 0)
-		return ab_fail(err, AB_EREFUSED, "alloc:%s is %s, not ready "
-		    "to seed", a->id, a->status);
 	if (ab_engine_info(e, &info, err) < 0)
 		return -1;
 	ab_alloc_keeper_lock(a, s->sid, info.seccomp_keyword, &k);
@@ -455,6 +452,15 @@ static int keeper_ready(struct ab_state *s, struct ab_engine *e,
 	if (ab_ctr_check(e, &k.l, a->keeper_id, err) < 0)
 		return ab_err_wrap(err, "keeper of alloc:%s", a->id);
 	return 0;
+}
+
+static int keeper_ready(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	if (strcmp(a->status, "ready") != 0)
+		return ab_fail(err, AB_EREFUSED, "alloc:%s is %s, not ready "
+		    "to seed", a->id, a->status);
+	return keeper_ready_for(s, e, a, err);
 }
 
 static void say(const struct ab_seed_opts *o, const char *fmt, long long x,
@@ -564,4 +570,61 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 		return -1;
 	snprintf(a->status, sizeof a->status, "seeded");
 	return ab_alloc_save(s, a, err);
+}
+
+/* --- one small file into the inputs filesystem --------------------- */
+
+struct one_src {
+	const char *name, *data;
+	size_t len, off;
+	int done;
+};
+
+static int one_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+{
+	struct one_src *o = arg;
+
+	(void)err;
+	if (o->done)
+		return 0;
+	o->done = 1;
+	te->path = o->name;
+	te->type = AB_TAR_FILE;
+	te->mode = 0444;
+	te->uid = te->gid = AB_AGENT_UID;
+	te->size = (long long)o->len;
+	return 1;
+}
+
+static long one_data(void *arg, char *p, size_t n, struct ab_err *err)
+{
+	struct one_src *o = arg;
+
+	(void)err;
+	if (n > o->len - o->off)
+		n = o->len - o->off;
+	memcpy(p, o->data + o->off, n);
+	o->off += n;
+	return (long)n;
+}
+
+int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *name, const char *data, size_t len,
+    struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct one_src o;
+	char dest[64];
+
+	if (keeper_ready_for(s, e, a, err) < 0)
+		return -1;
+	memset(&o, 0, sizeof o);
+	o.name = name;
+	o.data = data;
+	o.len = len;
+	src.next = one_next;
+	src.data = one_data;
+	src.ctx = &o;
+	snprintf(dest, sizeof dest, "%s", a->vol[AB_VOL_INPUTS].target);
+	return upload(e, a, dest, &src, "inputs", &a->vol[AB_VOL_INPUTS], err);
 }

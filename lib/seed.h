@@ -16,4 +16,10 @@ struct ab_seed_opts {
 int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
     const struct ab_seed_opts *o, struct ab_err *err);
 
+/* Puts NAME (0444, owned by 10001) into the allocation's inputs
+ * filesystem through its running, locked keeper. */
+int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *name, const char *data, size_t len,
+    struct ab_err *err);
+
 #endif

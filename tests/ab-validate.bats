@@ -227,3 +227,36 @@ mutation() {
 	assert_man_covers_help ab-profile 8
 	assert_man_covers_help ab-validate 2
 }
+
+@test "a schema is snapshotted into the inputs, read-only inside, its SHA-256 recorded" {
+	local s=$BATS_TEST_TMPDIR/schema.json prof
+	printf '{"type":"object"}\n' >"$s"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$s" -- \
+		sh -c 'cat /run/agentbox/inputs/schema-*.json; touch /run/agentbox/inputs/x 2>&1 || echo refused'
+	prof=$output
+	grep -q "\"schema_sha256\":\"$(sha256sum "$s" | cut -d' ' -f1)\"" "$(record "$prof")"
+	run_exact 0 ab-validate "$prof"
+	run docker start -a "agentbox-${prof#profile:}"
+	assert_line '{"type":"object"}'
+	assert_line refused
+}
+
+@test "a schema that is a symlink, a FIFO, too large or missing is refused" {
+	local d=$BATS_TEST_TMPDIR
+	printf '{}' >"$d/real.json"
+	ln -s "$d/real.json" "$d/link.json"
+	mkfifo "$d/fifo.json"
+	head -c 70000 /dev/zero >"$d/big.json"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$d/link.json" -- true
+	assert_regex "$stderr" "symbolic link"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$d/fifo.json" -- true
+	assert_regex "$stderr" "not a regular file"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$d/big.json" -- true
+	assert_regex "$stderr" "larger than 65536 bytes"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$d/none.json" -- true
+}
