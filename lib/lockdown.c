@@ -5,6 +5,15 @@
 #include "lockdown.h"
 
 static const char *const cap_drop[] = { "ALL", NULL };
+/* The engine's own masks of /proc and /sys (Engine 20.10's defaults; later
+ * engines add more, which is fine): a container without them sees
+ * /proc/kcore, /proc/sys and the like. */
+static const char *const masked[] = { "/proc/asound", "/proc/acpi",
+    "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+    "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+    NULL };
+static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs",
+    "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL };
 static const char *const sec_nnp[] = { "no-new-privileges", NULL };
 static const char *const sec_builtin[] = { "no-new-privileges",
     "seccomp=builtin", NULL };
@@ -310,6 +319,21 @@ static int int_is(const struct ab_json *j, int t, long long v)
 	return ab_json_int(j, t, &got) == 0 && got == v;
 }
 
+/* A list that holds at least every one of v. */
+static int want_superset(const struct ab_json *j, const char *path,
+    const char *const *v, struct ab_err *err)
+{
+	int t = ab_json_get(j, 0, path), i, found;
+
+	for (; *v != NULL; v++) {
+		for (found = 0, i = 0; i < ab_json_count(j, t); i++)
+			found |= ab_json_str_eq(j, ab_json_elem(j, t, i), *v);
+		if (!found)
+			return drift(path, err);
+	}
+	return 0;
+}
+
 /* Absent, null or false. */
 static int want_false(const struct ab_json *j, const char *path,
     struct ab_err *err)
@@ -415,6 +439,11 @@ static int check_host(const struct ab_json *j, const struct ab_lock *l,
 	    want_empty(j, "HostConfig.Binds", err) < 0 ||
 	    check_mounts(j, l, err) < 0 ||
 	    check_agent(j, l, err) < 0 ||
+	    want_superset(j, "HostConfig.MaskedPaths", masked, err) < 0 ||
+	    want_superset(j, "HostConfig.ReadonlyPaths", readonly_paths,
+	    err) < 0 ||
+	    want_empty(j, "HostConfig.Capabilities", err) < 0 ||
+	    want_empty(j, "HostConfig.DeviceCgroupRules", err) < 0 ||
 	    want_false(j, "HostConfig.Init", err) < 0 ||
 	    want_false(j, "HostConfig.OomKillDisable", err) < 0 ||
 	    want_false(j, "HostConfig.PublishAllPorts", err) < 0 ||

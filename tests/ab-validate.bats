@@ -134,6 +134,9 @@ mutation() {
 @test "mutation: open-files limit changed" { mutation HostConfig.Ulimits 'b["HostConfig"]["Ulimits"][0]["Hard"]=1<<20; b["HostConfig"]["Ulimits"][0]["Soft"]=1<<20'; }
 @test "mutation: an init process" { mutation HostConfig.Init 'b["HostConfig"]["Init"]=True'; }
 @test "mutation: a TTY" { mutation Config.Tty 'b["Tty"]=True'; }
+@test "mutation: /proc unmasked" { mutation HostConfig.MaskedPaths 'b["HostConfig"]["MaskedPaths"]=[]'; }
+@test "mutation: /proc/sys writable" { mutation HostConfig.ReadonlyPaths 'b["HostConfig"]["ReadonlyPaths"]=[]'; }
+@test "mutation: a device cgroup rule" { mutation HostConfig.DeviceCgroupRules 'b["HostConfig"]["DeviceCgroupRules"]=["c 1:3 rwm"]'; }
 @test "mutation: the task volume replaced by one without a size limit" {
 	docker volume create ab-test-plain >/dev/null
 	mutation HostConfig.Mounts 'b["HostConfig"]["Mounts"][0]["Source"]="ab-test-plain"'
@@ -191,6 +194,22 @@ mutation() {
 	rm -f "$AB_STATE_DIR"/profile/*
 	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt "$a" \
 		--deadline "$DL" -- true
+}
+
+@test "an attempt ID stays used after ab-clean of its allocation" {
+	local a other
+	a=$(attempt)
+	other=$(ab-alloc --image "$AB_IMAGE")
+	ab-seed "$other" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	run_exact 0 ab-profile --alloc "$other" --phase planning --attempt "$a" \
+		--deadline "$DL" -- true
+	run_exact 0 ab-clean "$other"
+	other=$(ab-alloc --image "$AB_IMAGE")
+	ab-seed "$other" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	run_exact 1 ab-profile --alloc "$other" --phase planning --attempt "$a" \
+		--deadline "$DL" -- true
+	assert_regex "$stderr" "used before"
+	run_exact 0 ab-clean "$other"
 }
 
 @test "bad invocations are refused with their status" {
