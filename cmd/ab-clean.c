@@ -81,20 +81,55 @@ static int clean_one(struct ab_state *s, struct ab_engine *e, const char *id,
 	return rc;
 }
 
+/* An alloc handle, or a profile or ctr handle that leads to one. */
+static int alloc_of(struct ab_state *s, const char *text,
+    char id[AB_ID_LEN + 1], struct ab_err *err)
+{
+	struct ab_handle h;
+	struct ab_json j;
+	char *v;
+
+	if (ab_handle_parse(&h, text, NULL, err) < 0)
+		return -1;
+	if (strcmp(h.kind, "alloc") == 0) {
+		memcpy(id, h.id, AB_ID_LEN + 1);
+		return 0;
+	}
+	if (strcmp(h.kind, "profile") != 0 && strcmp(h.kind, "ctr") != 0)
+		return ab_fail(err, AB_EREFUSED, "%.80s does not lead to an "
+		    "allocation", text);
+	if (ab_record_read(s, &h, &j, err) < 0)
+		return -1;
+	v = ab_json_str(&j, ab_json_key(&j, 0, "alloc"));
+	ab_json_free(&j);
+	if (v == NULL || !ab_is_id(v)) {
+		free(v);
+		return ab_fail(err, AB_EREFUSED, "record of %.80s is corrupt",
+		    text);
+	}
+	memcpy(id, v, AB_ID_LEN + 1);
+	free(v);
+	return 0;
+}
+
 static int handles(const struct opts *o, struct ab_state *s,
     struct ab_engine *e, struct ab_err *err)
 {
-	struct ab_handle h;
+	char (*ids)[AB_ID_LEN + 1];
 	struct ab_err one;
 	int i, rc = 0;
 
-	/* Every handle is parsed before anything is removed. */
+	ids = calloc((size_t)o->nhandles, sizeof *ids);
+	if (ids == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	/* Every handle is resolved before anything is removed. */
 	for (i = 0; i < o->nhandles; i++)
-		if (ab_handle_parse(&h, o->handles[i], "alloc", err) < 0)
+		if (alloc_of(s, o->handles[i], ids[i], err) < 0) {
+			free(ids);
 			return -1;
+		}
 	for (i = 0; i < o->nhandles; i++) {
-		ab_handle_parse(&h, o->handles[i], "alloc", err);
-		if (clean_one(s, e, h.id, o->within_ms, &one) < 0) {
+		if (clean_one(s, e, ids[i], o->within_ms, &one) < 0) {
 			if (rc == 0 || one.code == AB_EENGINE)
 				*err = one;
 			rc = -1;
@@ -102,6 +137,7 @@ static int handles(const struct opts *o, struct ab_state *s,
 				ab_report(&one);
 		}
 	}
+	free(ids);
 	return rc;
 }
 

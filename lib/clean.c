@@ -192,11 +192,42 @@ static int remove_tree(int at, const char *name)
 	    0 : -1;
 }
 
+/* The profile and ctr records that name the allocation. */
+static int remove_children(struct ab_state *s, const char *kind,
+    const char *id, struct ab_err *err)
+{
+	char (*ids)[AB_ID_LEN + 1];
+	struct ab_handle h;
+	struct ab_json j;
+	struct ab_err skip;
+	size_t i, n;
+	int mine, rc = 0;
+
+	if (ab_record_list(s, kind, &ids, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++) {
+		snprintf(h.kind, sizeof h.kind, "%s", kind);
+		memcpy(h.id, ids[i], sizeof h.id);
+		if (ab_record_read(s, &h, &j, &skip) < 0)
+			continue;
+		mine = ab_json_str_eq(&j, ab_json_key(&j, 0, "alloc"), id);
+		ab_json_free(&j);
+		if (mine)
+			rc = ab_record_remove(s, &h, err);
+	}
+	free(ids);
+	return rc;
+}
+
 static int remove_local(struct ab_state *s, const struct ab_alloc *a,
     struct ab_err *err)
 {
 	struct ab_handle h;
 	int fd;
+
+	if (remove_children(s, "ctr", a->id, err) < 0 ||
+	    remove_children(s, "profile", a->id, err) < 0)
+		return -1;
 
 	fd = openat(s->dirfd, "stage", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);

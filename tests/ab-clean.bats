@@ -40,7 +40,7 @@ objects_of() {
 	docker volume ls -q --filter "label=org.agentbox.alloc=$1"
 }
 
-@test "cleaning a seeded allocation removes everything and is idempotent" {
+@test "cleaning an allocation removes its containers, volumes, clone and records, idempotently" {
 	local repo=$BATS_TEST_TMPDIR/repo
 	git init -q "$repo"
 	echo x >"$repo/a"
@@ -49,13 +49,44 @@ objects_of() {
 	new_alloc
 	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
 	[ -d "$AB_STATE_DIR/stage/$AID" ]
+	local dl=$BATS_TEST_TMPDIR/deadline prof
+	ab_deadline_in "$dl" 600
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "clean-$RANDOM$RANDOM" --deadline "$dl" -- true
+	prof=$output
+	run_exact 0 ab-validate "$prof"
+	[ -n "$(docker ps -aq --filter "label=org.agentbox.profile=${prof#profile:}")" ]
 	run_exact 0 ab-clean "$ALLOC"
+	[ ! -e "$AB_STATE_DIR/profile/${prof#profile:}" ]
+	[ -z "$(ls "$AB_STATE_DIR/ctr")" ]
+	# The attempt ledger is never cleaned.
+	grep -q '^clean-' "$AB_STATE_DIR/attempts"
 	assert_output ""
 	run objects_of "$AID"
 	assert_output ""
 	[ ! -e "$AB_STATE_DIR/stage/$AID" ]
 	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
 	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "a profile or ctr handle leads ab-clean to its allocation" {
+	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline prof ctr
+	git init -q "$repo"
+	echo x >"$repo/a"
+	git -C "$repo" add a
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_deadline_in "$dl" 600
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "lead-$RANDOM$RANDOM" --deadline "$dl" -- true
+	prof=$output
+	run_exact 0 ab-validate "$prof"
+	ctr=$output
+	run_exact 0 ab-clean "$ctr"
+	run objects_of "$AID"
+	assert_output ""
+	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
 }
 
 @test "agent containers of the allocation go first, then the volumes" {
