@@ -32,45 +32,20 @@ static int absent(struct ab_engine *e, const char *path, struct ab_err *err)
 	return rc;
 }
 
-/* Names of the containers ("containers") or volumes ("volumes") that
- * carry org.agentbox.alloc=ID and this state's label. */
+/* The containers or volumes of this state, and of allocation ID when it
+ * is not NULL. */
 static int by_label(struct ab_state *s, struct ab_engine *e, const char *what,
     const char *id, struct ab_json *j, int *list, struct ab_err *err)
 {
-	struct ab_buf q, f;
-	struct ab_resp r;
-	int rc = -1;
+	char state[64], alloc[64];
+	const char *labels[3] = { state, NULL, NULL };
 
-	ab_buf_init(&q, 0);
-	ab_buf_init(&f, 0);
-	if (id != NULL)
-		ab_buf_addf(&f, "{\"label\":[\"org.agentbox.state=%s\","
-		    "\"org.agentbox.alloc=%s\"]}", s->sid, id);
-	else
-		ab_buf_addf(&f, "{\"label\":[\"org.agentbox.state=%s\"]}",
-		    s->sid);
-	if (strcmp(what, "containers") == 0)
-		ab_buf_adds(&q, "/containers/json?all=1&filters=");
-	else
-		ab_buf_adds(&q, "/volumes?filters=");
-	memset(&r, 0, sizeof r);
-	if (ab_url_escape(&q, f.data ? f.data : "") == 0 && q.data != NULL &&
-	    ab_engine_json(e, "GET", q.data, NULL, "list by label", &r,
-	    err) == 0) {
-		if (r.status != 200)
-			ab_engine_fail(&r, AB_EENGINE, "list by label", err);
-		else if (ab_json_parse(j, r.body.data, r.body.len, err) < 0)
-			err->code = AB_EENGINE;
-		else {
-			*list = strcmp(what, "containers") == 0 ? 0 :
-			    ab_json_key(j, 0, "Volumes");
-			rc = 0;
-		}
+	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
+	if (id != NULL) {
+		snprintf(alloc, sizeof alloc, "org.agentbox.alloc=%s", id);
+		labels[1] = alloc;
 	}
-	ab_resp_free(&r);
-	ab_buf_free(&q);
-	ab_buf_free(&f);
-	return rc;
+	return ab_engine_list(e, what, labels, j, list, err);
 }
 
 static int remove_volume(struct ab_engine *e, const char *name,

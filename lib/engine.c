@@ -644,3 +644,46 @@ void ab_stream_close(struct ab_stream *s)
 	}
 	ab_buf_free(&s->body);
 }
+
+int ab_engine_list(struct ab_engine *e, const char *kind,
+    const char *const *labels, struct ab_json *j, int *list,
+    struct ab_err *err)
+{
+	struct ab_buf q, f;
+	struct ab_resp r;
+	struct ab_jw w;
+	int rc = -1;
+
+	ab_buf_init(&q, 0);
+	ab_buf_init(&f, 0);
+	ab_jw_init(&w, &f);
+	ab_jw_obj(&w);
+	ab_jw_key(&w, "label");
+	ab_jw_arr(&w);
+	for (; *labels != NULL; labels++)
+		ab_jw_str(&w, *labels);
+	ab_jw_arr_end(&w);
+	ab_jw_obj_end(&w);
+	ab_buf_addf(&q, "/%s%s", kind, strcmp(kind, "volumes") == 0 ?
+	    "?filters=" : "/json?all=1&filters=");
+	memset(&r, 0, sizeof r);
+	if (ab_jw_done(&w) < 0 || ab_url_escape(&q, f.data) < 0 ||
+	    q.data == NULL)
+		ab_fail(err, AB_EENGINE, "out of memory");
+	else if (ab_engine_json(e, "GET", q.data, NULL, "list by label", &r,
+	    err) == 0) {
+		if (r.status != 200)
+			ab_engine_fail(&r, AB_EENGINE, "list by label", err);
+		else if (ab_json_parse(j, r.body.data, r.body.len, err) < 0)
+			err->code = AB_EENGINE;
+		else {
+			*list = strcmp(kind, "volumes") == 0 ?
+			    ab_json_key(j, 0, "Volumes") : 0;
+			rc = 0;
+		}
+	}
+	ab_resp_free(&r);
+	ab_buf_free(&q);
+	ab_buf_free(&f);
+	return rc;
+}

@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "deadline.h"
 #include "err.h"
+#include "json.h"
 
 /* The API version agentbox speaks; the oldest engine it accepts. */
 #define AB_API_VERSION "1.41"
@@ -140,6 +141,13 @@ int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err);
 /* 0 when the stream finished with a complete reply; -1 otherwise. */
 int ab_stream_result(const struct ab_stream *s, struct ab_err *err);
 void ab_stream_close(struct ab_stream *s);
+
+/* Lists the "containers" (all, stopped too), "volumes" or "images" that
+ * carry every label of LABELS ("key=value" strings, NULL-terminated).  On
+ * success *list is the array token of their descriptions in j. */
+int ab_engine_list(struct ab_engine *e, const char *kind,
+    const char *const *labels, struct ab_json *j, int *list,
+    struct ab_err *err);
 
 /* Percent-encodes S for a query string into b. */
 int ab_url_escape(struct ab_buf *b, const char *s);

@@ -736,25 +736,18 @@ static int build_production(struct ab_engine *e, const char *dir,
  * find it by its handle label and remove it, within a budget of its own. */
 static void remove_by_label(struct ab_engine *e, const char *id)
 {
+	char label[64];
+	const char *labels[2] = { label, NULL };
 	struct ab_budget saved;
-	int i, t;
-	struct ab_buf q, f;
-	struct ab_resp r;
 	struct ab_json j;
 	struct ab_err err;
+	int i, t, list;
 	char *v;
 
-	memset(&r, 0, sizeof r);
-	ab_buf_init(&q, 0);
-	ab_buf_init(&f, 0);
-	ab_buf_addf(&f, "{\"label\":[\"org.agentbox.image=%s\"]}", id);
-	ab_buf_adds(&q, "/images/json?filters=");
+	snprintf(label, sizeof label, "org.agentbox.image=%s", id);
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
-	if (ab_url_escape(&q, f.data ? f.data : "") == 0 && q.data &&
-	    ab_engine_json(e, "GET", q.data, NULL, "list images", &r,
-	    &err) == 0 && r.status == 200 &&
-	    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
-		for (i = 0; (t = ab_json_elem(&j, 0, i)) >= 0; i++) {
+	if (ab_engine_list(e, "images", labels, &j, &list, &err) == 0) {
+		for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
 			v = ab_json_str(&j, ab_json_key(&j, t, "Id"));
 			if (v != NULL)
 				remove_image(e, v, &err);
@@ -762,10 +755,7 @@ static void remove_by_label(struct ab_engine *e, const char *id)
 		}
 		ab_json_free(&j);
 	}
-	ab_resp_free(&r);
 	ab_engine_budget_end(e, &saved);
-	ab_buf_free(&q);
-	ab_buf_free(&f);
 }
 
 /* A registered image of the same recipe and inputs that is still intact
@@ -907,8 +897,8 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 	if (rc == 0)
 		rc = ab_new_id(sp->id, err);
 	if (rc == 0 && !p->prod) {
-		say(o->progress, "importing the default image: %s, %lld bytes",
-		    "rootfs", p->rf.bytes);
+		say(o->progress, "importing the default image: %s%lld bytes",
+		    "", p->rf.bytes);
 		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
 		    err);
 	} else if (rc == 0) {

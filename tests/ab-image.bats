@@ -417,3 +417,17 @@ count_records() {
 	DOCKER_HOST=unix:///nonexistent run_exact 2 ab-image build --dir "$d"
 	assert_regex "$stderr" "user must be 10001:10001"
 }
+
+@test "an import whose reply is lost still leaves no image behind" {
+	local n
+	n=$(count_records)
+	# The engine has made the image; the client never hears its ID.
+	ab_proxy_start --match '^POST /v[0-9.]+/images/create' \
+		--action cut --after-bytes 1
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build --rebuild
+	assert_one_error_line ab-image
+	grep -q '^cut POST' "$AB_PROXY_LOG"
+	assert_equal "$(count_records)" "$n"
+	run docker images -q --filter "label=org.agentbox.state=$(ab_state_sid)"
+	assert_equal "$(printf '%s\n' "$output" | sort -u | grep -c .)" 1
+}
