@@ -62,24 +62,6 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* The record's body must be what the code makes of its parameters: a
- * record edited to relax anything no longer hashes the same. */
-static int rebuild(struct ctx *c, const char *stored, struct ab_err *err)
-{
-	struct ab_buf body;
-	char sha[65];
-	int rc;
-
-	ab_profile_lock(&c->p, &c->a, c->a.digest, c->s.sid, 0, &c->k);
-	ab_buf_init(&body, 0);
-	rc = ab_profile_body(&c->k, &body, sha, err);
-	ab_buf_free(&body);
-	if (rc == 0 && strcmp(sha, stored) != 0)
-		rc = ab_fail(err, AB_EREFUSED, "profile:%s: its record was "
-		    "altered", c->p.id);
-	return rc;
-}
-
 static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
 {
 	struct ab_deadline given;
@@ -90,12 +72,7 @@ static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
 	    ab_deadline_load(&given, o->deadline, err) < 0 ||
 	    ab_state_open(&c->s, err) < 0)
 		return -1;
-	if (ab_profile_load(&c->s, &h, &c->p, stored, err) < 0)
-		return -1;
-	snprintf(h.kind, sizeof h.kind, "alloc");
-	memcpy(h.id, c->p.alloc, sizeof h.id);
-	if (ab_alloc_load(&c->s, &h, &c->a, err) < 0 ||
-	    rebuild(c, stored, err) < 0)
+	if (ab_profile_open(&c->s, &h, &c->p, &c->a, stored, err) < 0)
 		return -1;
 	/* Only ever closer: a later --deadline cannot extend the profile's. */
 	ab_deadline_shrink(&c->p.dl, &given);
@@ -126,40 +103,23 @@ static int engine_checks(struct ctx *c, struct ab_err *err)
 	return 0;
 }
 
-static int save_ctr(struct ctx *c, const char *id, const char *cid,
-    struct ab_err *err)
-{
-	struct ab_buf b;
-	struct ab_jw w;
-	int rc;
-
-	ab_buf_init(&b, 0);
-	ab_jw_init(&w, &b);
-	ab_record_begin(&w, &c->s, "ctr", id);
-	ab_jw_kstr(&w, "profile", c->p.id);
-	ab_jw_kstr(&w, "alloc", c->a.id);
-	ab_jw_kstr(&w, "name", c->k.name);
-	ab_jw_kstr(&w, "container", cid);
-	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    ab_record_write(&c->s, "ctr", id, b.data, b.len, err);
-	ab_buf_free(&b);
-	return rc;
-}
-
 static int create(struct ctx *c, struct ab_err *err)
 {
-	char cid[80] = "", id[AB_ID_LEN + 1];
 	struct ab_err cerr;
+	struct ab_ctr r;
 	int conflict = 0;
 
-	if (ab_new_id(id, err) < 0)
+	memset(&r, 0, sizeof r);
+	if (ab_new_id(r.id, err) < 0)
 		return -1;
+	memcpy(r.profile, c->p.id, sizeof r.profile);
+	memcpy(r.alloc, c->a.id, sizeof r.alloc);
+	snprintf(r.name, sizeof r.name, "%s", c->k.name);
 	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
-	    cid, &conflict, err) == 0 &&
-	    ab_ctr_check(&c->e, &c->k.l, cid, err) == 0 &&
-	    save_ctr(c, id, cid, err) == 0)
-		return ab_print_handle("ctr", id, err);
+	    r.container, &conflict, err) == 0 &&
+	    ab_ctr_check(&c->e, &c->k.l, r.container, err) == 0 &&
+	    ab_ctr_save(&c->s, &r, err) == 0)
+		return ab_print_handle("ctr", r.id, err);
 	/* Only what this call created is removed: a held name is not ours. */
 	if (!conflict)
 		ab_remove_container(&c->e, c->k.name, &cerr);

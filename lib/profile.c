@@ -274,3 +274,76 @@ int ab_attempt_claim(struct ab_state *s, const char *attempt,
 	close(fd);
 	return rc;
 }
+
+int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
+    struct ab_profile *p, struct ab_alloc *a, char *body_sha,
+    struct ab_err *err)
+{
+	struct ab_profile_lock *k;
+	struct ab_handle ah;
+	struct ab_buf body;
+	char sha[65];
+	int rc;
+
+	if (ab_profile_load(s, h, p, body_sha, err) < 0)
+		return -1;
+	snprintf(ah.kind, sizeof ah.kind, "alloc");
+	memcpy(ah.id, p->alloc, sizeof ah.id);
+	if (ab_alloc_load(s, &ah, a, err) < 0)
+		return -1;
+	k = malloc(sizeof *k);
+	if (k == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	ab_profile_lock(p, a, a->digest, s->sid, 0, k);
+	ab_buf_init(&body, 0);
+	rc = ab_profile_body(k, &body, sha, err);
+	ab_buf_free(&body);
+	free(k);
+	if (rc == 0 && strcmp(sha, body_sha) != 0)
+		rc = ab_fail(err, AB_EREFUSED, "profile:%s: its record was "
+		    "altered", p->id);
+	return rc;
+}
+
+int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+	int rc;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_record_begin(&w, s, "ctr", c->id);
+	ab_jw_kstr(&w, "profile", c->profile);
+	ab_jw_kstr(&w, "alloc", c->alloc);
+	ab_jw_kstr(&w, "name", c->name);
+	ab_jw_kstr(&w, "container", c->container);
+	ab_jw_obj_end(&w);
+	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
+	    ab_record_write(s, "ctr", c->id, b.data, b.len, err);
+	ab_buf_free(&b);
+	return rc;
+}
+
+int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
+    struct ab_ctr *c, struct ab_err *err)
+{
+	struct ab_json j;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	if (ab_record_read(s, h, &j, err) < 0)
+		return -1;
+	memcpy(c->id, h->id, sizeof c->id);
+	if (copy_str(&j, "profile", c->profile, sizeof c->profile) ||
+	    copy_str(&j, "alloc", c->alloc, sizeof c->alloc) ||
+	    copy_str(&j, "name", c->name, sizeof c->name) ||
+	    copy_str(&j, "container", c->container, sizeof c->container) ||
+	    !ab_is_id(c->profile) || !ab_is_id(c->alloc) ||
+	    strlen(c->container) != 64)
+		rc = ab_fail(err, AB_EREFUSED, "record of ctr:%s is corrupt",
+		    h->id);
+	ab_json_free(&j);
+	return rc;
+}

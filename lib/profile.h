@@ -60,6 +60,27 @@ void ab_profile_free(struct ab_profile *p);
 /* The create body of k and its SHA-256. */
 int ab_profile_body(const struct ab_profile_lock *k, struct ab_buf *body,
     char sha[65], struct ab_err *err);
+/* Loads profile H and its allocation, and refuses a record whose stored
+ * body is not what the code makes of its parameters: a record edited to
+ * relax anything no longer hashes the same.  body_sha: 65 bytes. */
+int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
+    struct ab_profile *p, struct ab_alloc *a, char *body_sha,
+    struct ab_err *err);
+
+/* A ctr record (ab-validate): the container made from a profile. */
+struct ab_ctr {
+	char id[AB_ID_LEN + 1];
+	char profile[AB_ID_LEN + 1];
+	char alloc[AB_ID_LEN + 1];
+	char name[96];
+	char container[80];
+};
+
+int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
+    struct ab_err *err);
+int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
+    struct ab_ctr *c, struct ab_err *err);
+
 /* Appends ATTEMPT to the state's ledger; refuses one already there. */
 int ab_attempt_claim(struct ab_state *s, const char *attempt,
     struct ab_err *err);
