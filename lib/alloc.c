@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "cancel.h"
 #include "json.h"
 #include "oneshot.h"
 #include "testhook.h"
@@ -366,7 +367,10 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 	if (ab_alloc_save(s, a, err) < 0)
 		return -1;
 	ab_test_pause("alloc-recorded");
-	if (create_all(s, e, a, err) == 0)
+	/* A cancellation is honoured once the creates are done: what they
+	 * made is removed, so no handle is lost with the tool. */
+	if (create_all(s, e, a, err) == 0 &&
+	    ab_cancel_check("ab-alloc could finish", err) == 0)
 		return 0;
 	if (ab_alloc_remove(e, a, &cerr) == 0) {
 		snprintf(h.kind, sizeof h.kind, "alloc");

@@ -594,6 +594,7 @@ int ab_stream_open(struct ab_engine *e, struct ab_stream *s,
 
 int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err)
 {
+	struct curl_waitfd wake = { e->wake_fd, CURL_WAIT_POLLIN, 0 };
 	struct ab_stream *s;
 	long long left = budget_ms(e);
 	CURLMsg *m;
@@ -604,7 +605,8 @@ int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err)
 	if (timeout_ms > left)
 		timeout_ms = (long)left;
 	if (curl_multi_perform(e->multi, &running) != CURLM_OK ||
-	    curl_multi_poll(e->multi, NULL, 0, (int)timeout_ms, NULL) !=
+	    curl_multi_poll(e->multi, e->wake_set ? &wake : NULL,
+	    e->wake_set ? 1 : 0, (int)timeout_ms, NULL) !=
 	    CURLM_OK ||
 	    curl_multi_perform(e->multi, &running) != CURLM_OK)
 		return ab_fail(err, AB_EENGINE, "curl multi failed");

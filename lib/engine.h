@@ -51,6 +51,8 @@ struct ab_engine {
 	int api_minor;		/* the daemon's Api-Version minor */
 	struct ab_deadline dl;	/* the deadline in force for every call */
 	int cleanup;		/* dl is a cleanup budget, not the task's */
+	int wake_fd;		/* readable: ab_stream_pump returns early */
+	int wake_set;
 };
 
 /* Produces a request body: fills at most n bytes of p and returns the
@@ -136,7 +138,8 @@ int ab_stream_open(struct ab_engine *e, struct ab_stream *s,
     const char *method, const char *path, ab_sink sink, void *ctx,
     const char *what, struct ab_err *err);
 /* Drives every open stream for at most timeout_ms (bounded by the
- * deadline).  -1 only for a multi failure or the deadline. */
+ * deadline), returning early when the wake fd, if set, is readable (a
+ * signal's self-pipe).  -1 only for a multi failure or the deadline. */
 int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err);
 /* 0 when the stream finished with a complete reply; -1 otherwise. */
 int ab_stream_result(const struct ab_stream *s, struct ab_err *err);

@@ -1141,3 +1141,14 @@ int ab_jw_done(const struct ab_jw *w)
 		return -1;
 	return 0;
 }
+
+int ab_json_text_ok(const char *p, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i += k)
+		if (p[i] == '\0' ||
+		    (k = utf8_len((const unsigned char *)p + i, n - i)) == 0)
+			return 0;
+	return 1;
+}

@@ -94,6 +94,8 @@ void ab_jw_raw(struct ab_jw *w, const char *json, size_t n);
 void ab_jw_kstr(struct ab_jw *w, const char *k, const char *s);
 void ab_jw_kint(struct ab_jw *w, const char *k, long long v);
 void ab_jw_kbool(struct ab_jw *w, const char *k, int v);
+/* 1 when ab_jw_strn would take the N bytes at P: valid UTF-8, no NUL. */
+int ab_json_text_ok(const char *p, size_t n);
 /* 0 when every call succeeded and all containers are closed. */
 int ab_jw_done(const struct ab_jw *w);
 

@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,5 +362,46 @@ int ab_record_list(struct ab_state *s, const char *kind,
 	}
 	closedir(dir);
 	*ids = v;
+	return 0;
+}
+
+/* ".tmp-PID-..." whose PID no longer exists; a reused PID only keeps a
+ * leftover until the next sweep. */
+static int stale_tmp(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, ".tmp-", 5) != 0)
+		return 0;
+	pid = strtol(name + 5, &end, 10);
+	if (end == name + 5 || *end != '-' || pid <= 0)
+		return 0;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
+{
+	struct dirent *d;
+	DIR *dir;
+	int i, fd;
+
+	for (i = 0; kinds[i] != NULL; i++) {
+		fd = openat(s->dirfd, kinds[i], O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+			if (fd >= 0)
+				close(fd);
+			return ab_fail_errno(err, AB_EENGINE, "cannot list "
+			    "%s/%s", s->path, kinds[i]);
+		}
+		while ((d = readdir(dir)) != NULL)
+			if (stale_tmp(d->d_name) &&
+			    unlinkat(dirfd(dir), d->d_name, 0) == 0)
+				(*n)++;
+		closedir(dir);
+	}
 	return 0;
 }

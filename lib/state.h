@@ -16,7 +16,7 @@
 
 #define AB_ID_LEN 32
 /* The largest record read back. */
-#define AB_RECORD_MAX (1u << 20)
+#define AB_RECORD_MAX (16u << 20)	/* a result keeps up to 2 MiB of output */
 
 struct ab_state {
 	char path[4096];
@@ -60,5 +60,9 @@ int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
 /* The IDs of every record of KIND, malloc'd array of AB_ID_LEN+1 strings. */
 int ab_record_list(struct ab_state *s, const char *kind,
     char (**ids)[AB_ID_LEN + 1], size_t *n, struct ab_err *err);
+
+/* Removes the temporary records that writers killed before their rename
+ * left behind: those whose writer's PID is gone.  *n counts them. */
+int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err);
 
 #endif

@@ -1,0 +1,313 @@
+/* ab-run: run a validated container to its end and record the result. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cancel.h"
+#include "deadline.h"
+#include "engine.h"
+#include "image.h"
+#include "json.h"
+#include "oneshot.h"
+#include "profile.h"
+#include "run.h"
+#include "size.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-run CTR [--deadline FILE] [--stdout FILE] [--stderr FILE]\n"
+    "              [--output-limit BYTES] [--grace SECONDS]\n"
+    "       ab-run --show RESULT\n";
+
+struct opts {
+	const char *ctr, *show, *deadline, *out, *err;
+	long long limit, grace_ms;
+};
+
+struct ctx {
+	struct ab_state s;
+	struct ab_engine e;
+	struct ab_ctr c;
+	struct ab_profile p;
+	struct ab_alloc a;
+	struct ab_profile_lock k;
+	char body_sha[65];
+	char result[AB_ID_LEN + 1];
+	struct ab_run r;
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static int grace(const char *s, long long *ms)
+{
+	char *end;
+	long v;
+
+	v = strtol(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || v > 600)
+		return ab_usage_error("--grace takes 0 to 600 seconds");
+	*ms = v * 1000;
+	return 0;
+}
+
+static int option(int c, struct opts *o)
+{
+	struct ab_err err;
+
+	switch (c) {
+	case 'd': o->deadline = optarg; return 0;
+	case 'o': o->out = optarg; return 0;
+	case 'e': o->err = optarg; return 0;
+	case 's': o->show = optarg; return 0;
+	case 'g': return grace(optarg, &o->grace_ms);
+	case 'l':
+		if (ab_parse_size(optarg, 1LL << 30, "--output-limit",
+		    &o->limit, &err) == 0)
+			return 0;
+		return ab_usage_error("%s", err.msg);
+	case 'h': return usage(stdout, -1);
+	default: return usage(stderr, AB_EUSAGE);
+	}
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "stdout", required_argument, NULL, 'o' },
+		{ "stderr", required_argument, NULL, 'e' },
+		{ "output-limit", required_argument, NULL, 'l' },
+		{ "grace", required_argument, NULL, 'g' },
+		{ "show", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	memset(o, 0, sizeof *o);
+	o->limit = AB_RUN_RECORD_OUTPUT;
+	o->grace_ms = 10000;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		if ((rc = option(c, o)) != 0)
+			return rc;
+	if (o->show != NULL)
+		return argc == optind ? 0 : usage(stderr, AB_EUSAGE);
+	if (argc - optind != 1)
+		return usage(stderr, AB_EUSAGE);
+	o->ctr = argv[optind];
+	/* The record holds at most this much of each stream itself. */
+	if (o->limit > AB_RUN_RECORD_OUTPUT && (o->out == NULL ||
+	    o->err == NULL))
+		return ab_usage_error("an --output-limit above 1M needs "
+		    "--stdout FILE and --stderr FILE");
+	return 0;
+}
+
+static int show(const char *text)
+{
+	struct ab_state s;
+	struct ab_handle h;
+	struct ab_json j;
+	struct ab_err err;
+	const char *p;
+	size_t n;
+	int rc = -1;
+
+	memset(&err, 0, sizeof err);
+	s.dirfd = -1;
+	if (ab_handle_parse(&h, text, "result", &err) == 0 &&
+	    ab_state_open(&s, &err) == 0 &&
+	    ab_record_read(&s, &h, &j, &err) == 0) {
+		ab_json_span(&j, 0, &p, &n);
+		if (fwrite(p, 1, n, stdout) == n && putchar('\n') != EOF &&
+		    fflush(stdout) == 0)
+			rc = 0;
+		else
+			ab_fail_errno(&err, AB_EENGINE, "cannot write the result");
+		ab_json_free(&j);
+	}
+	ab_state_close(&s);
+	return rc < 0 ? ab_report(&err) : 0;
+}
+
+/* ctr -> profile -> alloc, each bound to the next. */
+static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
+{
+	struct ab_deadline given;
+	struct ab_handle h;
+
+	if (ab_handle_parse(&h, o->ctr, "ctr", err) < 0 ||
+	    ab_deadline_load(&given, o->deadline, err) < 0 ||
+	    ab_state_open(&c->s, err) < 0 ||
+	    ab_ctr_load(&c->s, &h, &c->c, err) < 0)
+		return -1;
+	snprintf(h.kind, sizeof h.kind, "profile");
+	memcpy(h.id, c->c.profile, sizeof h.id);
+	if (ab_profile_open(&c->s, &h, &c->p, &c->a, c->body_sha, err) < 0)
+		return -1;
+	if (strcmp(c->p.alloc, c->c.alloc) != 0)
+		return ab_fail(err, AB_EREFUSED, "ctr:%s is not bound to its "
+		    "profile's allocation", c->c.id);
+	/* Only ever closer: a later --deadline cannot extend the profile's. */
+	c->r.dl = c->p.dl;
+	ab_deadline_shrink(&c->r.dl, &given);
+	c->r.cid = c->c.container;
+	c->r.nonce = c->p.nonce;
+	c->r.grace_ms = o->grace_ms;
+	c->r.out.path = o->out;
+	c->r.err.path = o->err;
+	c->r.out.limit = c->r.err.limit = o->limit;
+	if (ab_run_open_outputs(&c->r, err) < 0)
+		return -1;
+	return ab_new_id(c->result, err);
+}
+
+/* Image, keeper and container, against what the code makes of the
+ * profile for this engine.  Any refusal is drift. */
+static int check(struct ctx *c, struct ab_err *err)
+{
+	struct ab_keeper_lock kl;
+	struct ab_handle img;
+	struct ab_info info;
+
+	snprintf(img.kind, sizeof img.kind, "image");
+	memcpy(img.id, c->a.image, sizeof img.id);
+	if (ab_image_verify(&c->s, &c->e, &img, 0, NULL, err) < 0 ||
+	    ab_engine_info(&c->e, &info, err) < 0 ||
+	    ab_lock_host_check(&info, err) < 0)
+		return -1;
+	ab_alloc_keeper_lock(&c->a, c->s.sid, info.seccomp_keyword, &kl);
+	kl.l.running = 1;
+	if (ab_ctr_check(&c->e, &kl.l, c->a.keeper_id, err) < 0)
+		return ab_err_wrap(err, "keeper of alloc:%s", c->a.id);
+	ab_profile_lock(&c->p, &c->a, c->a.digest, c->s.sid,
+	    info.seccomp_keyword, &c->k);
+	return ab_run_check(&c->e, &c->r, &c->k.l, err);
+}
+
+/* Everything up to the start; the reason when it ends the run there. */
+static const char *prepare(struct ctx *c, struct ab_err *err)
+{
+	if (ab_deadline_check(&c->r.dl, "ab-run started", err) < 0)
+		return "deadline";
+	if (ab_engine_open(&c->e, &c->r.dl, err) < 0 ||
+	    ab_cancel_catch(&c->e, err) < 0)
+		return err->code == AB_EDEADLINE ? "deadline" : "engine-error";
+	if (check(c, err) < 0) {
+		if (err->code == AB_EDEADLINE)
+			return "deadline";
+		if (err->code == AB_EREFUSED)
+			return "drift";
+		return "engine-error";
+	}
+	return ab_cancel_requested() ? "cancelled" : NULL;
+}
+
+static int exit_status(const struct ab_run *r)
+{
+	if (strcmp(r->reason, "exited") == 0)
+		return (int)r->status;
+	if (strcmp(r->reason, "deadline") == 0)
+		return AB_EDEADLINE;
+	if (strcmp(r->reason, "cancelled") == 0)
+		return AB_ECANCELLED;
+	if (strcmp(r->reason, "oom") == 0)
+		return 137;	/* 128 + SIGKILL, what a memory kill is */
+	if (strcmp(r->reason, "drift") == 0 ||
+	    strcmp(r->reason, "probe-refused") == 0)
+		return 126;
+	return AB_EENGINE;
+}
+
+/* One line for a person; the result record has the rest. */
+static void tell(const struct ab_run *r, const struct ab_err *err)
+{
+	if (strcmp(r->reason, "exited") == 0) {
+		if (r->status != 0)
+			fprintf(stderr, "%s: the agent exited with status "
+			    "%lld\n", ab_prog, r->status);
+	} else if (!r->started && strcmp(r->reason, "cancelled") == 0) {
+		fprintf(stderr, "%s: cancelled before the start; the agent did "
+		    "not start\n", ab_prog);
+	} else if (!r->started) {
+		fprintf(stderr, "%s: %s: %s; the agent did not start\n",
+		    ab_prog, r->reason, err->msg);
+	} else if (strcmp(r->reason, "probe-refused") == 0) {
+		fprintf(stderr, "%s: probe-refused: %s\n", ab_prog,
+		    r->probe_line[0] ? r->probe_line : "no probe line");
+	} else if (strcmp(r->reason, "oom") == 0) {
+		fprintf(stderr, "%s: oom: the engine killed the agent for "
+		    "memory\n", ab_prog);
+	} else if (strcmp(r->reason, "engine-error") == 0) {
+		fprintf(stderr, "%s: %s\n", ab_prog, err->msg);
+	} else {
+		fprintf(stderr, "%s: %s: the container was stopped\n",
+		    ab_prog, r->reason);
+	}
+}
+
+static int record(struct ctx *c, struct ab_err *err)
+{
+	struct ab_result_ids ids = {
+		c->c.id, c->p.id, c->a.id, c->p.attempt, c->p.phase,
+		c->a.digest, c->body_sha
+	};
+
+	if (ab_result_save(&c->s, c->result, &ids, &c->r, err) < 0)
+		return -1;
+	return ab_print_handle("result", c->result, err);
+}
+
+static int run(struct ctx *c, const struct opts *o)
+{
+	struct ab_err err, rerr;
+	const char *stop;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	if (load(c, o, &err) < 0)
+		return ab_report(&err);
+	stop = prepare(c, &err);
+	if (stop != NULL) {
+		snprintf(c->r.reason, sizeof c->r.reason, "%s", stop);
+		if (strcmp(stop, "engine-error") == 0)
+			snprintf(c->r.error, sizeof c->r.error, "%s", err.msg);
+	} else {
+		ab_run_follow(&c->e, &c->r, &err);
+	}
+	tell(&c->r, &err);
+	rc = exit_status(&c->r);
+	if (record(c, &rerr) < 0)
+		return ab_report(&rerr);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ctx c;
+	int rc;
+
+	ab_prog = "ab-run";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (o.show != NULL)
+		return show(o.show);
+	memset(&c, 0, sizeof c);
+	c.s.dirfd = -1;
+	ab_run_init(&c.r);
+	rc = run(&c, &o);
+	ab_run_free(&c.r);
+	ab_engine_close(&c.e);
+	ab_profile_free(&c.p);
+	ab_state_close(&c.s);
+	return rc;
+}

@@ -1,0 +1,609 @@
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cancel.h"
+#include "file.h"
+#include "json.h"
+#include "mux.h"
+#include "run.h"
+#include "testhook.h"
+
+#define PROBE_OK "agentbox-probe: ok "
+/* How long the output may trail the exit before it counts as cut. */
+#define DRAIN_MS 3000
+
+/* -- Output. */
+
+static void capture_init(struct ab_capture *c, long long limit)
+{
+	c->fd = -1;
+	c->limit = limit;
+	ab_buf_init(&c->keep, 0);
+}
+
+void ab_run_init(struct ab_run *r)
+{
+	memset(r, 0, sizeof *r);
+	r->status = -1;
+	r->grace_ms = 10000;
+	capture_init(&r->out, AB_RUN_RECORD_OUTPUT);
+	capture_init(&r->err, AB_RUN_RECORD_OUTPUT);
+	ab_buf_init(&r->enforced, 0);
+}
+
+void ab_run_free(struct ab_run *r)
+{
+	struct ab_capture *c[2] = { &r->out, &r->err };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (c[i]->fd >= 0)
+			close(c[i]->fd);
+		c[i]->fd = -1;
+		ab_buf_free(&c[i]->keep);
+	}
+	ab_buf_free(&r->enforced);
+}
+
+int ab_run_open_outputs(struct ab_run *r, struct ab_err *err)
+{
+	struct ab_capture *c[2] = { &r->out, &r->err };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (c[i]->path == NULL)
+			continue;
+		c[i]->fd = open(c[i]->path, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC | O_NOCTTY, 0666);
+		if (c[i]->fd < 0)
+			return ab_fail_errno(err, AB_EUSAGE, "cannot open %s",
+			    c[i]->path);
+	}
+	return 0;
+}
+
+static int capture(struct ab_capture *c, const char *p, size_t n,
+    struct ab_err *err)
+{
+	size_t take = 0;
+
+	if (c->kept < c->limit)
+		take = (long long)n < c->limit - c->kept ? n :
+		    (size_t)(c->limit - c->kept);
+	if (take > 0 && c->fd >= 0 && ab_write_all(c->fd, p, take) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot write %s",
+		    c->path);
+	if (take > 0 && c->fd < 0 && ab_buf_add(&c->keep, p, take) < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	c->kept += take;
+	c->dropped += n - take;
+	return 0;
+}
+
+/* The probe's line comes first on stdout; what follows is the agent's. */
+struct follow {
+	struct ab_run *r;
+	char line[128];
+	size_t have;
+	int probe_done, probe_bad;
+};
+
+/* Printable ASCII only: what the record keeps of text it did not make. */
+static void ascii(char *dst, size_t cap, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] != '\0' && i + 1 < cap; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+static void probe_line(struct follow *f)
+{
+	char want[sizeof PROBE_OK + AB_ID_LEN + 1];
+	size_t i;
+
+	f->probe_done = 1;
+	snprintf(want, sizeof want, "%s%s", PROBE_OK, f->r->nonce);
+	if (f->have == strlen(want) && memcmp(f->line, want, f->have) == 0) {
+		f->r->probe_ok = 1;
+		return;
+	}
+	f->probe_bad = 1;
+	/* Kept for the record as printable ASCII only. */
+	for (i = 0; i < f->have && i + 1 < sizeof f->r->probe_line; i++)
+		f->r->probe_line[i] = f->line[i] >= 0x20 && f->line[i] < 0x7f ?
+		    f->line[i] : '?';
+	f->r->probe_line[i] = '\0';
+}
+
+static int on_output(void *ctx, int stream, const char *p, size_t n,
+    struct ab_err *err)
+{
+	struct follow *f = ctx;
+	const char *nl;
+	size_t k;
+
+	if (stream == 2)
+		return capture(&f->r->err, p, n, err);
+	if (!f->probe_done) {
+		nl = memchr(p, '\n', n);
+		k = nl != NULL ? (size_t)(nl - p) : n;
+		if (f->have + k >= sizeof f->line) {
+			f->have = sizeof f->line - 1;
+			probe_line(f);
+			return 0;
+		}
+		memcpy(f->line + f->have, p, k);
+		f->have += k;
+		if (nl == NULL)
+			return 0;
+		probe_line(f);
+		p += k + 1;
+		n -= k + 1;
+	}
+	/* After a refused probe nothing is the agent's. */
+	return f->probe_bad ? 0 : capture(&f->r->out, p, n, err);
+}
+
+/* -- The last check. */
+
+static const char *const enforced_fields[] = {
+	"Image", "Config.User", "Config.Entrypoint", "Config.Cmd",
+	"HostConfig.Privileged", "HostConfig.ReadonlyRootfs",
+	"HostConfig.CapAdd", "HostConfig.CapDrop", "HostConfig.SecurityOpt",
+	"HostConfig.NetworkMode", "HostConfig.IpcMode", "HostConfig.PidMode",
+	"HostConfig.UTSMode", "HostConfig.UsernsMode",
+	"HostConfig.CgroupnsMode", "HostConfig.Runtime",
+	"HostConfig.RestartPolicy", "HostConfig.Memory",
+	"HostConfig.MemorySwap", "HostConfig.PidsLimit",
+	"HostConfig.NanoCpus", "HostConfig.ShmSize", "HostConfig.Tmpfs",
+	"HostConfig.Ulimits", "HostConfig.LogConfig", "Mounts", NULL
+};
+
+/* What the check passed, copied from the inspect itself: the record says
+ * what was enforced, never what was asked for.  No Env: a credential may
+ * live there. */
+static int keep_enforced(const struct ab_json *j, struct ab_run *r,
+    struct ab_err *err)
+{
+	struct ab_jw w;
+	const char *p;
+	size_t n;
+	int i, t;
+
+	ab_buf_reset(&r->enforced);
+	ab_jw_init(&w, &r->enforced);
+	ab_jw_obj(&w);
+	for (i = 0; enforced_fields[i] != NULL; i++) {
+		t = ab_json_get(j, 0, enforced_fields[i]);
+		if (t < 0)
+			continue;
+		ab_json_span(j, t, &p, &n);
+		ab_jw_key(&w, enforced_fields[i]);
+		ab_jw_raw(&w, p, n);
+	}
+	ab_jw_obj_end(&w);
+	return ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory")
+	    : 0;
+}
+
+static int inspect(struct ab_engine *e, const char *cid, struct ab_json *j,
+    struct ab_err *err)
+{
+	struct ab_resp r;
+	char path[160];
+	int rc = -1;
+
+	memset(j, 0, sizeof *j);
+	snprintf(path, sizeof path, "/containers/%s/json", cid);
+	if (ab_engine_json(e, "GET", path, NULL, "inspect the container", &r,
+	    err) < 0)
+		goto out;
+	if (r.status != 200) {
+		ab_engine_fail(&r, r.status == 404 ? AB_EREFUSED : AB_EENGINE,
+		    "inspect the container", err);
+		goto out;
+	}
+	rc = ab_json_parse(j, r.body.data, r.body.len, err);
+	if (rc < 0)
+		err->code = AB_EENGINE;
+out:
+	ab_resp_free(&r);
+	return rc;
+}
+
+int ab_run_check(struct ab_engine *e, struct ab_run *r,
+    const struct ab_lock *l, struct ab_err *err)
+{
+	struct ab_json j;
+	int rc;
+
+	if (inspect(e, r->cid, &j, err) < 0)
+		return -1;
+	/* A container runs once: one that ran already is no longer the one
+	 * that was validated. */
+	if (!ab_json_str_eq(&j, ab_json_get(&j, 0, "State.Status"), "created"))
+		rc = ab_fail(err, AB_EREFUSED, "lockdown drift: State.Status: "
+		    "the container was started before");
+	else
+		rc = ab_lock_check(&j, l, err);
+	if (rc == 0)
+		rc = keep_enforced(&j, r, err);
+	ab_json_free(&j);
+	return rc;
+}
+
+/* -- Start, follow, stop, settle. */
+
+struct stop {
+	int stopping, killed;
+	long long kill_at;
+};
+
+static int post(struct ab_engine *e, const char *fmt, const char *cid,
+    const char *arg, const char *what, long *status, struct ab_err *err)
+{
+	struct ab_resp r;
+	char path[200];
+	int rc;
+
+	snprintf(path, sizeof path, fmt, cid, arg);
+	rc = ab_engine_json(e, "POST", path, NULL, what, &r, err);
+	*status = r.status;
+	ab_resp_free(&r);
+	return rc;
+}
+
+/* 409: it is not running (any more); that is what a stop wants. */
+static int signal_ctr(struct ab_engine *e, const char *cid, const char *sig,
+    struct ab_err *err)
+{
+	long st;
+
+	if (post(e, "/containers/%s/kill?signal=%s", cid, sig,
+	    "signal the container", &st, err) < 0)
+		return -1;
+	if (st != 204 && st != 409)
+		return ab_fail(err, AB_EENGINE, "cannot signal the container: "
+		    "engine said %ld", st);
+	return 0;
+}
+
+static void set_reason(struct ab_run *r, const char *reason)
+{
+	if (r->reason[0] == '\0')
+		snprintf(r->reason, sizeof r->reason, "%s", reason);
+}
+
+static int begin_stop(struct ab_engine *e, struct ab_run *r, struct stop *st,
+    const char *reason, long long grace_ms, struct ab_err *err)
+{
+	set_reason(r, reason);
+	if (st->stopping)
+		return 0;
+	st->stopping = 1;
+	st->kill_at = ab_now_ms() + grace_ms;
+	if (grace_ms > 0)
+		return signal_ctr(e, r->cid, "SIGTERM", err);
+	st->killed = 1;
+	return signal_ctr(e, r->cid, "SIGKILL", err);
+}
+
+/* What happens next, and how long the pump may sleep until then. */
+static int step(struct ab_engine *e, struct ab_run *r, struct follow *f,
+    struct stop *st, long *sleep_ms, struct ab_err *err)
+{
+	long long now = ab_now_ms(), next = 1000;
+
+	if (ab_cancel_requested() &&
+	    begin_stop(e, r, st, "cancelled", r->grace_ms, err) < 0)
+		return -1;
+	if (r->dl.set && now >= r->dl.at_ms &&
+	    begin_stop(e, r, st, "deadline", r->grace_ms, err) < 0)
+		return -1;
+	if (f->probe_bad &&
+	    begin_stop(e, r, st, "probe-refused", 0, err) < 0)
+		return -1;
+	if (st->stopping && !st->killed && now >= st->kill_at) {
+		st->killed = 1;
+		if (signal_ctr(e, r->cid, "SIGKILL", err) < 0)
+			return -1;
+	}
+	if (!st->stopping && r->dl.set && r->dl.at_ms - now < next)
+		next = r->dl.at_ms - now;
+	if (st->stopping && !st->killed && st->kill_at - now < next)
+		next = st->kill_at - now;
+	*sleep_ms = next < 1 ? 1 : (long)next;
+	return 0;
+}
+
+static int wait_status(const struct ab_stream *w, long long *status,
+    struct ab_err *err)
+{
+	struct ab_json j;
+	int rc;
+
+	if (ab_stream_result(w, err) < 0)
+		return -1;
+	if (w->status != 200 ||
+	    ab_json_parse(&j, w->body.data, w->body.len, err) < 0)
+		return ab_fail(err, AB_EENGINE, "the engine's wait reply is "
+		    "unusable (status %ld)", w->status);
+	rc = ab_json_int(&j, ab_json_key(&j, 0, "StatusCode"), status);
+	ab_json_free(&j);
+	return rc < 0 ? ab_fail(err, AB_EENGINE, "the engine's wait reply "
+	    "has no status") : 0;
+}
+
+static int start(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
+{
+	long st;
+
+	if (post(e, "/containers/%s/start%s", r->cid, "",
+	    "start the container", &st, err) < 0)
+		return -1;
+	if (st != 204)
+		return ab_fail(err, AB_EENGINE, "cannot start the container: "
+		    "engine said %ld", st);
+	r->started = 1;
+	r->started_ms = ab_now_ms();
+	return 0;
+}
+
+/* The engine's own account, once it says the container is not running. */
+static int settle(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
+{
+	struct ab_json j;
+	char *s;
+	int running = 1, tries;
+
+	for (tries = 0; running && tries < 50; tries++) {
+		if (tries > 0)
+			usleep(100 * 1000);
+		if (inspect(e, r->cid, &j, err) < 0)
+			return -1;
+		if (ab_json_bool(&j, ab_json_get(&j, 0, "State.Running"),
+		    &running) < 0 ||
+		    ab_json_bool(&j, ab_json_get(&j, 0, "State.OOMKilled"),
+		    &r->oom) < 0) {
+			ab_json_free(&j);
+			return ab_fail(err, AB_EENGINE, "the engine's inspect "
+			    "has no State");
+		}
+		if (!running) {
+			ab_json_int(&j, ab_json_get(&j, 0, "State.ExitCode"),
+			    &r->status);
+			s = ab_json_str(&j, ab_json_get(&j, 0, "State.StartedAt"));
+			snprintf(r->started_at, sizeof r->started_at, "%s",
+			    s ? s : "");
+			free(s);
+			s = ab_json_str(&j, ab_json_get(&j, 0,
+			    "State.FinishedAt"));
+			snprintf(r->finished_at, sizeof r->finished_at, "%s",
+			    s ? s : "");
+			free(s);
+		}
+		ab_json_free(&j);
+	}
+	if (running)
+		return ab_fail(err, AB_EENGINE, "the container still runs "
+		    "after its wait ended");
+	r->ended_ms = ab_now_ms();
+	return 0;
+}
+
+static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
+    struct ab_stream *w, struct ab_stream *a, struct ab_err *err)
+{
+	struct stop st = { 0, 0, 0 };
+	long long drain_end;
+	long sleep_ms;
+
+	if (start(e, r, err) < 0)
+		return -1;
+	ab_test_pause("run-started");
+	while (!w->done) {
+		if (step(e, r, f, &st, &sleep_ms, err) < 0 ||
+		    ab_stream_pump(e, sleep_ms, err) < 0)
+			return -1;
+	}
+	if (wait_status(w, &r->status, err) < 0)
+		return -1;
+	/* The output may trail the exit a little; it is never waited for
+	 * long, and a cut is recorded, not hidden. */
+	drain_end = ab_now_ms() + DRAIN_MS;
+	while (!a->done && ab_now_ms() < drain_end)
+		if (ab_stream_pump(e, 100, err) < 0)
+			return -1;
+	r->output_complete = a->done && a->result == 0 && !a->sink_failed;
+	if (a->sink_failed) {
+		*err = a->sink_err;
+		return -1;
+	}
+	return settle(e, r, err);
+}
+
+static void conclude(struct ab_run *r)
+{
+	if (r->oom)
+		set_reason(r, "oom");
+	if (!r->probe_ok)
+		set_reason(r, "probe-refused");
+	set_reason(r, "exited");
+}
+
+int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
+{
+	struct ab_budget saved;
+	struct ab_stream w, a;
+	struct follow f;
+	struct ab_mux m;
+	struct ab_err kerr;
+	char path[200];
+	int rc = -1;
+
+	memset(&f, 0, sizeof f);
+	f.r = r;
+	ab_mux_init(&m, on_output, &f);
+	/* Every call from here on may outlive the deadline by the stop
+	 * sequence and the settlement, and no more. */
+	ab_engine_budget_begin(e, ab_deadline_left_ms(&r->dl) + r->grace_ms +
+	    AB_RUN_SETTLE_MS, &saved);
+	snprintf(path, sizeof path, "/containers/%s/wait?condition=next-exit",
+	    r->cid);
+	if (ab_stream_open(e, &w, "POST", path, NULL, NULL,
+	    "wait for the container", err) < 0)
+		goto out;
+	snprintf(path, sizeof path,
+	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", r->cid);
+	if (ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
+	    "attach to the container", err) < 0)
+		goto close_w;
+	rc = follow(e, r, &f, &w, &a, err);
+	ab_stream_close(&a);
+close_w:
+	ab_stream_close(&w);
+out:
+	if (rc < 0) {
+		set_reason(r, "engine-error");
+		snprintf(r->error, sizeof r->error, "%s", err->msg);
+		/* The agent must not outlive a run that lost track of it. */
+		if (r->started)
+			signal_ctr(e, r->cid, "SIGKILL", &kerr);
+	} else {
+		conclude(r);
+	}
+	ab_engine_budget_end(e, &saved);
+	return rc;
+}
+
+/* -- The result record. */
+
+static void base64(struct ab_jw *w, const unsigned char *p, size_t n)
+{
+	static const char t[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	struct ab_buf b;
+	unsigned long v;
+	size_t i;
+
+	ab_buf_init(&b, 0);
+	for (i = 0; i < n; i += 3) {
+		v = (unsigned long)p[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned long)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		ab_buf_addc(&b, t[v >> 18 & 63]);
+		ab_buf_addc(&b, t[v >> 12 & 63]);
+		ab_buf_addc(&b, i + 1 < n ? t[v >> 6 & 63] : '=');
+		ab_buf_addc(&b, i + 2 < n ? t[v & 63] : '=');
+	}
+	ab_jw_strn(w, b.data ? b.data : "", b.len);
+	ab_buf_free(&b);
+}
+
+static void output(struct ab_jw *w, const char *key,
+    const struct ab_capture *c)
+{
+	ab_jw_key(w, key);
+	ab_jw_obj(w);
+	ab_jw_kint(w, "limit", c->limit);
+	ab_jw_kint(w, "kept", c->kept);
+	ab_jw_kint(w, "dropped", c->dropped);
+	ab_jw_kbool(w, "truncated", c->dropped > 0);
+	if (c->path != NULL) {
+		ab_jw_kstr(w, "file", c->path);
+	} else if (ab_json_text_ok(c->keep.data ? c->keep.data : "",
+	    c->keep.len)) {
+		ab_jw_key(w, "text");
+		ab_jw_strn(w, c->keep.data ? c->keep.data : "", c->keep.len);
+	} else {
+		ab_jw_key(w, "base64");
+		base64(w, (const unsigned char *)c->keep.data, c->keep.len);
+	}
+	ab_jw_obj_end(w);
+}
+
+static void exit_fields(struct ab_jw *w, const struct ab_run *r)
+{
+	ab_jw_key(w, "exit_status");
+	if (r->status >= 0)
+		ab_jw_int(w, r->status);
+	else
+		ab_jw_null(w);
+	/* The engine reports a death by signal N as 128 + N. */
+	ab_jw_key(w, "signal");
+	if (r->status > 128 && r->status < 128 + 65)
+		ab_jw_int(w, r->status - 128);
+	else
+		ab_jw_null(w);
+	ab_jw_kbool(w, "oom_killed", r->oom);
+	ab_jw_key(w, "probe");
+	if (r->probe_ok)
+		ab_jw_str(w, "ok");
+	else if (r->probe_line[0] != '\0')
+		ab_jw_str(w, r->probe_line);
+	else
+		ab_jw_null(w);
+}
+
+static void time_fields(struct ab_jw *w, const struct ab_run *r)
+{
+	ab_jw_kint(w, "deadline_ms", r->dl.at_ms);
+	ab_jw_kint(w, "grace_ms", r->grace_ms);
+	ab_jw_kint(w, "started_ms", r->started ? r->started_ms : 0);
+	ab_jw_kint(w, "ended_ms", r->ended_ms);
+	ab_jw_kint(w, "duration_ms", r->started && r->ended_ms ?
+	    r->ended_ms - r->started_ms : 0);
+	ab_jw_kstr(w, "engine_started_at", r->started_at);
+	ab_jw_kstr(w, "engine_finished_at", r->finished_at);
+}
+
+int ab_result_save(struct ab_state *s, const char *id,
+    const struct ab_result_ids *ids, const struct ab_run *r,
+    struct ab_err *err)
+{
+	char msg[sizeof r->error];
+	struct ab_buf b;
+	struct ab_jw w;
+	int rc;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_record_begin(&w, s, "result", id);
+	ab_jw_kstr(&w, "ctr", ids->ctr);
+	ab_jw_kstr(&w, "container", r->cid);
+	ab_jw_kstr(&w, "profile", ids->profile);
+	ab_jw_kstr(&w, "alloc", ids->alloc);
+	ab_jw_kstr(&w, "attempt", ids->attempt);
+	ab_jw_kstr(&w, "phase", ids->phase);
+	ab_jw_kstr(&w, "reason", r->reason);
+	exit_fields(&w, r);
+	ab_jw_kbool(&w, "started", r->started);
+	ab_jw_kbool(&w, "output_complete", r->output_complete);
+	output(&w, "stdout", &r->out);
+	output(&w, "stderr", &r->err);
+	time_fields(&w, r);
+	ab_jw_kstr(&w, "image", ids->image);
+	ab_jw_kstr(&w, "profile_sha256", ids->profile_sha);
+	ab_jw_key(&w, "lockdown");
+	if (r->enforced.len > 0)
+		ab_jw_raw(&w, r->enforced.data, r->enforced.len);
+	else
+		ab_jw_null(&w);
+	if (r->error[0] != '\0') {
+		ascii(msg, sizeof msg, r->error);
+		ab_jw_kstr(&w, "error", msg);
+	}
+	ab_jw_obj_end(&w);
+	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "cannot encode "
+	    "the result") : ab_record_write(s, "result", id, b.data, b.len,
+	    err);
+	ab_buf_free(&b);
+	return rc;
+}

@@ -1,0 +1,80 @@
+/* run.h: running a validated agent container to its end (ab-run).
+ *
+ * The container is checked against its lockdown once more just before it
+ * starts; a wait for its next exit and an attach to its output are
+ * registered before the start, so no exit and no byte is missed.  The
+ * probe's "agentbox-probe: ok NONCE" line must come first on stdout.  The
+ * deadline and a cancellation (SIGINT, SIGTERM, SIGHUP) stop it the same
+ * way: SIGTERM, the grace period, SIGKILL; the first reason recorded wins.
+ * Nothing is reported before the container has settled.
+ */
+#ifndef AB_RUN_H
+#define AB_RUN_H
+
+#include "buf.h"
+#include "deadline.h"
+#include "engine.h"
+#include "err.h"
+#include "lockdown.h"
+#include "state.h"
+
+/* The most output a result record keeps in itself, per stream. */
+#define AB_RUN_RECORD_OUTPUT (1LL << 20)
+/* After the stop sequence, how long the engine gets to settle. */
+#define AB_RUN_SETTLE_MS 15000
+
+/* One output stream: into a file, or kept for the record; bytes past the
+ * limit are counted and dropped. */
+struct ab_capture {
+	const char *path;	/* NULL: kept in keep */
+	int fd;
+	long long limit, kept, dropped;
+	struct ab_buf keep;
+};
+
+struct ab_run {
+	/* Given. */
+	const char *cid;		/* the container's full ID */
+	const char *nonce;
+	struct ab_deadline dl;		/* the deadline in force */
+	long long grace_ms;
+	struct ab_capture out, err;
+	/* Found. */
+	char reason[16];	/* exited deadline cancelled oom drift
+				   probe-refused engine-error */
+	int started;
+	long long status;	/* the engine's exit status; -1: none */
+	int oom;
+	int probe_ok;
+	char probe_line[128];	/* what came instead of the ok line */
+	int output_complete;	/* the attach stream ended cleanly */
+	long long started_ms, ended_ms;
+	char started_at[48], finished_at[48];
+	struct ab_buf enforced;	/* JSON: the lockdown the check passed */
+	char error[768];	/* an engine failure, for the record */
+};
+
+void ab_run_init(struct ab_run *r);
+void ab_run_free(struct ab_run *r);
+/* Opens the capture files given (truncating them). */
+int ab_run_open_outputs(struct ab_run *r, struct ab_err *err);
+
+/* The last check: the container was never started and still matches l.
+ * A refusal (1) is drift. */
+int ab_run_check(struct ab_engine *e, struct ab_run *r,
+    const struct ab_lock *l, struct ab_err *err);
+/* Starts the container and follows it until it settled; r->reason is
+ * set.  -1 only for an engine failure (r->reason "engine-error"). */
+int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err);
+
+/* The identities a result names besides what the run found. */
+struct ab_result_ids {
+	const char *ctr, *profile, *alloc, *attempt, *phase;
+	const char *image, *profile_sha;
+};
+
+int ab_result_save(struct ab_state *s, const char *id,
+    const struct ab_result_ids *ids, const struct ab_run *r,
+    struct ab_err *err);
+
+#endif

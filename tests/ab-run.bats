@@ -1,0 +1,367 @@
+#!/usr/bin/env bats
+# ab-run: the last check, the probe, bounded output, the deadline, the
+# cancellation, the settled result.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # shell text run inside the container
+# shellcheck disable=SC2030,SC2031 # each @test is a subshell: PROF, CTR are its own
+load helpers
+
+setup_file() {
+	ab_setup_file
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
+		GIT_COMMITTER_EMAIL=t@t
+	REPO=$BATS_FILE_TMPDIR/repo
+	git init -q "$REPO"
+	echo hello >"$REPO/a.txt"
+	git -C "$REPO" add a.txt
+	git -C "$REPO" commit -qm one
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	DL=$BATS_FILE_TMPDIR/deadline
+	ab_deadline_in "$DL" 3600
+	# Small ceilings, so the smallest memory limit a profile may have
+	# is small enough for a memory bomb to reach quickly.
+	ALLOC=$(ab-alloc --image "$AB_IMAGE" --deadline "$DL" \
+		--task-bytes 8M --git-bytes 8M)
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" \
+		>/dev/null 2>&1
+	export REPO COMMIT DL ALLOC
+}
+
+teardown_file() {
+	ab-clean "$ALLOC" >/dev/null || true
+	ab_teardown_file
+}
+
+teardown() {
+	docker ps -aq --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
+		--filter label=org.agentbox.role=agent | xargs -r docker rm -f >/dev/null
+}
+
+# ctr_for PHASE [PROFILE-OPTION...] -- ARGV: profile and validate; sets CTR.
+ctr_for() {
+	local phase=$1
+	shift
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase "$phase" \
+		--attempt "r-$BATS_TEST_NUMBER-$RANDOM$RANDOM" --deadline "${PDL:-$DL}" "$@"
+	PROF=$output
+	run_exact 0 ab-validate "$PROF"
+	CTR=$output
+}
+
+# field RESULT EXPR: a Python expression on the result record `r`.
+field() {
+	ab-run --show "$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print(json.dumps(v) if not isinstance(v, str) else v)' "$2"
+}
+
+@test "each phase runs: probe ok, the agent's output, the result's fields" {
+	local phase res work
+	for phase in planning questions execution; do
+		ctr_for "$phase" -- sh -c 'echo "out $(cat /work/a.txt)"; echo err >&2
+			touch /work/x 2>/dev/null && echo writable || echo read-only'
+		run_exact 0 ab-run "$CTR"
+		res=$output
+		[[ $res =~ ^result:[0-9a-f]{32}$ ]]
+		work=read-only
+		[ "$phase" != execution ] || work=writable
+		assert_equal "$(field "$res" 'r["stdout"]["text"]')" "out hello
+$work"
+		assert_equal "$(field "$res" 'r["stderr"]["text"]')" "err"
+		assert_equal "$(field "$res" '[r["reason"], r["exit_status"], r["signal"], r["probe"], r["phase"], r["started"], r["output_complete"]]')" \
+			"[\"exited\", 0, null, \"ok\", \"$phase\", true, true]"
+		assert_equal "$(field "$res" 'r["profile"]')" "${PROF#profile:}"
+		assert_equal "$(field "$res" 'r["ctr"]')" "${CTR#ctr:}"
+		assert_equal "$(field "$res" 'r["profile_sha256"]')" \
+			"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["body_sha256"])' \
+			"$AB_STATE_DIR/profile/${PROF#profile:}")"
+		assert_equal "$(field "$res" 'r["image"]')" \
+			"$(docker inspect --format '{{.Image}}' "agentbox-${ALLOC#alloc:}-keeper")"
+		# What was enforced, as the engine reported it.
+		assert_equal "$(field "$res" '[r["lockdown"]["HostConfig.ReadonlyRootfs"], r["lockdown"]["HostConfig.CapDrop"], r["lockdown"]["HostConfig.NetworkMode"], r["lockdown"]["Config.User"]]')" \
+			'[true, ["ALL"], "none", "10001:10001"]'
+		assert_equal "$(field "$res" '[m["RW"] for m in r["lockdown"]["Mounts"] if m["Destination"] == "/work"]')" \
+			"[$([ "$phase" = execution ] && echo true || echo false)]"
+		[ "$(field "$res" 'r["ended_ms"] >= r["started_ms"] > 0')" = true ]
+		run_exact 0 ab-run --show "$res"
+		[[ $output != *AB_PROBE_NONCE* ]]
+	done
+	ab_on_alloc "$ALLOC" 'rm -f /work/x'
+}
+
+@test "the agent's own exit status is ab-run's" {
+	ctr_for execution -- sh -c 'exit 3'
+	run_exact 3 ab-run "$CTR"
+	assert_equal "$(field "$output" '[r["reason"], r["exit_status"]]')" '["exited", 3]'
+	[[ $stderr == "ab-run: the agent exited with status 3" ]]
+}
+
+@test "at the deadline the container is stopped: 124, reason deadline, within the grace" {
+	local pdl=$BATS_TEST_TMPDIR/pdl res
+	ab_deadline_in "$pdl" 4
+	PDL=$pdl ctr_for execution -- sleep 1000
+	run_exact 124 ab-run "$CTR" --grace 1
+	res=$output
+	assert_equal "$(field "$res" '[r["reason"], r["exit_status"], r["signal"]]')" \
+		'["deadline", 137, 9]'
+	# Stopped at the deadline, killed after the 1 s grace, settled soon
+	# after: a correctness bound with room for a slow engine.
+	[ "$(field "$res" '0 <= r["ended_ms"] - r["deadline_ms"] < 1000 + 15000')" = true ]
+	[ "$(docker inspect --format '{{.State.Running}}' "agentbox-${PROF#profile:}")" = false ]
+}
+
+@test "a later --deadline does not extend the profile's; an earlier one binds" {
+	local pdl=$BATS_TEST_TMPDIR/pdl late=$BATS_TEST_TMPDIR/late res
+	ab_deadline_in "$pdl" 3
+	ab_deadline_in "$late" 600
+	PDL=$pdl ctr_for execution -- sleep 1000
+	run_exact 124 ab-run "$CTR" --deadline "$late" --grace 0
+	assert_equal "$(field "$output" 'r["deadline_ms"]')" "$(($(cat "$pdl") * 1000))"
+	ctr_for execution -- sleep 1000
+	ab_deadline_in "$late" 2
+	run_exact 124 ab-run "$CTR" --deadline "$late" --grace 0
+	assert_equal "$(field "$output" 'r["deadline_ms"]')" "$(($(cat "$late") * 1000))"
+}
+
+@test "SIGTERM or SIGINT is a cancellation: 130, reason cancelled, settled" {
+	local sig pid st out=$BATS_TEST_TMPDIR/out
+	for sig in TERM INT; do
+		ctr_for execution -- sleep 1000
+		AB_TEST_PAUSE=run-started ab-run "$CTR" --grace 1 >"$out" 2>/dev/null 3>&- &
+		pid=$!
+		ab_wait_stopped "$pid"
+		kill -CONT "$pid"
+		kill -s "$sig" "$pid"
+		st=0
+		wait "$pid" || st=$?
+		assert_equal "$st" 130
+		assert_equal "$(field "$(cat "$out")" '[r["reason"], r["exit_status"]]')" \
+			'["cancelled", 137]'
+		[ "$(docker inspect --format '{{.State.Running}}' "agentbox-${PROF#profile:}")" = false ]
+	done
+}
+
+@test "the first reason wins: a SIGTERM in the deadline's grace keeps deadline" {
+	local pdl=$BATS_TEST_TMPDIR/pdl out=$BATS_TEST_TMPDIR/out pid st
+	ab_deadline_in "$pdl" 3
+	# PID 1 ignores SIGTERM, so the grace runs out in full.
+	PDL=$pdl ctr_for execution -- sleep 1000
+	ab-run "$CTR" --grace 6 >"$out" 2>/dev/null 3>&- &
+	pid=$!
+	sleep 5
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	assert_equal "$st" 124
+	assert_equal "$(field "$(cat "$out")" 'r["reason"]')" deadline
+}
+
+@test "the first reason wins: a deadline in the cancellation's grace keeps cancelled" {
+	local pdl=$BATS_TEST_TMPDIR/pdl out=$BATS_TEST_TMPDIR/out pid st
+	ab_deadline_in "$pdl" 3
+	PDL=$pdl ctr_for execution -- sleep 1000
+	AB_TEST_PAUSE=run-started ab-run "$CTR" --grace 6 >"$out" 2>/dev/null 3>&- &
+	pid=$!
+	ab_wait_stopped "$pid"
+	kill -CONT "$pid"
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	assert_equal "$st" 130
+	assert_equal "$(field "$(cat "$out")" 'r["reason"]')" cancelled
+	# The grace outlasted the deadline: it did pass during the stop.
+	[ "$(field "$(cat "$out")" 'r["ended_ms"] > r["deadline_ms"]')" = true ]
+}
+
+@test "/work persists across invocations on one allocation; HOME and /tmp do not" {
+	ctr_for planning -- sh -c 'ls /work; echo home >"$HOME/h"; echo tmp >/tmp/t'
+	run_exact 0 ab-run "$CTR"
+	assert_equal "$(field "$output" 'r["stdout"]["text"]')" "a.txt"
+	ctr_for execution -- sh -c 'echo kept >/work/made-by-execution
+		echo home >"$HOME/h"; echo tmp >/tmp/t'
+	run_exact 0 ab-run "$CTR"
+	ctr_for planning -- sh -c 'cat /work/made-by-execution; ls -A "$HOME" /tmp'
+	run_exact 0 ab-run "$CTR"
+	assert_equal "$(field "$output" 'r["stdout"]["text"]')" "kept
+/home/agent:
+
+/tmp:"
+	ab_on_alloc "$ALLOC" 'rm -f /work/made-by-execution'
+}
+
+@test "a change after validation is drift: 126, and the agent never ran" {
+	ctr_for execution -- sh -c 'echo ran >/work/drifted'
+	docker update --restart=always "agentbox-${PROF#profile:}" >/dev/null
+	run_exact 126 ab-run "$CTR"
+	assert_one_error_line ab-run
+	[[ $stderr == *"RestartPolicy"*"the agent did not start"* ]]
+	assert_equal "$(field "$output" '[r["reason"], r["started"], r["exit_status"]]')" \
+		'["drift", false, null]'
+	assert_equal "$(docker inspect --format '{{.State.StartedAt}}' "agentbox-${PROF#profile:}")" \
+		"0001-01-01T00:00:00Z"
+	run ab_on_alloc "$ALLOC" 'ls /work'
+	refute_output --partial drifted
+}
+
+@test "a container runs once: a second ab-run is drift" {
+	ctr_for execution -- true
+	run_exact 0 ab-run "$CTR"
+	run_exact 126 ab-run "$CTR"
+	[[ $stderr == *"State.Status"* ]]
+}
+
+@test "a probe that does not say ok with the nonce is refused and the agent stopped" {
+	# An image whose probe lies about the nonce, then runs the agent: it
+	# is built and registered like any other, so only the line tells.
+	local dir=$BATS_TEST_TMPDIR/image img alloc res
+	cp -r "$AB_ROOT/image" "$dir"
+	sed -i 's/^echo "agentbox-probe: ok $nonce"/echo "agentbox-probe: ok 0123"/' \
+		"$dir/probe.sh"
+	grep -q 'ok 0123' "$dir/probe.sh"
+	img=$(ab-image build --dir "$dir" 2>/dev/null)
+	alloc=$(ab-alloc --image "$img" --deadline "$DL")
+	ab-seed "$alloc" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" 2>/dev/null
+	PROF=$(ab-profile --alloc "$alloc" --phase execution --attempt "lie-$RANDOM$RANDOM" \
+		--deadline "$DL" -- sh -c 'echo agent-output; sleep 1000')
+	CTR=$(ab-validate "$PROF")
+	run_exact 126 ab-run "$CTR" --grace 30
+	res=$output
+	assert_equal "$(field "$res" '[r["reason"], r["probe"], r["stdout"]["kept"]]')" \
+		'["probe-refused", "agentbox-probe: ok 0123", 0]'
+	[[ $stderr == "ab-run: probe-refused: agentbox-probe: ok 0123" ]]
+	# Killed at once, not after the 30 s grace.
+	[ "$(field "$res" 'r["ended_ms"] - r["started_ms"] < 15000')" = true ]
+	run_exact 0 ab-clean "$alloc"
+	run_exact 0 ab-image remove "$img"
+}
+
+@test "a probe that cannot finish (the profile's pids starve it) is refused before the agent" {
+	ctr_for execution --pids 1 -- sh -c 'echo agent-ran >/work/starved'
+	run_exact 126 ab-run "$CTR"
+	# The probe cannot fork its checks: it dies without its ok line.
+	assert_equal "$(field "$output" '[r["reason"], r["exit_status"] != 0, r["probe"], r["stdout"]["kept"]]')" \
+		'["probe-refused", true, null, 0]'
+	[[ $(field "$output" 'r["stderr"]["text"]') == *"can't fork"* ]]
+	run ab_on_alloc "$ALLOC" 'ls /work'
+	refute_output --partial starved
+}
+
+@test "1 GiB of output: the limit is kept, the rest counted, the engine's log capped" {
+	local res logpath
+	ctr_for execution -- sh -c 'head -c 1073741824 /dev/zero; echo done >&2'
+	run_exact 0 ab-run "$CTR" --output-limit 64k --stdout "$BATS_TEST_TMPDIR/o" \
+		--stderr "$BATS_TEST_TMPDIR/e"
+	res=$output
+	assert_equal "$(field "$res" '[r["stdout"]["kept"], r["stdout"]["dropped"], r["stdout"]["truncated"], r["stdout"]["file"]]')" \
+		"[65536, $((1073741824 - 65536)), true, \"$BATS_TEST_TMPDIR/o\"]"
+	assert_equal "$(stat -c %s "$BATS_TEST_TMPDIR/o")" 65536
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/e")" "done"
+	logpath=$(docker inspect --format '{{.LogPath}}' "agentbox-${PROF#profile:}")
+	# max-size 1m, max-file 1: the engine rotates at a megabyte.
+	[ "$(stat -c %s "$logpath")" -le $((2 << 20)) ]
+}
+
+@test "output that is not UTF-8 is kept as base64 in the record" {
+	ctr_for execution -- sh -c 'printf "\377\376ok"'
+	run_exact 0 ab-run "$CTR"
+	assert_equal "$(field "$output" 'r["stdout"]["base64"]')" "//5vaw=="
+}
+
+@test "a memory bomb is oom" {
+	ctr_for execution --memory 600M -- \
+		awk 'BEGIN { s = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; while (1) s = s s }'
+	run_exact 137 ab-run "$CTR"
+	assert_equal "$(field "$output" '[r["reason"], r["oom_killed"]]')" '["oom", true]'
+}
+
+@test "a fork bomb meets the pids limit, leaves the host's process count alone, and ends" {
+	local pdl=$BATS_TEST_TMPDIR/pdl out=$BATS_TEST_TMPDIR/out pid st before peak=0 n
+	ab_deadline_in "$pdl" 8
+	PDL=$pdl ctr_for execution --pids 64 -- \
+		sh -c 'cat /sys/fs/cgroup/pids/pids.max; b() { b | b & }; b; exec sleep 1000'
+	before=$(ps -e --no-headers | wc -l)
+	ab-run "$CTR" --grace 1 >"$out" 2>/dev/null 3>&- &
+	pid=$!
+	for _ in $(seq 1 10); do
+		sleep 0.5
+		n=$(ps -e --no-headers | wc -l)
+		[ "$n" -le "$peak" ] || peak=$n
+	done
+	st=0
+	wait "$pid" || st=$?
+	assert_equal "$st" 124
+	assert_equal "$(field "$(cat "$out")" 'r["stdout"]["text"]')" 64
+	# The container holds at most its 64; the rest is this test's own.
+	[ "$peak" -le $((before + 64 + 16)) ]
+}
+
+@test "filling /work, /tmp and HOME is ENOSPC inside, and the host's disk is untouched" {
+	local before after
+	before=$(df -k --output=used /var/lib/docker | tail -1)
+	ctr_for execution -- sh -c '
+		for d in /work /tmp "$HOME"; do
+			head -c 400000000 /dev/zero >"$d/fill" 2>/dev/null && echo "$d filled" ||
+				echo "$d full"
+			rm -f "$d/fill"
+		done'
+	run_exact 0 ab-run "$CTR"
+	assert_equal "$(field "$output" 'r["stdout"]["text"]')" "/work full
+/tmp full
+/home/agent full"
+	after=$(df -k --output=used /var/lib/docker | tail -1)
+	# tmpfs only: the engine's disk moved by less than the 8 MiB ceiling.
+	[ $((after - before)) -lt 8192 ]
+}
+
+@test "an unreachable engine is 125 with a result saying so" {
+	ctr_for execution -- true
+	DOCKER_HOST=unix://$BATS_TEST_TMPDIR/nothing.sock run_exact 125 ab-run "$CTR"
+	assert_one_error_line ab-run
+	assert_equal "$(field "$output" '[r["reason"], r["started"]]')" '["engine-error", false]'
+	[[ $(field "$output" 'r["error"]') == *nothing.sock* ]]
+}
+
+@test "a deadline already passed is 124 and the agent never starts" {
+	local late=$BATS_TEST_TMPDIR/late
+	ctr_for execution -- sh -c 'echo ran >/work/too-late'
+	ab_deadline_in "$late" -1
+	run_exact 124 ab-run "$CTR" --deadline "$late"
+	assert_equal "$(field "$output" '[r["reason"], r["started"]]')" '["deadline", false]'
+	run ab_on_alloc "$ALLOC" 'ls /work'
+	refute_output --partial too-late
+}
+
+@test "bad invocations: usage 2, unknown or forged handles 1" {
+	run_exact 2 ab-run
+	run_exact 2 ab-run "ctr:$(printf '%032d' 0)" --grace x
+	run_exact 2 ab-run "ctr:$(printf '%032d' 0)" --output-limit 0
+	run_exact 2 ab-run "ctr:$(printf '%032d' 0)" --output-limit 2M
+	run_exact 2 ab-run --show
+	run_exact 1 ab-run "ctr:$(printf '%032d' 0)"
+	assert_one_error_line ab-run
+	run_exact 1 ab-run "profile:$(printf '%032d' 0)"
+	run_exact 1 ab-run --show "result:$(printf '%032d' 0)"
+	run_exact 0 ab-run --help
+	assert_regex "$output" "^usage: ab-run CTR"
+}
+
+@test "a ctr record bound to another allocation is refused" {
+	local rec
+	ctr_for execution -- true
+	rec=$AB_STATE_DIR/ctr/${CTR#ctr:}
+	python3 -c '
+import json, sys
+p = sys.argv[1]
+r = json.load(open(p))
+r["alloc"] = "0" * 32
+open(p, "w").write(json.dumps(r))' "$rec"
+	run_exact 1 ab-run "$CTR"
+	assert_one_error_line ab-run
+}
+
+@test "the man page names every option of --help" {
+	assert_man_covers_help ab-run 6
+}
