@@ -147,10 +147,15 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	char (*ids)[AB_ID_LEN + 1];
 	struct ab_err one;
 	size_t i, n;
-	int rc = 0;
+	int rc = 0, tmps = 0;
 
-	if (ab_clean_known(s, e, &ids, &n, err) < 0)
+	/* Half-written records of crashed tools first: no handle names them. */
+	if (ab_state_sweep_tmp(s, &tmps, err) < 0 ||
+	    ab_clean_known(s, e, &ids, &n, err) < 0)
 		return -1;
+	if (tmps > 0)
+		fprintf(stderr, "%s: removed %d half-written record%s of "
+		    "crashed tools\n", ab_prog, tmps, tmps == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
 			continue;

@@ -120,8 +120,11 @@ int ab_file_write_at(int dirfd, const char *name, const void *data,
 
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return ab_fail_errno(err, AB_EENGINE, "getrandom");
-	/* Temporary names start with a dot: never a handle, never listed. */
-	snprintf(tmp, sizeof tmp, ".tmp-%02x%02x%02x%02x%02x%02x%02x%02x-%s",
+	/* Temporary names start with a dot: never a handle, never listed.
+	 * The writer's PID in them lets a sweep tell a crash's leftover from
+	 * a write in progress. */
+	snprintf(tmp, sizeof tmp,
+	    ".tmp-%ld-%02x%02x%02x%02x%02x%02x%02x%02x-%s", (long)getpid(),
 	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7],
 	    name);
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |

@@ -1,0 +1,270 @@
+#!/usr/bin/env bats
+# sh/run-task: the whole pipeline under one deadline, signals, concurrent
+# tasks, and crashes at every point that a sweep must clean up after.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # shell text run inside the container
+load helpers
+
+RUN_TASK=$AB_ROOT/sh/run-task
+
+setup_file() {
+	ab_setup_file
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
+		GIT_COMMITTER_EMAIL=t@t
+	REPO=$(make_repo "$BATS_FILE_TMPDIR/repo" a.txt)
+	export REPO
+}
+
+teardown_file() {
+	ab_teardown_file
+}
+
+teardown() {
+	local sid
+	sid=$(ab_state_sid)
+	docker ps -aq --filter "label=org.agentbox.state=$sid" \
+		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
+	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
+		xargs -r docker volume rm -f >/dev/null
+	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage"
+}
+
+# make_repo DIR FILE: a one-commit repository holding FILE; prints DIR.
+make_repo() {
+	git init -q "$1"
+	echo "this is $2" >"$1/$2"
+	git -C "$1" add "$2"
+	git -C "$1" commit -qm "$2"
+	printf '%s\n' "$1"
+}
+
+# Engine objects and allocation state of this file's state directory.
+state_objects() {
+	local sid
+	sid=$(ab_state_sid)
+	docker ps -aq --filter "label=org.agentbox.state=$sid" --filter label=org.agentbox.alloc
+	docker volume ls -q --filter "label=org.agentbox.state=$sid"
+	find "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" -mindepth 1 -maxdepth 1 \
+		2>/dev/null || true
+}
+
+field() {
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+v = eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
+}
+
+task() {
+	"$RUN_TASK" --repo "$REPO" --commit HEAD --image "$AB_IMAGE" "$@"
+}
+
+@test "a task runs end to end and leaves nothing; the allocation is named on stderr" {
+	run_exact 0 task --phase execution --timeout 120 -- \
+		sh -c 'cat /work/a.txt; git -C /work log -1 --format=%s; echo new >/work/b'
+	assert_equal "$(field "$output" '[r["reason"], r["exit_status"], r["phase"], r["stdout"]["text"]]')" \
+		'["exited", 0, "execution", "this is a.txt\na.txt\n"]'
+	[[ $stderr =~ run-task:\ alloc:([0-9a-f]{32}) ]]
+	assert_equal "$(field "$output" 'r["alloc"]')" "${BASH_REMATCH[1]}"
+	run state_objects
+	assert_output ""
+}
+
+@test "each phase runs through run-task; a commit can be named or given whole" {
+	local phase
+	for phase in planning questions; do
+		run_exact 0 task --phase "$phase" --timeout 120 -- true
+		assert_equal "$(field "$output" 'r["phase"]')" "$phase"
+	done
+	run_exact 0 "$RUN_TASK" --repo "$REPO" --commit "$(git -C "$REPO" rev-parse HEAD)" \
+		--phase execution --timeout 120 -- true
+	run state_objects
+	assert_output ""
+}
+
+@test "the agent's exit status is run-task's, with the result on stdout" {
+	run_exact 3 task --phase execution --timeout 120 -- sh -c 'exit 3'
+	assert_equal "$(field "$output" '[r["reason"], r["exit_status"]]')" '["exited", 3]'
+	run state_objects
+	assert_output ""
+}
+
+@test "a deadline ends the task with 124 and cleans up" {
+	run_exact 124 task --phase execution --timeout 3 --grace 1 -- sleep 1000
+	assert_equal "$(field "$output" 'r["reason"]')" deadline
+	run state_objects
+	assert_output ""
+}
+
+@test "SIGTERM to run-task mid-run: 130, reason cancelled, nothing left" {
+	local out=$BATS_TEST_TMPDIR/out pid st=0 i sid
+	sid=$(ab_state_sid)
+	"$RUN_TASK" --repo "$REPO" --commit HEAD --image "$AB_IMAGE" --phase execution \
+		--timeout 120 --grace 1 -- sleep 1000 >"$out" 2>/dev/null 3>&- &
+	pid=$!
+	for i in $(seq 1 200); do
+		docker ps -q --filter "label=org.agentbox.state=$sid" \
+			--filter label=org.agentbox.role=agent --filter status=running | grep -q . && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 130
+	assert_equal "$(field "$(cat "$out")" 'r["reason"]')" cancelled
+	run state_objects
+	assert_output ""
+}
+
+stopped() {
+	[ -n "$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
+@test "a signal before ab-run stops the chain there: 130, no result, nothing left" {
+	local point out=$BATS_TEST_TMPDIR/out pid st
+	for point in after-ab-seed alloc-volumes-created; do
+		AB_TEST_PAUSE=$point "$RUN_TASK" --repo "$REPO" --commit HEAD \
+			--image "$AB_IMAGE" --phase execution --timeout 120 -- true \
+			>"$out" 2>/dev/null 3>&- &
+		pid=$!
+		# The stopped process is run-task itself, or ab-alloc inside it.
+		until stopped "$pid" || stopped "$(pgrep -P "$pid")"; do sleep 0.05; done
+		kill -TERM "$pid"
+		pkill -CONT -P "$pid" || true
+		kill -CONT "$pid"
+		st=0
+		wait "$pid" || st=$?
+		assert_equal "$st" 130
+		assert_equal "$(cat "$out")" ""
+		run state_objects
+		assert_output ""
+	done
+}
+
+@test "bad arguments are usage errors, one line each, before anything runs" {
+	run_exact 2 "$RUN_TASK" --commit HEAD --phase execution --timeout 5 -- true
+	assert_one_error_line run-task
+	[[ $stderr == "run-task: --repo is required" ]]
+	run_exact 2 task --phase execution --timeout 5
+	run_exact 2 task --phase execution --timeout 0 -- true
+	run_exact 2 task --phase execution --timeout 5s -- true
+	run_exact 2 task --phase execution --timeout 5 --bogus 1 -- true
+	run_exact 2 task --phase execution --timeout 5 stray -- true
+	run_exact 2 "$RUN_TASK" --repo "$REPO" --commit no-such-rev --phase execution \
+		--timeout 5 -- true
+	assert_one_error_line run-task
+	run_exact 2 task --phase execution --timeout
+	run_exact 0 "$RUN_TASK" --help
+	assert_regex "$output" "^usage: run-task --repo DIR"
+	[ ! -d "$AB_STATE_DIR/alloc" ] || [ -z "$(ls -A "$AB_STATE_DIR/alloc")" ]
+}
+
+@test "a failing step's status is run-task's, and ab-clean still runs" {
+	# The task filesystem is too small for the tree: ab-seed refuses.
+	local big=$BATS_TEST_TMPDIR/big
+	make_repo "$big" small >/dev/null
+	head -c 3000000 /dev/urandom >"$big/large"
+	git -C "$big" add large
+	git -C "$big" commit -qm large
+	run_exact 1 "$RUN_TASK" --repo "$big" --commit HEAD --image "$AB_IMAGE" \
+		--phase execution --timeout 60 --task-bytes 1M -- true
+	[[ $stderr == *"ab-seed: "* ]]
+	assert_output ""
+	run state_objects
+	assert_output ""
+}
+
+@test "four tasks in parallel each see only their own files, and all clean up" {
+	local i pids=() st
+	for i in 1 2 3 4; do
+		make_repo "$BATS_TEST_TMPDIR/r$i" "only-$i" >/dev/null
+		"$RUN_TASK" --repo "$BATS_TEST_TMPDIR/r$i" --commit HEAD --image "$AB_IMAGE" \
+			--phase execution --timeout 300 -- sh -c 'ls /work; echo x >/work/mine' \
+			>"$BATS_TEST_TMPDIR/out$i" 2>"$BATS_TEST_TMPDIR/err$i" 3>&- &
+		pids+=($!)
+	done
+	for i in 1 2 3 4; do
+		st=0
+		wait "${pids[$((i - 1))]}" || st=$?
+		assert_equal "$st" 0
+		assert_equal "$(field "$(cat "$BATS_TEST_TMPDIR/out$i")" 'r["stdout"]["text"]')" "only-$i"
+	done
+	run state_objects
+	assert_output ""
+}
+
+# crash POINT: run-task in a session of its own, stopped at POINT, then the
+# whole session SIGKILLed: run-task and the step it was in.
+crash() {
+	local pid
+	AB_TEST_PAUSE=$1 setsid "$RUN_TASK" --repo "$REPO" --commit HEAD \
+		--image "$AB_IMAGE" --phase execution --timeout 8 --grace 0 -- true \
+		>/dev/null 2>&1 3>&- &
+	pid=$!
+	# No job notice: the kill is the point.
+	disown "$pid"
+	# shellcheck disable=SC2009 # a process state, which pgrep cannot match
+	until ps -o stat= -s "$pid" | grep -q T; do
+		kill -0 "$pid" 2>/dev/null || { echo "run-task ended before $1" >&2; return 1; }
+		sleep 0.05
+	done
+	pkill -KILL -s "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
+
+POINTS="record-written alloc-recorded alloc-volumes-created after-ab-alloc seed-staged
+after-ab-seed after-ab-profile after-ab-validate run-started after-ab-run"
+
+@test "20 crashes at every point: a sweep after the lease leaves nothing, and another state's sweep touches none" {
+	local p n=0 other
+	for p in $POINTS $POINTS; do
+		crash "$p"
+		n=$((n + 1))
+	done
+	assert_equal "$n" 20
+	[ -n "$(state_objects)" ]
+	other=$(ab_new_state)
+	AB_STATE_DIR=$other run_exact 0 ab-clean --sweep --all
+	assert_output ""
+	local before
+	before=$(state_objects | grep -c .)
+	# Every lease (8 s deadline plus the 2 s budget) has run out.
+	sleep 11
+	[ "$(state_objects | grep -c .)" -eq "$before" ]
+	run_exact 0 ab-clean --sweep --within 2
+	[ "${#lines[@]}" -ge 10 ]
+	run state_objects
+	assert_output ""
+}
+
+@test "crashes swept at once with --sweep --all leave nothing" {
+	local p
+	for p in alloc-volumes-created seed-staged run-started after-ab-validate; do
+		crash "$p"
+	done
+	run_exact 0 ab-clean --sweep --all
+	[ "${#lines[@]}" -ge 4 ]
+	run state_objects
+	assert_output ""
+}
+
+@test "the man page names every option of --help" {
+	local word
+	run_exact 0 "$RUN_TASK" --help
+	while read -r word; do
+		grep -q -- "${word#--}" "$AB_ROOT/man/ab-run-task.1" ||
+			fail "man/ab-run-task.1 does not name $word"
+	done < <(grep -o -- '--[a-z][a-z-]*' <<<"$output" | sort -u)
+}
+
+@test "installed, run-task finds the tools next to it" {
+	local d=$BATS_TEST_TMPDIR/inst
+	make -s -C "$AB_ROOT" install DESTDIR="$d" PREFIX=/usr >/dev/null
+	[ -x "$d/usr/bin/ab-run-task" ]
+	[ -f "$d/usr/share/man/man1/ab-run-task.1" ]
+	[ -f "$d/usr/share/man/man1/ab-run.1" ]
+	PATH=/usr/bin:/bin AB_BIN='' run_exact 0 "$d/usr/bin/ab-run-task" --repo "$REPO" \
+		--commit HEAD --image "$AB_IMAGE" --phase planning --timeout 60 -- true
+	assert_equal "$(field "$output" 'r["reason"]')" exited
+}
