@@ -12,7 +12,7 @@
 #define MWINDOW_LIMIT (32u << 20)
 #define LINK_MAX_BYTES 4096
 
-static int gitfail(struct ab_err *err, int code, const char *what)
+int ab_git_fail(struct ab_err *err, int code, const char *what)
 {
 	const git_error *g = git_error_last();
 
@@ -27,7 +27,7 @@ int ab_git_start(struct ab_err *err)
 	    0 || git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT,
 	    (size_t)MWINDOW_LIMIT) < 0 ||
 	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0)
-		return gitfail(err, AB_EENGINE, "cannot start libgit2");
+		return ab_git_fail(err, AB_EENGINE, "cannot start libgit2");
 	return 0;
 }
 
@@ -36,7 +36,7 @@ static int open_repo(git_repository **repo, const char *dir,
 {
 	if (git_repository_open_ext(repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH,
 	    NULL) < 0)
-		return gitfail(err, AB_EUSAGE, dir);
+		return ab_git_fail(err, AB_EUSAGE, dir);
 	return 0;
 }
 
@@ -73,11 +73,11 @@ static int resolve_in(git_repository *repo, const char *rev,
 		    "--commit %s is not a full object ID: give --expect OID",
 		    rev);
 	if (git_revparse_single(&obj, repo, rev) < 0)
-		return gitfail(err, AB_EREFUSED, rev);
+		return ab_git_fail(err, AB_EREFUSED, rev);
 	rc = git_object_peel(&commit, obj, GIT_OBJECT_COMMIT);
 	git_object_free(obj);
 	if (rc < 0)
-		return gitfail(err, AB_EREFUSED, rev);
+		return ab_git_fail(err, AB_EREFUSED, rev);
 	git_oid_cpy(oid, git_object_id(commit));
 	git_object_free(commit);
 	git_oid_fromstr(&want, expect);
@@ -128,7 +128,7 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 	    git_revwalk_push(walk, &oid) < 0 ||
 	    git_packbuilder_insert_walk(pb, walk) < 0 ||
 	    git_packbuilder_write(pb, pack, 0, NULL, NULL) < 0)
-		gitfail(err, AB_EENGINE, "cannot stage the commit");
+		ab_git_fail(err, AB_EENGINE, "cannot stage the commit");
 	else
 		rc = 0;
 	git_revwalk_free(walk);
@@ -170,7 +170,7 @@ static int read_link(struct walk *w, struct ab_git_entry *e)
 
 	memcpy(oid.id, e->oid, 20);
 	if (git_blob_lookup(&b, w->repo, &oid) < 0)
-		return gitfail(w->err, AB_EENGINE, e->path);
+		return ab_git_fail(w->err, AB_EENGINE, e->path);
 	n = (size_t)git_blob_rawsize(b);
 	if (n == 0 || n > LINK_MAX_BYTES ||
 	    memchr(git_blob_rawcontent(b), '\0', n) != NULL) {
@@ -213,11 +213,11 @@ static int classify(struct walk *w, const git_tree_entry *te,
 		e->mode = git_tree_entry_filemode(te) ==
 		    GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
 		if (git_repository_odb(&odb, w->repo) < 0)
-			return gitfail(w->err, AB_EENGINE, e->path);
+			return ab_git_fail(w->err, AB_EENGINE, e->path);
 		if (git_odb_read_header(&len, &type, odb,
 		    git_tree_entry_id(te)) < 0) {
 			git_odb_free(odb);
-			return gitfail(w->err, AB_EENGINE, e->path);
+			return ab_git_fail(w->err, AB_EENGINE, e->path);
 		}
 		git_odb_free(odb);
 		e->size = (long long)len;
@@ -260,10 +260,10 @@ static int commit_tree(git_repository *repo, const char *hex, git_tree **tree,
 
 	git_oid_fromstr(&oid, hex);
 	if (git_commit_lookup(&c, repo, &oid) < 0)
-		return gitfail(err, AB_EREFUSED, "staged commit");
+		return ab_git_fail(err, AB_EREFUSED, "staged commit");
 	rc = git_commit_tree(tree, c);
 	git_commit_free(c);
-	return rc < 0 ? gitfail(err, AB_EENGINE, "staged tree") : 0;
+	return rc < 0 ? ab_git_fail(err, AB_EENGINE, "staged tree") : 0;
 }
 
 int ab_git_tree(const char *stage, const char *hex, struct ab_git_tree *t,
@@ -288,7 +288,7 @@ int ab_git_tree(const char *stage, const char *hex, struct ab_git_tree *t,
 	/* Pre-order: a directory entry precedes what is inside it. */
 	rc = git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w);
 	if (rc < 0 && !w.failed)
-		gitfail(err, AB_EENGINE, "cannot walk the tree");
+		ab_git_fail(err, AB_EENGINE, "cannot walk the tree");
 	git_tree_free(tree);
 	git_repository_free(repo);
 	if (rc < 0) {
@@ -325,12 +325,12 @@ int ab_git_write_index(const char *stage, const char *hex,
 	/* A bare repository has no index of its own: lend it one. */
 	if (commit_tree(repo, hex, &tree, err) == 0) {
 		if (git_index_open(&idx, path) < 0)
-			gitfail(err, AB_EENGINE, "cannot make the index");
+			ab_git_fail(err, AB_EENGINE, "cannot make the index");
 		else {
 			git_repository_set_index(repo, idx);
 			if (git_index_read_tree(idx, tree) < 0 ||
 			    git_index_write(idx) < 0)
-				gitfail(err, AB_EENGINE, "cannot write the index");
+				ab_git_fail(err, AB_EENGINE, "cannot write the index");
 			else
 				rc = 0;
 		}
@@ -373,7 +373,7 @@ int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
 	memcpy(oid.id, id, 20);
 	/* libgit2 inflates a packed blob whole: one blob at a time. */
 	if (git_blob_lookup(&r->blob, r->repo, &oid) < 0)
-		return gitfail(err, AB_EENGINE, "cannot read a blob");
+		return ab_git_fail(err, AB_EENGINE, "cannot read a blob");
 	*size = (long long)git_blob_rawsize(r->blob);
 	return 0;
 }

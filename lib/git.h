@@ -31,6 +31,8 @@ struct ab_git_tree {
 };
 
 int ab_git_start(struct ab_err *err);
+/* Fails with CODE: "WHAT: libgit2's last error". */
+int ab_git_fail(struct ab_err *err, int code, const char *what);
 /* Resolves REV in the repository at DIR to a commit: a full object ID, or
  * a ref that must resolve to EXPECT. */
 int ab_git_resolve(const char *dir, const char *rev, const char *expect,

@@ -5,6 +5,7 @@
  * than argued about.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pathcheck.h"
@@ -253,3 +254,54 @@ int ab_symlink_check(const char *path, const char *target,
 		return refuse_link(path, target, why, err);
 	return 0;
 }
+
+int ab_path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_link(const char *const *links, size_t n, const char *path)
+{
+	return n && bsearch(&path, links, n, sizeof *links, ab_path_cmp) != NULL;
+}
+
+/* Each target was checked lexically (pathcheck.h); that holds only if no
+ * component before a ".." is itself a symlink of the tree, which would
+ * put the walk elsewhere ("s" -> ".", "l" -> "s/../x"). */
+int ab_link_chain_check(const char *path, const char *target,
+    const char *const *links, size_t n, struct ab_err *err)
+{
+	char cur[8192], *t, *c, *save;
+	size_t len;
+	char *slash;
+
+	snprintf(cur, sizeof cur, "%s", path);
+	slash = strrchr(cur, '/');
+	len = slash ? (size_t)(slash - cur) : 0;
+	cur[len] = '\0';
+	if ((t = strdup(target)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	for (c = strtok_r(t, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			if (len > 0 && is_link(links, n, cur)) {
+				free(t);
+				return ab_fail(err, AB_EREFUSED, "unsafe symlink "
+				    "\"%.200s\": \"..\" after the symlink \"%.200s\"",
+				    path, cur);
+			}
+			slash = strrchr(cur, '/');
+			len = slash ? (size_t)(slash - cur) : 0;
+			cur[len] = '\0';
+			continue;
+		}
+		len += (size_t)snprintf(cur + len, sizeof cur - len, "%s%s",
+		    len ? "/" : "", c);
+		if (len >= sizeof cur - 1)
+			break;
+	}
+	free(t);
+	return 0;
+}
+

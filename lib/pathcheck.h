@@ -36,6 +36,14 @@ int ab_path_check(const char *path, struct ab_err *err);
 int ab_symlink_check(const char *path, const char *target,
     struct ab_err *err);
 
+/* Each target checked by ab_symlink_check holds only if no component
+ * before a ".." is itself a symlink of the tree, which would put the walk
+ * elsewhere ("s" -> ".", "l" -> "s/../x").  LINKS are the tree's symlink
+ * paths, sorted with ab_path_cmp (a qsort comparator of char *). */
+int ab_link_chain_check(const char *path, const char *target,
+    const char *const *links, size_t n, struct ab_err *err);
+int ab_path_cmp(const void *a, const void *b);
+
 /* 1 when component c[0..n) (not NUL-terminated) names .git somewhere:
  * any case, trailing dots and spaces (NTFS drops them), the 8.3 short name
  * git~1, an NTFS stream suffix (".git::$INDEX_ALLOCATION") and the

@@ -11,6 +11,7 @@
 #include "git.h"
 #include "lockdown.h"
 #include "oneshot.h"
+#include "pathcheck.h"
 #include "seed.h"
 #include "tarstream.h"
 #include "testhook.h"
@@ -54,58 +55,6 @@ static int ceiling(const char *fs, long long bytes, long long inodes,
 	return 0;
 }
 
-/* --- symlinks that chain ------------------------------------------- */
-
-static int by_path(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int is_link(char **links, size_t n, const char *path)
-{
-	return n && bsearch(&path, links, n, sizeof *links, by_path) != NULL;
-}
-
-/* Each target was checked lexically (pathcheck.h); that holds only if no
- * component before a ".." is itself a symlink of the tree, which would
- * put the walk elsewhere ("s" -> ".", "l" -> "s/../x"). */
-static int chain_check(const struct ab_git_entry *e, char **links, size_t n,
-    struct ab_err *err)
-{
-	char cur[8192], *t, *c, *save;
-	size_t len;
-	char *slash;
-
-	snprintf(cur, sizeof cur, "%s", e->path);
-	slash = strrchr(cur, '/');
-	len = slash ? (size_t)(slash - cur) : 0;
-	cur[len] = '\0';
-	if ((t = strdup(e->link)) == NULL)
-		return ab_fail(err, AB_EENGINE, "out of memory");
-	for (c = strtok_r(t, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		if (strcmp(c, ".") == 0)
-			continue;
-		if (strcmp(c, "..") == 0) {
-			if (len > 0 && is_link(links, n, cur)) {
-				free(t);
-				return ab_fail(err, AB_EREFUSED, "unsafe symlink "
-				    "\"%.200s\": \"..\" after the symlink \"%.200s\"",
-				    e->path, cur);
-			}
-			slash = strrchr(cur, '/');
-			len = slash ? (size_t)(slash - cur) : 0;
-			cur[len] = '\0';
-			continue;
-		}
-		len += (size_t)snprintf(cur + len, sizeof cur - len, "%s%s",
-		    len ? "/" : "", c);
-		if (len >= sizeof cur - 1)
-			break;
-	}
-	free(t);
-	return 0;
-}
-
 static int links_check(const struct ab_git_tree *t, struct ab_err *err)
 {
 	char **links;
@@ -118,10 +67,11 @@ static int links_check(const struct ab_git_tree *t, struct ab_err *err)
 	for (i = 0; i < t->n; i++)
 		if (t->e[i].type == AB_GIT_LINK)
 			links[n++] = t->e[i].path;
-	qsort(links, n, sizeof *links, by_path);
+	qsort(links, n, sizeof *links, ab_path_cmp);
 	for (i = 0; rc == 0 && i < t->n; i++)
 		if (t->e[i].type == AB_GIT_LINK)
-			rc = chain_check(&t->e[i], links, n, err);
+			rc = ab_link_chain_check(t->e[i].path, t->e[i].link,
+			    (const char *const *)links, n, err);
 	free(links);
 	return rc;
 }
@@ -395,7 +345,7 @@ static int upload(struct ab_engine *e, const struct ab_alloc *a,
 
 /* --- the staging clone's identity ---------------------------------- */
 
-static int stage_path(const struct ab_state *s, const struct ab_alloc *a,
+int ab_stage_path(const struct ab_state *s, const struct ab_alloc *a,
     char *out, size_t cap)
 {
 	return snprintf(out, cap, "%s/stage/%s", s->path, a->id) >= (int)cap ?
@@ -421,7 +371,7 @@ static int identity(const char *stage, long long *dev, long long *ino,
 	return 0;
 }
 
-static int identity_check(const char *stage, const struct ab_alloc *a,
+int ab_stage_check(const char *stage, const struct ab_alloc *a,
     struct ab_err *err)
 {
 	long long dev, ino, obj;
@@ -556,17 +506,17 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 {
 	char stage[4200];
 
-	if (stage_path(s, a, stage, sizeof stage) < 0)
+	if (ab_stage_path(s, a, stage, sizeof stage) < 0)
 		return ab_fail(err, AB_EUSAGE, "state directory path too long");
 	if (keeper_ready(s, e, a, err) < 0 || ab_git_start(err) < 0 ||
 	    ab_git_resolve(o->repo, o->rev, o->expect, a->commit, err) < 0 ||
 	    make_stage(s, a, o, stage, err) < 0)
 		return -1;
 	ab_test_pause("seed-staged");
-	if (identity_check(stage, a, err) < 0 ||
+	if (ab_stage_check(stage, a, err) < 0 ||
 	    send_tree(e, a, stage, o, err) < 0 ||
 	    send_gitdir(e, a, stage, err) < 0 ||
-	    identity_check(stage, a, err) < 0)
+	    ab_stage_check(stage, a, err) < 0)
 		return -1;
 	snprintf(a->status, sizeof a->status, "seeded");
 	return ab_alloc_save(s, a, err);

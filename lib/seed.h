@@ -16,6 +16,12 @@ struct ab_seed_opts {
 int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
     const struct ab_seed_opts *o, struct ab_err *err);
 
+/* The staging clone of allocation a: $STATE/stage/ID. */
+int ab_stage_path(const struct ab_state *s, const struct ab_alloc *a,
+    char *out, size_t cap);
+/* Refuses a staging clone that is not the one ab-seed recorded. */
+int ab_stage_check(const char *stage, const struct ab_alloc *a,
+    struct ab_err *err);
 /* Puts NAME (0444, owned by 10001) into the allocation's inputs
  * filesystem through its running, locked keeper. */
 int ab_inputs_put(struct ab_state *s, struct ab_engine *e,

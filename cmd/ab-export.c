@@ -1,0 +1,166 @@
+/* ab-export: the agent's work in /work, as a git patch or bundle. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "deadline.h"
+#include "engine.h"
+#include "export.h"
+#include "state.h"
+#include "tool.h"
+
+static const char usage_text[] =
+    "usage: ab-export ALLOC [--format patch|bundle] [-o FILE] "
+    "[--message MSG]\n"
+    "                 [--strict] [--deadline FILE]\n";
+
+struct opts {
+	const char *alloc, *out, *deadline;
+	struct ab_export_opts x;
+};
+
+static int usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static int option(int c, struct opts *o)
+{
+	switch (c) {
+	case 'f':
+		if (strcmp(optarg, "patch") != 0 && strcmp(optarg, "bundle") != 0)
+			return ab_usage_error("--format is patch or bundle");
+		o->x.bundle = strcmp(optarg, "bundle") == 0;
+		return 0;
+	case 'o': o->out = optarg; return 0;
+	case 'm': o->x.message = optarg; return 0;
+	case 's': o->x.strict = 1; return 0;
+	case 'd': o->deadline = optarg; return 0;
+	case 'h': return usage(stdout, -1);
+	default: return usage(stderr, AB_EUSAGE);
+	}
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "message", required_argument, NULL, 'm' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "deadline", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, rc;
+
+	memset(o, 0, sizeof *o);
+	o->x.message = "agentbox: the agent's change\n";
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
+		if ((rc = option(c, o)) != 0)
+			return rc;
+	if (argc - optind != 1)
+		return usage(stderr, AB_EUSAGE);
+	o->alloc = argv[optind];
+	if (o->x.message[0] == '\0')
+		return ab_usage_error("--message must not be empty");
+	return 0;
+}
+
+static void skipped(const char *path, const char *why)
+{
+	fprintf(stderr, "%s: left out \"%.200s\": %s\n", ab_prog, path, why);
+}
+
+/* FILE appears only whole: written to a temporary name beside it. */
+static int open_out(const char *out, char *tmp, size_t cap,
+    struct ab_err *err)
+{
+	int fd;
+
+	if (out == NULL)
+		return STDOUT_FILENO;
+	if (snprintf(tmp, cap, "%s.ab-export-XXXXXX", out) >= (int)cap)
+		return ab_fail(err, AB_EUSAGE, "-o: path too long");
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return ab_fail_errno(err, AB_EUSAGE, "cannot write beside %s",
+		    out);
+	return fd;
+}
+
+static int close_out(const struct opts *o, int fd, const char *tmp, int rc,
+    const struct ab_deadline *dl, struct ab_err *err)
+{
+	if (fd == STDOUT_FILENO)
+		return rc < 0 ? -1 :
+		    ab_deadline_check(dl, "ab-export finished", err);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", o->out);
+	close(fd);
+	/* Never a FILE once the deadline passed, even if all went well. */
+	if (rc == 0)
+		rc = ab_deadline_check(dl, "ab-export finished", err);
+	if (rc == 0 && rename(tmp, o->out) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot rename to %s",
+		    o->out);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+static int run(struct opts *o, struct ab_err *err)
+{
+	char tmp[4200], tree[41] = "";
+	struct ab_deadline dl;
+	struct ab_engine e;
+	struct ab_handle h;
+	struct ab_alloc a;
+	struct ab_state s;
+	int fd, rc = -1;
+
+	memset(&e, 0, sizeof e);
+	s.dirfd = -1;
+	if (ab_handle_parse(&h, o->alloc, "alloc", err) < 0 ||
+	    ab_deadline_load(&dl, o->deadline, err) < 0 ||
+	    ab_state_open(&s, err) < 0)
+		goto out;
+	if (ab_alloc_load(&s, &h, &a, err) < 0)
+		goto out;
+	/* The allocation's deadline bounds every step on it. */
+	if (a.lease.set)
+		ab_deadline_shrink(&dl, &a.lease);
+	if (ab_deadline_check(&dl, "ab-export started", err) < 0 ||
+	    ab_engine_open(&e, &dl, err) < 0)
+		goto out;
+	if ((fd = open_out(o->out, tmp, sizeof tmp, err)) < 0)
+		goto out;
+	o->x.fd = fd;
+	o->x.skipped = skipped;
+	rc = ab_export(&s, &e, &a, &o->x, tree, err);
+	rc = close_out(o, fd, tmp, rc, &dl, err);
+	if (rc == 0)
+		rc = ab_export_note(&s, a.id, tree, err) < 0 ? -1 : 0;
+out:
+	ab_engine_close(&e);
+	ab_state_close(&s);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_err err;
+	struct opts o;
+	int rc;
+
+	ab_prog = "ab-export";
+	rc = parse(argc, argv, &o);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	memset(&err, 0, sizeof err);
+	return run(&o, &err) < 0 ? ab_report(&err) : 0;
+}

@@ -1,0 +1,39 @@
+/* export.h: the agent's work read back as git objects (ab-export).
+ *
+ * /work comes back through the archive API as a stream, and every entry
+ * is hostile input: the same path checks as ab-seed (pathcheck.h), regular
+ * files and symlinks only.  Blobs are streamed one at a time into the
+ * staging clone's object store and the tree is built by libgit2 from an
+ * in-memory index: nothing is checked out, nothing interpreted, and the
+ * only files written on the host are objects in the staging clone.
+ */
+#ifndef AB_EXPORT_H
+#define AB_EXPORT_H
+
+#include "alloc.h"
+#include "engine.h"
+#include "err.h"
+#include "state.h"
+
+/* Called for each entry left out: PATH and why. */
+typedef void (*ab_export_skip)(const char *path, const char *why);
+
+struct ab_export_opts {
+	int bundle;		/* 0: a binary patch; 1: a git bundle */
+	const char *message;	/* the bundle's commit message */
+	int strict;		/* anything left out is a refusal */
+	int fd;			/* where the patch or bundle goes */
+	ab_export_skip skipped;
+};
+
+/* Writes the change in a's /work against its trusted commit to o->fd;
+ * tree (41 bytes) receives the exported tree's ID. */
+int ab_export(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_export_opts *o, char *tree,
+    struct ab_err *err);
+
+/* Adds "export_tree" to the allocation's latest result record, if any. */
+int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
+    struct ab_err *err);
+
+#endif

@@ -1,0 +1,229 @@
+#!/usr/bin/env bats
+# ab-export: the agent's work read back as a patch or a bundle, every entry
+# treated as hostile.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # shell text run inside the container
+load helpers
+
+setup_file() {
+	ab_setup_file
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
+		GIT_COMMITTER_EMAIL=t@t
+	REPO=$BATS_FILE_TMPDIR/repo
+	git init -q "$REPO"
+	printf 'one\ntwo\n' >"$REPO/a.txt"
+	echo keep >"$REPO/keep"
+	echo gone >"$REPO/gone"
+	echo run >"$REPO/tool"
+	mkdir "$REPO/sub"
+	echo s >"$REPO/sub/f"
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -qm base
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	DL=$BATS_FILE_TMPDIR/deadline
+	ab_deadline_in "$DL" 3600
+	export REPO COMMIT DL
+}
+
+teardown_file() {
+	ab_teardown_file
+}
+
+setup() {
+	ALLOC=$(ab-alloc --image "$AB_IMAGE" --deadline "$DL" "$@")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" 2>/dev/null
+}
+
+teardown() {
+	ab-clean "$ALLOC" >/dev/null
+}
+
+# agent PHASE SCRIPT: one invocation on the allocation, run to its end.
+agent() {
+	local prof ctr
+	prof=$(ab-profile --alloc "$ALLOC" --phase "$1" --deadline "$DL" \
+		--attempt "x-$BATS_TEST_NUMBER-$RANDOM$RANDOM" -- sh -c "$2") &&
+		ctr=$(ab-validate "$prof") && RESULT=$(ab-run "$ctr" 2>/dev/null)
+}
+
+checkout() {
+	git clone -q "$REPO" "$1"
+	git -C "$1" checkout -q "$COMMIT"
+}
+
+# listing DIR: every path but .git, with its type, owner-x bit, content
+# hash or link target: what a tree holds, independently of git.
+listing() {
+	(cd "$1" && find . -path ./.git -prune -o ! -name . -print | LC_ALL=C sort |
+		while read -r p; do
+			if [ -L "$p" ]; then
+				echo "$p link $(readlink "$p")"
+			elif [ -d "$p" ]; then
+				echo "$p dir"
+			else
+				echo "$p file $([ -x "$p" ] && echo x || echo -) $(sha256sum <"$p" | cut -c1-16)"
+			fi
+		done)
+}
+
+# The keeper's /work as the engine has it, read out with docker cp.
+work_copy() {
+	mkdir -p "$1"
+	docker cp "agentbox-${ALLOC#alloc:}-keeper:/work/." - | tar -x -C "$1" --exclude=./.git
+}
+
+CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
+	ln -s a.txt link && printf "\000\001\377bin" >blob.bin && echo new >sub/new &&
+	mkdir -p deep/er && echo d >deep/er/file'
+
+@test "the patch applies to the commit and gives exactly what the agent left" {
+	local co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
+	agent execution "$CHANGE"
+	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	assert_output ""
+	assert_equal "$stderr" ""
+	grep -q 'GIT binary patch' "$BATS_TEST_TMPDIR/p.patch"
+	checkout "$co"
+	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
+	work_copy "$work"
+	assert_equal "$(listing "$co")" "$(listing "$work")"
+	# The result record names the tree, and the patch makes that tree.
+	assert_equal "$(git -C "$co" write-tree)" \
+		"$(ab-run --show "$RESULT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["export_tree"])')"
+}
+
+@test "the bundle verifies and fetches into a clone of the commit, with the same tree" {
+	local co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
+	agent execution "$CHANGE"
+	run_exact 0 ab-export "$ALLOC" --format bundle --message "agent work" \
+		-o "$BATS_TEST_TMPDIR/b.bundle"
+	checkout "$co"
+	git -C "$co" bundle verify "$BATS_TEST_TMPDIR/b.bundle"
+	git -C "$co" fetch -q "$BATS_TEST_TMPDIR/b.bundle" refs/heads/agentbox:refs/heads/agent
+	assert_equal "$(git -C "$co" rev-parse agent^)" "$COMMIT"
+	assert_equal "$(git -C "$co" log -1 --format='%an <%ae>|%cn|%s' agent)" \
+		"agentbox <agentbox@localhost>|agentbox|agent work"
+	git -C "$co" checkout -q agent
+	work_copy "$work"
+	assert_equal "$(listing "$co")" "$(listing "$work")"
+}
+
+@test "hostile entries are named and left out; --strict refuses and writes nothing" {
+	local p=$BATS_TEST_TMPDIR/p.patch name
+	agent execution 'cd /work && mkdir -p sub/.git sub/.GIT/hooks "a/.git. " empty &&
+		echo evil >sub/.git/config && echo evil >sub/.GIT/hooks/x &&
+		echo evil >"a/.git. /x" && mkfifo fifo && ln keep zz-hardlink &&
+		echo fine >ok'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	for name in sub/.git sub/.GIT 'a/.git. ' fifo zz-hardlink empty; do
+		grep -qF "ab-export: left out \"$name\":" <<<"$stderr" ||
+			fail "not named on stderr: $name"
+	done
+	assert_equal "$(grep -c '^diff --git' "$p")" 1
+	grep -q '^diff --git a/ok b/ok$' "$p"
+	run ! grep -qiE 'evil|fifo|hardlink|\.git/|\.GIT' "$p"
+	rm -f "$p"
+	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
+	[[ $stderr == *"--strict: 6 entries were left out" ]]
+	[ ! -e "$p" ]
+	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'p.patch.*')" ]
+}
+
+@test "a symlink out of the tree, directly or through another symlink, is left out" {
+	agent execution 'cd /work && ln -s ../../etc/passwd out && ln -s . self &&
+		ln -s self/../../x chain && ln -s a.txt fine'
+	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	grep -qF 'left out "out"' <<<"$stderr"
+	grep -qF 'left out "chain"' <<<"$stderr"
+	grep -q '^diff --git a/fine b/fine$' "$BATS_TEST_TMPDIR/p.patch"
+	grep -q '^diff --git a/self b/self$' "$BATS_TEST_TMPDIR/p.patch"
+	run ! grep -q 'etc/passwd' "$BATS_TEST_TMPDIR/p.patch"
+}
+
+@test "a planning phase exports an empty patch; stdout carries it without -o" {
+	agent planning 'echo looked'
+	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	[ -f "$BATS_TEST_TMPDIR/p.patch" ] && [ ! -s "$BATS_TEST_TMPDIR/p.patch" ]
+	agent execution 'echo x >/work/new'
+	run_exact 0 ab-export "$ALLOC"
+	assert_line 'diff --git a/new b/new'
+}
+
+@test "an export while the agent runs is refused" {
+	local prof
+	prof=$(ab-profile --alloc "$ALLOC" --phase execution --deadline "$DL" \
+		--attempt "busy-$RANDOM$RANDOM" -- sleep 1000)
+	docker start "$(ab-validate "$prof" >/dev/null && echo "agentbox-${prof#profile:}")" >/dev/null
+	run_exact 1 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	assert_one_error_line ab-export
+	[[ $stderr == *"still running"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
+}
+
+@test "a passed deadline is 124 and no FILE appears" {
+	local late=$BATS_TEST_TMPDIR/late
+	agent execution 'echo x >/work/new'
+	ab_deadline_in "$late" -1
+	run_exact 124 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch" --deadline "$late"
+	[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
+}
+
+@test "a reply slower than the deadline is 124 and no FILE appears" {
+	local late=$BATS_TEST_TMPDIR/late
+	agent execution 'echo x >/work/new'
+	ab_proxy_start --match '/archive' --action delay --seconds 5
+	ab_deadline_in "$late" 2
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 124 ab-export "$ALLOC" \
+		-o "$BATS_TEST_TMPDIR/p.patch" --deadline "$late"
+	ab_proxy_stop
+	[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
+	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'p.patch.*')" ]
+}
+
+@test "20,000 new files and a 200 MiB file export, and the patch applies" {
+	teardown
+	setup --task-bytes 512M --task-inodes 40000
+	local co=$BATS_TEST_TMPDIR/co
+	agent execution 'cd /work && mkdir many && cd many &&
+		i=0; while [ $i -lt 200 ]; do mkdir d$i; j=0
+			while [ $j -lt 100 ]; do echo "$i.$j" >d$i/f$j; j=$((j + 1)); done
+			i=$((i + 1)); done &&
+		head -c 209715200 /dev/urandom >/work/big'
+	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	assert_equal "$(grep -c '^diff --git' "$BATS_TEST_TMPDIR/p.patch")" 20001
+	checkout "$co"
+	git -C "$co" apply "$BATS_TEST_TMPDIR/p.patch"
+	assert_equal "$(find "$co/many" -type f | wc -l)" 20000
+	assert_equal "$(stat -c %s "$co/big")" 209715200
+	assert_equal "$(cat "$co/many/d199/f99")" 199.99
+}
+
+@test "bad invocations: usage 2, unknown handles 1" {
+	run_exact 2 ab-export
+	run_exact 2 ab-export "$ALLOC" --format zip
+	run_exact 2 ab-export "$ALLOC" --message ''
+	run_exact 1 ab-export "alloc:$(printf '%032d' 0)"
+	assert_one_error_line ab-export
+	run_exact 1 ab-export "ctr:$(printf '%032d' 0)"
+	run_exact 0 ab-export --help
+	assert_regex "$output" "^usage: ab-export ALLOC"
+}
+
+@test "run-task --patch and --bundle export after the run; ab-clean still runs" {
+	local p=$BATS_TEST_TMPDIR/t.patch b=$BATS_TEST_TMPDIR/t.bundle co=$BATS_TEST_TMPDIR/co
+	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit HEAD --image "$AB_IMAGE" \
+		--phase execution --timeout 120 --patch "$p" --bundle "$b" -- \
+		sh -c 'echo added >/work/added'
+	[[ $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["export_tree"])' "$output") =~ ^[0-9a-f]{40}$ ]]
+	checkout "$co"
+	git -C "$co" apply "$p"
+	assert_equal "$(cat "$co/added")" added
+	git -C "$co" bundle verify "$b" 2>/dev/null
+	run_exact 2 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit HEAD --phase planning \
+		--timeout 60 --patch "$p" -- true
+}
+
+@test "the man page names every option of --help" {
+	assert_man_covers_help ab-export 4
+}
