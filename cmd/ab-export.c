@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "cancel.h"
 #include "deadline.h"
 #include "engine.h"
 #include "export.h"
@@ -137,7 +138,9 @@ static int run(struct opts *o, struct ab_err *err)
 	if (ab_deadline_check(&dl, "ab-export started", err) < 0 ||
 	    ab_engine_open(&e, &dl, err) < 0)
 		goto out;
-	if ((fd = open_out(o->out, tmp, sizeof tmp, err)) < 0)
+	/* A signal ends the read between entries: the temporary goes. */
+	if (ab_cancel_catch(&e, err) < 0 ||
+	    (fd = open_out(o->out, tmp, sizeof tmp, err)) < 0)
 		goto out;
 	o->x.fd = fd;
 	o->x.skipped = skipped;

@@ -195,6 +195,10 @@ static int check(struct ctx *c, struct ab_err *err)
 /* Everything up to the start; the reason when it ends the run there. */
 static const char *prepare(struct ctx *c, struct ab_err *err)
 {
+	/* Caught before the first engine call, so no signal kills ab-run
+	 * between its start and its result. */
+	if (ab_cancel_catch(NULL, err) < 0)
+		return "engine-error";
 	if (ab_deadline_check(&c->r.dl, "ab-run started", err) < 0)
 		return "deadline";
 	if (ab_engine_open(&c->e, &c->r.dl, err) < 0 ||

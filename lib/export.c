@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cancel.h"
 #include "export.h"
 #include "file.h"
 #include "git.h"
@@ -398,7 +399,8 @@ static int read_work(struct xp *x, struct ab_engine *e,
 	if (ab_tarread_open(&x->tr, e, path, max, "read /work back", err) < 0)
 		return -1;
 	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
-		if (entry(x, ent, err) < 0)
+		if (ab_cancel_check("ab-export finished", err) < 0 ||
+		    entry(x, ent, err) < 0)
 			return -1;
 	return rc;
 }
