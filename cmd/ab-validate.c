@@ -115,14 +115,19 @@ static int create(struct ctx *c, struct ab_err *err)
 	memcpy(r.profile, c->p.id, sizeof r.profile);
 	memcpy(r.alloc, c->a.id, sizeof r.alloc);
 	snprintf(r.name, sizeof r.name, "%s", c->k.name);
+	if (ab_inflight_begin(&c->s, c->a.id, err) < 0)
+		return -1;
 	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
 	    r.container, &conflict, err) == 0 &&
 	    ab_ctr_check(&c->e, &c->k.l, r.container, err) == 0 &&
-	    ab_ctr_save(&c->s, &r, err) == 0)
+	    ab_ctr_save(&c->s, &r, err) == 0) {
+		ab_inflight_end(&c->s, c->a.id);
 		return ab_print_handle("ctr", r.id, err);
+	}
 	/* Only what this call created is removed: a held name is not ours. */
 	if (!conflict)
 		ab_remove_container(&c->e, c->k.name, &cerr);
+	ab_inflight_end(&c->s, c->a.id);
 	return -1;
 }
 

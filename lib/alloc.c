@@ -369,13 +369,18 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 	ab_test_pause("alloc-recorded");
 	/* A cancellation is honoured once the creates are done: what they
 	 * made is removed, so no handle is lost with the tool. */
+	if (ab_inflight_begin(s, a->id, err) < 0)
+		return -1;
 	if (create_all(s, e, a, err) == 0 &&
-	    ab_cancel_check("ab-alloc could finish", err) == 0)
+	    ab_cancel_check("ab-alloc could finish", err) == 0) {
+		ab_inflight_end(s, a->id);
 		return 0;
+	}
 	if (ab_alloc_remove(e, a, &cerr) == 0) {
 		snprintf(h.kind, sizeof h.kind, "alloc");
 		memcpy(h.id, a->id, sizeof h.id);
 		ab_record_remove(s, &h, &cerr);
 	}
+	ab_inflight_end(s, a->id);
 	return -1;
 }

@@ -214,6 +214,7 @@ static int remove_local(struct ab_state *s, const struct ab_alloc *a,
 		}
 		close(fd);
 	}
+	ab_inflight_any(s, a->id, 1);
 	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, a->id, sizeof h.id);
 	return ab_record_remove(s, &h, err);
@@ -245,13 +246,17 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_buf *left, struct ab_err *err)
 {
 	struct ab_alloc a;
-	int pass;
+	int pass, late;
 
 	ab_alloc_init(&a, id);
-	/* Twice, a settle window apart: a create that lands late is caught
-	 * by the second look. */
+	/* Twice: a create that lands late is caught by the second look.  A
+	 * create can land late only while its request is in flight, so the
+	 * settle window is waited only when a tool left its in-flight marker
+	 * (it was killed, or still runs); otherwise every create has had its
+	 * reply and the second look follows at once. */
+	late = ab_inflight_any(s, id, 0);
 	for (pass = 0; pass < 2; pass++) {
-		if (pass == 1)
+		if (pass == 1 && late)
 			settle();
 		ab_buf_reset(left);
 		remove_pass(s, e, &a, err);

@@ -405,3 +405,62 @@ int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
 	}
 	return 0;
 }
+
+static void inflight_name(char *b, size_t cap, const char *alloc, long pid)
+{
+	snprintf(b, cap, "alloc/.inflight-%s-%ld", alloc, pid);
+}
+
+int ab_inflight_begin(struct ab_state *s, const char *alloc,
+    struct ab_err *err)
+{
+	char name[128];
+	int fd;
+
+	if (mkdirat(s->dirfd, "alloc", 0700) < 0 && errno != EEXIST)
+		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/alloc",
+		    s->path);
+	inflight_name(name, sizeof name, alloc, (long)getpid());
+	fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd < 0 || fsync(fd) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot write %s", name);
+	}
+	close(fd);
+	return 0;
+}
+
+void ab_inflight_end(struct ab_state *s, const char *alloc)
+{
+	char name[128];
+
+	inflight_name(name, sizeof name, alloc, (long)getpid());
+	unlinkat(s->dirfd, name, 0);
+}
+
+int ab_inflight_any(struct ab_state *s, const char *alloc, int clear)
+{
+	char prefix[64];
+	struct dirent *d;
+	DIR *dir;
+	int fd, found = 0;
+
+	snprintf(prefix, sizeof prefix, ".inflight-%s-", alloc);
+	fd = openat(s->dirfd, "alloc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((d = readdir(dir)) != NULL)
+		if (strncmp(d->d_name, prefix, strlen(prefix)) == 0) {
+			found = 1;
+			if (clear)
+				unlinkat(dirfd(dir), d->d_name, 0);
+		}
+	closedir(dir);
+	return found;
+}

@@ -61,6 +61,16 @@ int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
 int ab_record_list(struct ab_state *s, const char *kind,
     char (**ids)[AB_ID_LEN + 1], size_t *n, struct ab_err *err);
 
+/* A create request on allocation ALLOC's behalf is in flight: a marker
+ * $STATE/alloc/.inflight-ALLOC-PID exists from before the request until
+ * its reply.  One left by a killed tool tells ab-clean that a create may
+ * still land late, so only then does it wait a settle window. */
+int ab_inflight_begin(struct ab_state *s, const char *alloc,
+    struct ab_err *err);
+void ab_inflight_end(struct ab_state *s, const char *alloc);
+/* 1 when a marker of ALLOC exists; with clear, removes them all. */
+int ab_inflight_any(struct ab_state *s, const char *alloc, int clear);
+
 /* Removes the temporary records that writers killed before their rename
  * left behind: those whose writer's PID is gone.  *n counts them. */
 int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err);

@@ -193,8 +193,10 @@ objects_of() {
 	ab_wait_stopped "$pid"
 	kill -KILL "$pid"
 	wait "$pid" || true
-	id=$(ls "$AB_STATE_DIR/alloc")
+	id=$(find "$AB_STATE_DIR/alloc" -mindepth 1 ! -name '.*' -printf '%f\n')
 	[ "$(objects_of "$id" | grep -c .)" -eq 3 ]
+	# Its creates were in flight: the marker makes ab-clean wait to settle.
+	[ -e "$AB_STATE_DIR/alloc/.inflight-$id-$pid" ]
 	# No lease: only --all, or the handle, removes it.
 	run_exact 0 ab-clean --sweep
 	assert_output ""
@@ -202,6 +204,7 @@ objects_of() {
 	assert_output "alloc:$id"
 	run objects_of "$id"
 	assert_output ""
+	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
 }
 
 @test "bad arguments are usage errors; other handles are refused" {

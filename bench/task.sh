@@ -1,0 +1,79 @@
+#!/bin/sh
+# bench/task.sh [RUNS]: what one task costs.  Each round runs, in turn,
+# the floor (one locked `docker run --rm ... true`, no proof), the docker
+# CLI reference (bench/cli-task.sh: the same work as a user's script, no
+# proof) and agentbox (sh/run-task with the agent `true`), on a 100-file
+# repository.  Prints a line a round (seconds), then the median, min and
+# max of each, the median of the per-round ratios, and each step's share
+# of the agentbox total from run-task's AB_TIMING lines.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+PATH=$here/bin:$PATH
+runs=${1:-10}
+work=$(mktemp -d /tmp/ab-bench.XXXXXX)
+AB_STATE_DIR=$work/state
+export AB_STATE_DIR
+mkdir -m 0700 "$AB_STATE_DIR"
+trap 'ab-clean --sweep --all >/dev/null 2>&1 || true
+	for i in $(ab-image list 2>/dev/null | cut -d" " -f1); do
+		ab-image remove "$i" >/dev/null 2>&1 || true; done
+	rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+
+git init -q "$work/repo"
+python3 - "$work/repo" <<'PY'
+import os, sys
+for i in range(100):
+    d = os.path.join(sys.argv[1], "d%d" % (i // 10))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%d.txt" % i), "w") as f:
+        f.write(("line %d\n" % i) * 20)
+PY
+git -C "$work/repo" add -A
+git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm base
+commit=$(git -C "$work/repo" rev-parse HEAD)
+img=$(ab-image build 2>/dev/null)
+digest=$(docker image inspect --format '{{.Id}}' "agentbox:${img#image:}")
+
+echo "round floor cli agentbox" >"$work/raw"
+i=0
+while [ "$i" -lt "$runs" ]; do
+	i=$((i + 1))
+	t0=$(now)
+	docker run --rm --network none --read-only --entrypoint true "$digest"
+	t1=$(now)
+	sh "$here/bench/cli-task.sh" "$digest" "$work/repo" "$commit"
+	t2=$(now)
+	AB_TIMING=1 sh "$here/sh/run-task" --repo "$work/repo" --commit "$commit" \
+		--image "$img" --phase execution --timeout 300 -- true \
+		>/dev/null 2>>"$work/timing"
+	t3=$(now)
+	echo "$i $t0 $t1 $t2 $t3" | awk '{printf "%d %.3f %.3f %.3f\n", $1, $3-$2, $4-$3, $5-$4}' |
+		tee -a "$work/raw"
+done
+
+python3 - "$work/raw" "$work/timing" <<'PY'
+import statistics as st, sys, collections
+rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
+floor, cli, ab = ([float(r[k]) for r in rows] for k in (1, 2, 3))
+def line(name, v):
+    print("%-9s median %.3f s  min %.3f  max %.3f" % (name, st.median(v), min(v), max(v)))
+line("floor", floor); line("cli", cli); line("agentbox", ab)
+print("ratio agentbox/cli   median %.2f (min %.2f, max %.2f)" % (
+    st.median([a / c for a, c in zip(ab, cli)]), min(a / c for a, c in zip(ab, cli)),
+    max(a / c for a, c in zip(ab, cli))))
+print("ratio agentbox/floor median %.2f (min %.2f, max %.2f)" % (
+    st.median([a / f for a, f in zip(ab, floor)]), min(a / f for a, f in zip(ab, floor)),
+    max(a / f for a, f in zip(ab, floor))))
+steps = collections.defaultdict(list)
+for l in open(sys.argv[2]):
+    w = l.split()
+    if len(w) == 5 and w[1] == "time":
+        steps[w[2]].append(int(w[3]) / 1000)
+total = sum(st.median(v) for v in steps.values())
+for k in ("ab-alloc", "ab-seed", "ab-profile", "ab-validate", "ab-run", "ab-clean"):
+    if k in steps:
+        m = st.median(steps[k])
+        print("step %-12s median %.3f s  %4.1f%% of the steps" % (k, m, 100 * m / total))
+PY
