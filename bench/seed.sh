@@ -3,7 +3,9 @@
 # what a user would otherwise do (git archive | docker cp, and docker cp
 # of a bare clone into /work/.git), into same-sized tmpfs volumes held by
 # a container, for generated repositories of N files (default 1000 10000
-# 100000).  One line a size; the ratio is taken pair by pair in one run.
+# 100000 4x50M; "4x50M" is 100 small files and four 50 MiB random blobs).
+# RUNS rounds a size (default 10), each an ab-seed and a docker cp pair;
+# one line a size: medians with min-max, the median of the pairs' ratios.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$here/bin:$PATH
@@ -27,11 +29,14 @@ cleanup() {
 
 now() { date +%s.%N; }
 
-make_repo() {	# DIR N: N files of about 200 bytes, 100 a directory
+make_repo() {	# DIR N [BLOBS]: N files of about 200 bytes, 100 a directory
 	git init -q "$1"
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "${3:-0}" <<'PY'
 import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
+root, n, blobs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for b in range(blobs):
+    with open(os.path.join(root, "blob%d.bin" % b), "wb") as f:
+        f.write(os.urandom(50 << 20))
 for i in range(n):
     d = os.path.join(root, "d%05d" % (i // 100))
     os.makedirs(d, exist_ok=True)
@@ -66,22 +71,38 @@ docker_way() {	# REPO COMMIT IMAGE: seconds for the two docker cp steps
 
 img=$(ab-image build 2>/dev/null)
 digest=$(sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$AB_STATE_DIR/image/${img#image:}")
-printf '%-8s %10s %10s %12s %10s %8s\n' files ab-seed/s KiB docker-cp/s files/s ratio
-[ "$#" -gt 0 ] || set -- 1000 10000 100000
+runs=${RUNS:-10}
+printf '%-7s %-22s %-14s %-22s %9s %s\n' files "ab-seed s (min-max)" "peak RSS KiB" \
+	"docker-cp s (min-max)" files/s "ratio (min-max)"
+[ "$#" -gt 0 ] || set -- 1000 10000 100000 4x50M
 for n in "$@"; do
 	repo=$work/repo-$n
-	make_repo "$repo" "$n"
+	case $n in
+	*x50M) make_repo "$repo" 100 "${n%x50M}"; files=$((100 + ${n%x50M})) ;;
+	*) make_repo "$repo" "$n"; files=$n ;;
+	esac
 	commit=$(git -C "$repo" rev-parse HEAD)
-	alloc=$(ab-alloc --image "$img" --task-bytes 4G --task-inodes 400000 \
-		--git-bytes 4G --git-inodes 400000)
-	/usr/bin/time -f '%e %M' -o "$work/time" \
-		ab-seed "$alloc" --repo "$repo" --commit "$commit" >/dev/null 2>&1
-	read -r secs kib <"$work/time"
-	d=$(docker_way "$repo" "$commit" "$digest")
-	awk -v n="$n" -v s="$secs" -v k="$kib" -v d="$d" 'BEGIN {
-		printf "%-8d %10.3f %10d %12.3f %10.0f %8.2f\n", n, s, k, d, n / s, s / d }'
-	id=${alloc#alloc:}
-	docker rm -f "agentbox-$id-keeper" >/dev/null
-	for r in task git inputs; do docker volume rm "agentbox-$id-$r" >/dev/null; done
+	: >"$work/raw"
+	i=0
+	while [ "$i" -lt "$runs" ]; do
+		i=$((i + 1))
+		alloc=$(ab-alloc --image "$img" --task-bytes 4G --task-inodes 400000 \
+			--git-bytes 4G --git-inodes 400000)
+		/usr/bin/time -f '%e %M' -o "$work/time" \
+			ab-seed "$alloc" --repo "$repo" --commit "$commit" >/dev/null 2>&1
+		read -r secs kib <"$work/time"
+		ab-clean "$alloc" >/dev/null
+		echo "$secs $kib $(docker_way "$repo" "$commit" "$digest")" >>"$work/raw"
+	done
+	python3 - "$n" "$files" "$work/raw" <<'PY'
+import statistics as st, sys
+n, files, raw = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows = [[float(x) for x in l.split()] for l in open(raw)]
+s, k, d = ([r[i] for r in rows] for i in range(3))
+r = [a / b for a, b in zip(s, d)]
+print("%-7s %6.3f (%.3f-%.3f)    %-14d %6.3f (%.3f-%.3f)    %9.0f %.2f (%.2f-%.2f)" % (
+    n, st.median(s), min(s), max(s), max(k), st.median(d), min(d), max(d),
+    files / st.median(s), st.median(r), min(r), max(r)))
+PY
 	rm -rf "$repo"
 done

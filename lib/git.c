@@ -104,6 +104,39 @@ int ab_git_resolve(const char *dir, const char *rev, const char *expect,
 	return rc;
 }
 
+/* The packbuilder reads its limits from the repository's config: the
+ * source's own and the user's would decide the cost of a seeding.  So
+ * the source repository is given a config of ours alone, from a file in
+ * the staging clone.  libgit2 takes the big-file threshold (blobs above
+ * it are stored whole, never delta-searched, which for a 50 MiB blob is
+ * seconds and its size in memory again) from pack.deltaCacheSize, so that
+ * key sets both; pack.windowMemory bounds the delta window. */
+static int pack_config(git_repository *src, const char *stage,
+    struct ab_err *err)
+{
+	static const char text[] = "[pack]\n\tdeltaCacheSize = 1048576\n"
+	    "\twindowMemory = 16777216\n";
+	char path[4200];
+	git_config *cfg = NULL;
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/agentbox-pack.config", stage);
+	if ((f = fopen(path, "wx")) == NULL || fputs(text, f) == EOF) {
+		if (f != NULL)
+			fclose(f);
+		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
+	}
+	if (fclose(f) != 0)
+		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
+	if (git_config_new(&cfg) < 0 ||
+	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_APP, src,
+	    0) < 0 || git_repository_set_config(src, cfg) < 0)
+		rc = ab_git_fail(err, AB_EENGINE, "cannot configure the pack");
+	git_config_free(cfg);
+	return rc;
+}
+
 int ab_git_stage(const char *dir, const char *hex, const char *stage,
     struct ab_err *err)
 {
@@ -122,6 +155,7 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 	 * with the source, so nothing there can change what is seeded.  The
 	 * delta search dominates a seeding's CPU: use every core for it. */
 	if (git_repository_init(&dst, stage, 1) < 0 ||
+	    pack_config(src, stage, err) < 0 ||
 	    git_packbuilder_new(&pb, src) < 0 ||
 	    (git_packbuilder_set_threads(pb, 0), 0) ||
 	    git_revwalk_new(&walk, src) < 0 ||
