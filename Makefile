@@ -33,7 +33,7 @@ LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
 TOOL_BIN = $(TOOLS:%=$(BIN)/%)
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
-.PHONY: all deps tools check asan demo install lint clean
+.PHONY: all deps tools check asan demo bench install lint clean
 
 all: deps
 	@$(MAKE) --no-print-directory tools
@@ -81,6 +81,13 @@ asan: deps
 
 demo: all
 	@sh sh/demo
+
+# Benchmarks (bench/RESULTS.md); gnuplot draws the charts, valgrind and
+# perf are there for profiling.
+BENCH_PACKAGES = gnuplot-nox valgrind linux-perf
+bench: all
+	@sh sh/ensure-deps $(BENCH_PACKAGES)
+	@sh bench/all.sh
 
 # Unsafe string functions have no place here (curl's CHECKSRC idea).
 lint:

@@ -14,10 +14,14 @@ work=$(mktemp -d /tmp/ab-bench.XXXXXX)
 AB_STATE_DIR=$work/state
 export AB_STATE_DIR
 mkdir -m 0700 "$AB_STATE_DIR"
-trap 'ab-clean --sweep --all >/dev/null 2>&1 || true
-	for i in $(ab-image list 2>/dev/null | cut -d" " -f1); do
-		ab-image remove "$i" >/dev/null 2>&1 || true; done
-	rm -rf "$work"' EXIT
+cleanup() {
+	ab-clean --sweep --all >/dev/null 2>&1 || true
+	for h in $(ab-image list 2>/dev/null | cut -d" " -f1); do
+		ab-image remove "$h" >/dev/null 2>&1 || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 now() { date +%s.%N; }
 
