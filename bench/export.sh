@@ -48,8 +48,21 @@ case_run() {
 	/usr/bin/time -v ab-export "$alloc" -o "$work/p.patch" 2>"$work/time"
 	rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$work/time")
 	wall=$(awk -F': ' '/Elapsed \(wall/ {print $2}' "$work/time")
-	printf '%-28s peak RSS %6d KiB  wall %s  patch %d bytes\n' "$1" "$rss" \
-		"$wall" "$(stat -c %s "$work/p.patch")"
+	printf '%-28s ab-export: peak RSS %6d KiB  wall %s  patch %d bytes\n' "$1" \
+		"$rss" "$wall" "$(stat -c %s "$work/p.patch")"
+	# What a user would otherwise do: copy /work out, diff it on the host
+	# (trusting every byte of it: hooks, attributes and filters included).
+	rm -rf "$work/cli"
+	git clone -q "$work/repo" "$work/cli"
+	t0=$(date +%s.%N)
+	docker cp "agentbox-${alloc#alloc:}-keeper:/work/." - |
+		tar -x --no-same-owner -C "$work/cli" --exclude=./.git
+	git -C "$work/cli" add -A
+	git -C "$work/cli" diff --cached --binary >"$work/cli.patch"
+	t1=$(date +%s.%N)
+	printf '%-28s docker cp + git diff: wall %.2f s  patch %d bytes\n' "$1" \
+		"$(echo "$t0 $t1" | awk '{print $2 - $1}')" "$(stat -c %s "$work/cli.patch")"
+	rm -rf "$work/cli"
 	ab-clean "$alloc" >/dev/null
 }
 
