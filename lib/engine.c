@@ -226,7 +226,10 @@ static struct curl_slist *req_headers(const struct ab_req *q)
 static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
     struct ab_err *err)
 {
-	if (rc == CURLE_OPERATION_TIMEDOUT && ab_deadline_passed(&e->dl))
+	/* Every curl timeout is the budget given, so a timeout is the
+	 * deadline even when it fires a millisecond before the deadline's
+	 * clock says so (curl keeps its own, and the budget was rounded). */
+	if (rc == CURLE_OPERATION_TIMEDOUT)
 		return deadline_fail(e, what, err);
 	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
 		return ab_fail(err, AB_EENGINE,
