@@ -471,7 +471,8 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 		    a->id);
 	if (ab_stage_path(s, a, stage, sizeof stage) < 0 ||
 	    ab_stage_check(stage, a, err) < 0 ||
-	    agent_running(e, a, s->sid, err) < 0 || ab_git_start(err) < 0)
+	    agent_running(e, a, s->sid, err) < 0 ||
+	    ab_keeper_ready(s, e, a, err) < 0 || ab_git_start(err) < 0)
 		return -1;
 	if ((x.chunk = malloc(CHUNK)) == NULL) {
 		ab_fail(err, AB_EENGINE, "out of memory");

@@ -387,7 +387,7 @@ int ab_stage_check(const char *stage, const struct ab_alloc *a,
 
 /* --- the whole step ------------------------------------------------ */
 
-static int keeper_ready_for(struct ab_state *s, struct ab_engine *e,
+int ab_keeper_ready(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
 	struct ab_keeper_lock k;
@@ -397,7 +397,8 @@ static int keeper_ready_for(struct ab_state *s, struct ab_engine *e,
 		return -1;
 	ab_alloc_keeper_lock(a, s->sid, info.seccomp_keyword, &k);
 	/* A stopped keeper has its tmpfs unmounted: an upload would land on
-	 * the host's disk under the volume.  It must be running. */
+	 * the host's disk under the volume, and a read back would find an
+	 * empty tree.  It must be running. */
 	k.l.running = 1;
 	if (ab_ctr_check(e, &k.l, a->keeper_id, err) < 0)
 		return ab_err_wrap(err, "keeper of alloc:%s", a->id);
@@ -410,7 +411,7 @@ static int keeper_ready(struct ab_state *s, struct ab_engine *e,
 	if (strcmp(a->status, "ready") != 0)
 		return ab_fail(err, AB_EREFUSED, "alloc:%s is %s, not ready "
 		    "to seed", a->id, a->status);
-	return keeper_ready_for(s, e, a, err);
+	return ab_keeper_ready(s, e, a, err);
 }
 
 static void say(const struct ab_seed_opts *o, const char *fmt, long long x,
@@ -566,7 +567,7 @@ int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
 	struct one_src o;
 	char dest[64];
 
-	if (keeper_ready_for(s, e, a, err) < 0)
+	if (ab_keeper_ready(s, e, a, err) < 0)
 		return -1;
 	memset(&o, 0, sizeof o);
 	o.name = name;

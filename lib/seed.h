@@ -22,6 +22,9 @@ int ab_stage_path(const struct ab_state *s, const struct ab_alloc *a,
 /* Refuses a staging clone that is not the one ab-seed recorded. */
 int ab_stage_check(const char *stage, const struct ab_alloc *a,
     struct ab_err *err);
+/* The allocation's keeper is running and locked as it was created. */
+int ab_keeper_ready(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err);
 /* Puts NAME (0444, owned by 10001) into the allocation's inputs
  * filesystem through its running, locked keeper. */
 int ab_inputs_put(struct ab_state *s, struct ab_engine *e,

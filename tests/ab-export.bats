@@ -161,6 +161,15 @@ CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
 	[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
 }
 
+@test "a keeper that is gone is refused: its tmpfs would read back empty" {
+	agent execution 'echo x >/work/new'
+	docker stop -t 0 "agentbox-${ALLOC#alloc:}-keeper" >/dev/null
+	run_exact 1 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	assert_one_error_line ab-export
+	[[ $stderr == *"keeper of $ALLOC"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
+}
+
 @test "a passed deadline is 124 and no FILE appears" {
 	local late=$BATS_TEST_TMPDIR/late
 	agent execution 'echo x >/work/new'
