@@ -1,0 +1,27 @@
+#!/usr/bin/env bats
+# make demo: the main job on the default offline image, leaving nothing.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+load helpers
+
+@test "the demo runs the agent, shows what it may and may not do, and leaves nothing" {
+	local images_before want
+	images_before=$(docker images -q | sort)
+	unset AB_STATE_DIR
+	run --separate-stderr sh "$AB_ROOT/sh/demo"
+	assert_success
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["reason"] == "exited" and r["exit_status"] == 0, r["reason"]
+assert r["phase"] == "execution" and r["probe"] == "ok"' "$output"
+	for want in "demo-agent: running as 10001:10001 in /work" \
+		"demo-agent: wrote /work/agent-was-here" "?? agent-was-here" \
+		"demo-agent: /work/.git is read-only" "demo-agent: / is read-only" \
+		"demo-agent: no network" "demo: a small repository"; do
+		grep -qF -- "$want" <<<"$stderr" || fail "the demo did not show: $want"
+	done
+	run ab_leftovers
+	assert_output ""
+	assert_equal "$(docker images -q | sort)" "$images_before"
+}
