@@ -8,9 +8,7 @@
 #include "cancel.h"
 #include "deadline.h"
 #include "engine.h"
-#include "image.h"
 #include "json.h"
-#include "oneshot.h"
 #include "profile.h"
 #include "run.h"
 #include "size.h"
@@ -173,22 +171,8 @@ static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
  * profile for this engine.  Any refusal is drift. */
 static int check(struct ctx *c, struct ab_err *err)
 {
-	struct ab_keeper_lock kl;
-	struct ab_handle img;
-	struct ab_info info;
-
-	snprintf(img.kind, sizeof img.kind, "image");
-	memcpy(img.id, c->a.image, sizeof img.id);
-	if (ab_image_verify(&c->s, &c->e, &img, 0, NULL, err) < 0 ||
-	    ab_engine_info(&c->e, &info, err) < 0 ||
-	    ab_lock_host_check(&info, err) < 0)
+	if (ab_profile_engine_check(&c->s, &c->e, &c->p, &c->a, &c->k, err) < 0)
 		return -1;
-	ab_alloc_keeper_lock(&c->a, c->s.sid, info.seccomp_keyword, &kl);
-	kl.l.running = 1;
-	if (ab_ctr_check(&c->e, &kl.l, c->a.keeper_id, err) < 0)
-		return ab_err_wrap(err, "keeper of alloc:%s", c->a.id);
-	ab_profile_lock(&c->p, &c->a, c->a.digest, c->s.sid,
-	    info.seccomp_keyword, &c->k);
 	return ab_run_check(&c->e, &c->r, &c->k.l, err);
 }
 

@@ -5,11 +5,8 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "buf.h"
 #include "deadline.h"
 #include "engine.h"
-#include "image.h"
-#include "json.h"
 #include "oneshot.h"
 #include "profile.h"
 #include "state.h"
@@ -81,26 +78,9 @@ static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
 
 static int engine_checks(struct ctx *c, struct ab_err *err)
 {
-	struct ab_keeper_lock kl;
-	struct ab_handle img;
-	struct ab_info info;
-
 	if (ab_engine_open(&c->e, &c->p.dl, err) < 0)
 		return -1;
-	snprintf(img.kind, sizeof img.kind, "image");
-	memcpy(img.id, c->a.image, sizeof img.id);
-	if (ab_image_verify(&c->s, &c->e, &img, 0, NULL, err) < 0 ||
-	    ab_engine_info(&c->e, &info, err) < 0 ||
-	    ab_lock_host_check(&info, err) < 0)
-		return -1;
-	ab_alloc_keeper_lock(&c->a, c->s.sid, info.seccomp_keyword, &kl);
-	kl.l.running = 1;
-	if (ab_ctr_check(&c->e, &kl.l, c->a.keeper_id, err) < 0)
-		return ab_err_wrap(err, "keeper of alloc:%s", c->a.id);
-	/* Now for the engine at hand. */
-	ab_profile_lock(&c->p, &c->a, c->a.digest, c->s.sid,
-	    info.seccomp_keyword, &c->k);
-	return 0;
+	return ab_profile_engine_check(&c->s, &c->e, &c->p, &c->a, &c->k, err);
 }
 
 static int create(struct ctx *c, struct ab_err *err)

@@ -132,15 +132,23 @@ static int link_entry(struct xp *x, const char *path, const char *target,
     struct ab_err *err)
 {
 	git_oid id;
+	char **nt;
 
 	if (git_odb_write(&id, x->odb, target, strlen(target),
 	    GIT_OBJECT_BLOB) < 0)
 		return ab_git_fail(err, AB_EENGINE, "cannot write a link");
-	if (push(&x->links, &x->nlinks, &x->cap_links, path) < 0 ||
-	    (x->targets = realloc(x->targets, x->cap_links *
-	    sizeof *x->targets)) == NULL ||
-	    (x->targets[x->nlinks - 1] = strdup(target)) == NULL)
+	/* targets[i] is the target of links[i]; both grow together. */
+	if (push(&x->links, &x->nlinks, &x->cap_links, path) < 0)
 		return ab_fail(err, AB_EENGINE, "out of memory");
+	if ((nt = realloc(x->targets, x->cap_links * sizeof *nt)) == NULL) {
+		free(x->links[--x->nlinks]);
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	x->targets = nt;
+	if ((nt[x->nlinks - 1] = strdup(target)) == NULL) {
+		free(x->links[--x->nlinks]);
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	}
 	return add_entry(x, path, 0120000, &id, (long long)strlen(target), err);
 }
 

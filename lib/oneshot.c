@@ -80,14 +80,14 @@ out:
 	return rc;
 }
 
-int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
-    const char *id, struct ab_err *err)
+int ab_ctr_inspect(struct ab_engine *e, const char *id, struct ab_json *j,
+    struct ab_err *err)
 {
 	struct ab_resp r;
-	struct ab_json j;
 	char path[160];
 	int rc = -1;
 
+	memset(j, 0, sizeof *j);
 	snprintf(path, sizeof path, "/containers/%s/json", id);
 	if (ab_engine_json(e, "GET", path, NULL, "inspect a container", &r,
 	    err) < 0)
@@ -97,14 +97,23 @@ int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
 		    "inspect a container", err);
 		goto out;
 	}
-	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+	if ((rc = ab_json_parse(j, r.body.data, r.body.len, err)) < 0)
 		err->code = AB_EENGINE;
-		goto out;
-	}
-	rc = ab_lock_check(&j, l, err);
-	ab_json_free(&j);
 out:
 	ab_resp_free(&r);
+	return rc;
+}
+
+int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
+    const char *id, struct ab_err *err)
+{
+	struct ab_json j;
+	int rc;
+
+	if (ab_ctr_inspect(e, id, &j, err) < 0)
+		return -1;
+	rc = ab_lock_check(&j, l, err);
+	ab_json_free(&j);
 	return rc;
 }
 

@@ -24,6 +24,10 @@ void ab_oneshot_free(struct ab_oneshot *o);
 int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
     const char *name, const char *what, char id[80], int *conflict,
     struct ab_err *err);
+/* Inspects container ID into j (ab_json_free it): a refusal (1) when the
+ * engine does not know it. */
+int ab_ctr_inspect(struct ab_engine *e, const char *id, struct ab_json *j,
+    struct ab_err *err);
 /* Inspects container ID and compares it with l (ab_lock_check). */
 int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
     const char *id, struct ab_err *err);

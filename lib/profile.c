@@ -8,7 +8,9 @@
 
 #include "file.h"
 #include "hash.h"
+#include "image.h"
 #include "json.h"
+#include "oneshot.h"
 #include "profile.h"
 #include "version.h"
 
@@ -346,4 +348,26 @@ int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
 		    h->id);
 	ab_json_free(&j);
 	return rc;
+}
+
+int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
+    const struct ab_profile *p, const struct ab_alloc *a,
+    struct ab_profile_lock *k, struct ab_err *err)
+{
+	struct ab_keeper_lock kl;
+	struct ab_handle img;
+	struct ab_info info;
+
+	snprintf(img.kind, sizeof img.kind, "image");
+	memcpy(img.id, a->image, sizeof img.id);
+	if (ab_image_verify(s, e, &img, 0, NULL, err) < 0 ||
+	    ab_engine_info(e, &info, err) < 0 ||
+	    ab_lock_host_check(&info, err) < 0)
+		return -1;
+	ab_alloc_keeper_lock(a, s->sid, info.seccomp_keyword, &kl);
+	kl.l.running = 1;
+	if (ab_ctr_check(e, &kl.l, a->keeper_id, err) < 0)
+		return ab_err_wrap(err, "keeper of alloc:%s", a->id);
+	ab_profile_lock(p, a, a->digest, s->sid, info.seccomp_keyword, k);
+	return 0;
 }

@@ -67,6 +67,13 @@ int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
     struct ab_profile *p, struct ab_alloc *a, char *body_sha,
     struct ab_err *err);
 
+/* The engine side of the chain: the registered image, a host that can
+ * enforce the lockdown, the keeper running and locked.  Then k is the
+ * profile's lockdown for this engine. */
+int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
+    const struct ab_profile *p, const struct ab_alloc *a,
+    struct ab_profile_lock *k, struct ab_err *err);
+
 /* A ctr record (ab-validate): the container made from a profile. */
 struct ab_ctr {
 	char id[AB_ID_LEN + 1];

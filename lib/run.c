@@ -8,6 +8,7 @@
 #include "file.h"
 #include "json.h"
 #include "mux.h"
+#include "oneshot.h"
 #include "run.h"
 #include "testhook.h"
 
@@ -191,38 +192,13 @@ static int keep_enforced(const struct ab_json *j, struct ab_run *r,
 	    : 0;
 }
 
-static int inspect(struct ab_engine *e, const char *cid, struct ab_json *j,
-    struct ab_err *err)
-{
-	struct ab_resp r;
-	char path[160];
-	int rc = -1;
-
-	memset(j, 0, sizeof *j);
-	snprintf(path, sizeof path, "/containers/%s/json", cid);
-	if (ab_engine_json(e, "GET", path, NULL, "inspect the container", &r,
-	    err) < 0)
-		goto out;
-	if (r.status != 200) {
-		ab_engine_fail(&r, r.status == 404 ? AB_EREFUSED : AB_EENGINE,
-		    "inspect the container", err);
-		goto out;
-	}
-	rc = ab_json_parse(j, r.body.data, r.body.len, err);
-	if (rc < 0)
-		err->code = AB_EENGINE;
-out:
-	ab_resp_free(&r);
-	return rc;
-}
-
 int ab_run_check(struct ab_engine *e, struct ab_run *r,
     const struct ab_lock *l, struct ab_err *err)
 {
 	struct ab_json j;
 	int rc;
 
-	if (inspect(e, r->cid, &j, err) < 0)
+	if (ab_ctr_inspect(e, r->cid, &j, err) < 0)
 		return -1;
 	/* A container runs once: one that ran already is no longer the one
 	 * that was validated. */
@@ -364,7 +340,7 @@ static int settle(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	for (tries = 0; running && tries < 50; tries++) {
 		if (tries > 0)
 			usleep(100 * 1000);
-		if (inspect(e, r->cid, &j, err) < 0)
+		if (ab_ctr_inspect(e, r->cid, &j, err) < 0)
 			return -1;
 		if (ab_json_bool(&j, ab_json_get(&j, 0, "State.Running"),
 		    &running) < 0 ||
@@ -397,7 +373,8 @@ static int settle(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 }
 
 static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
-    struct ab_stream *w, struct ab_stream *a, struct ab_err *err)
+    struct ab_stream *w, struct ab_stream *a, const struct ab_mux *m,
+    struct ab_err *err)
 {
 	struct stop st = { 0, 0, 0 };
 	long long drain_end;
@@ -419,7 +396,10 @@ static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
 	while (!a->done && ab_now_ms() < drain_end)
 		if (ab_stream_pump(e, 100, err) < 0)
 			return -1;
-	r->output_complete = a->done && a->result == 0 && !a->sink_failed;
+	/* A stream cut mid-frame also ends "cleanly" for curl: the attach
+	 * reads until the connection closes. */
+	r->output_complete = a->done && a->result == 0 && !a->sink_failed &&
+	    ab_mux_clean_end(m);
 	if (a->sink_failed) {
 		*err = a->sink_err;
 		return -1;
@@ -463,7 +443,7 @@ int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	if (ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
 	    "attach to the container", err) < 0)
 		goto close_w;
-	rc = follow(e, r, &f, &w, &a, err);
+	rc = follow(e, r, &f, &w, &a, &m, err);
 	ab_stream_close(&a);
 close_w:
 	ab_stream_close(&w);

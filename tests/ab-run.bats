@@ -34,6 +34,7 @@ teardown_file() {
 }
 
 teardown() {
+	ab_proxy_stop
 	docker ps -aq --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
 		--filter label=org.agentbox.role=agent | xargs -r docker rm -f >/dev/null
 }
@@ -322,6 +323,46 @@ $work"
 	assert_one_error_line ab-run
 	assert_equal "$(field "$output" '[r["reason"], r["started"]]')" '["engine-error", false]'
 	[[ $(field "$output" 'r["error"]') == *nothing.sock* ]]
+}
+
+@test "output cut mid-frame is recorded as incomplete, not passed off as whole" {
+	local res
+	ctr_for execution -- sh -c 'echo hello world; sleep 1'
+	# 68 bytes of reply head, the probe's frame (8 + 52), then 4 bytes
+	# into the agent's frame.
+	ab_proxy_start --match '/attach' --action cut --after-bytes 140
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 0 ab-run "$CTR"
+	res=$output
+	grep -q '^cut POST .*/attach' "$AB_PROXY_LOG"
+	assert_equal "$(field "$res" '[r["reason"], r["probe"], r["output_complete"]]')" \
+		'["exited", "ok", false]'
+}
+
+@test "an engine that vanishes mid-run is 125 with reason engine-error; ab-clean removes the agent" {
+	local out=$BATS_TEST_TMPDIR/out pid st=0 alloc prof
+	alloc=$(ab-alloc --image "$AB_IMAGE" --deadline "$DL")
+	ab-seed "$alloc" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" >/dev/null 2>&1
+	prof=$(ab-profile --alloc "$alloc" --phase execution --deadline "$DL" \
+		--attempt "vanish-$RANDOM$RANDOM" -- sleep 1000)
+	CTR=$(ab-validate "$prof")
+	ab_proxy_start
+	DOCKER_HOST=unix://$AB_PROXY_SOCK AB_TEST_PAUSE=run-started ab-run "$CTR" \
+		>"$out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	ab_wait_stopped "$pid"
+	ab_proxy_stop
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 125
+	assert_equal "$(field "$(cat "$out")" '[r["reason"], r["started"]]')" '["engine-error", true]'
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ]
+	grep -q '^ab-run: ' "$BATS_TEST_TMPDIR/err"
+	# The kill could not reach the engine either: the agent still runs
+	# until ab-clean, which needs no ab-run.
+	[ "$(docker inspect --format '{{.State.Running}}' "agentbox-${prof#profile:}")" = true ]
+	run_exact 0 ab-clean "$alloc"
+	run docker inspect "agentbox-${prof#profile:}"
+	assert_failure
 }
 
 @test "a deadline already passed is 124 and the agent never starts" {
