@@ -10,13 +10,13 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 # Debian packages every target needs; `make` installs the missing ones as
 # root and otherwise prints the apt-get command to run.
-PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev \
+PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libarchive-dev libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 LIB_SRC = lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
-	lib/file.c lib/git.c lib/hash.c lib/image.c lib/json.c lib/lockdown.c lib/mux.c \
+	lib/file.c lib/git.c lib/gitstage.c lib/hash.c lib/image.c lib/json.c lib/lockdown.c lib/mux.c \
 	lib/oneshot.c lib/pathcheck.c lib/profile.c lib/rootfs.c lib/run.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c
 UNIT_TESTS = json-test pathcheck-test
@@ -24,9 +24,9 @@ UNIT_TESTS = json-test pathcheck-test
 BUILD ?= build
 BIN ?= bin
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
-PKG_CFLAGS = $(shell pkg-config --cflags libcurl libgit2 libarchive libcrypto 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libarchive libcrypto 2>/dev/null)
-AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib \
+PKG_CFLAGS = $(shell pkg-config --cflags libcurl libgit2 libarchive libcrypto zlib 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libarchive libcrypto zlib 2>/dev/null) -pthread
+AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Ilib \
 	-DAB_MULTIARCH='"$(MULTIARCH)"' $(PKG_CFLAGS)
 
 LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)

@@ -26,13 +26,14 @@ int ab_git_start(struct ab_err *err)
 	    git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)MWINDOW_SIZE) <
 	    0 || git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT,
 	    (size_t)MWINDOW_LIMIT) < 0 ||
-	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0)
+	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0 ||
+	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 1) < 0 ||
+	    git_libgit2_opts(GIT_OPT_ENABLE_CACHING, 0) < 0)
 		return ab_git_fail(err, AB_EENGINE, "cannot start libgit2");
 	return 0;
 }
 
-static int open_repo(git_repository **repo, const char *dir,
-    struct ab_err *err)
+int ab_git_open(git_repository **repo, const char *dir, struct ab_err *err)
 {
 	if (git_repository_open_ext(repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH,
 	    NULL) < 0)
@@ -95,80 +96,12 @@ int ab_git_resolve(const char *dir, const char *rev, const char *expect,
 	git_oid oid;
 	int rc;
 
-	if (open_repo(&repo, dir, err) < 0)
+	if (ab_git_open(&repo, dir, err) < 0)
 		return -1;
 	rc = resolve_in(repo, rev, expect, &oid, err);
 	if (rc == 0)
 		git_oid_tostr(out, 41, &oid);
 	git_repository_free(repo);
-	return rc;
-}
-
-/* The packbuilder reads its limits from the repository's config: the
- * source's own and the user's would decide the cost of a seeding.  So
- * the source repository is given a config of ours alone, from a file in
- * the staging clone.  libgit2 takes the big-file threshold (blobs above
- * it are stored whole, never delta-searched, which for a 50 MiB blob is
- * seconds and its size in memory again) from pack.deltaCacheSize, so that
- * key sets both; pack.windowMemory bounds the delta window. */
-static int pack_config(git_repository *src, const char *stage,
-    struct ab_err *err)
-{
-	static const char text[] = "[pack]\n\tdeltaCacheSize = 1048576\n"
-	    "\twindowMemory = 16777216\n";
-	char path[4200];
-	git_config *cfg = NULL;
-	FILE *f;
-	int rc = 0;
-
-	snprintf(path, sizeof path, "%s/agentbox-pack.config", stage);
-	if ((f = fopen(path, "wx")) == NULL || fputs(text, f) == EOF) {
-		if (f != NULL)
-			fclose(f);
-		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
-	}
-	if (fclose(f) != 0)
-		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
-	if (git_config_new(&cfg) < 0 ||
-	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_APP, src,
-	    0) < 0 || git_repository_set_config(src, cfg) < 0)
-		rc = ab_git_fail(err, AB_EENGINE, "cannot configure the pack");
-	git_config_free(cfg);
-	return rc;
-}
-
-int ab_git_stage(const char *dir, const char *hex, const char *stage,
-    struct ab_err *err)
-{
-	git_repository *src = NULL, *dst = NULL;
-	git_packbuilder *pb = NULL;
-	git_revwalk *walk = NULL;
-	char pack[4200];
-	git_oid oid;
-	int rc = -1;
-
-	git_oid_fromstr(&oid, hex);
-	if (open_repo(&src, dir, err) < 0)
-		return -1;
-	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
-	/* One new pack of the commit and its history: no file is shared
-	 * with the source, so nothing there can change what is seeded.  The
-	 * delta search dominates a seeding's CPU: use every core for it. */
-	if (git_repository_init(&dst, stage, 1) < 0 ||
-	    pack_config(src, stage, err) < 0 ||
-	    git_packbuilder_new(&pb, src) < 0 ||
-	    (git_packbuilder_set_threads(pb, 0), 0) ||
-	    git_revwalk_new(&walk, src) < 0 ||
-	    git_revwalk_push(walk, &oid) < 0 ||
-	    git_packbuilder_insert_walk(pb, walk) < 0 ||
-	    git_packbuilder_write(pb, pack, 0, NULL, NULL) < 0)
-		ab_git_fail(err, AB_EENGINE, "cannot stage the commit");
-	else
-		rc = 0;
-	git_revwalk_free(walk);
-	git_packbuilder_free(pb);
-	git_repository_free(dst);
-	git_repository_free(src);
 	return rc;
 }
 
@@ -294,13 +227,13 @@ static int commit_tree(git_repository *repo, const char *hex, git_tree **tree,
 
 	git_oid_fromstr(&oid, hex);
 	if (git_commit_lookup(&c, repo, &oid) < 0)
-		return ab_git_fail(err, AB_EREFUSED, "staged commit");
+		return ab_git_fail(err, AB_EREFUSED, "the commit");
 	rc = git_commit_tree(tree, c);
 	git_commit_free(c);
-	return rc < 0 ? ab_git_fail(err, AB_EENGINE, "staged tree") : 0;
+	return rc < 0 ? ab_git_fail(err, AB_EENGINE, "the commit's tree") : 0;
 }
 
-int ab_git_tree(const char *stage, const char *hex, struct ab_git_tree *t,
+int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
     struct ab_err *err)
 {
 	git_repository *repo;
@@ -309,7 +242,7 @@ int ab_git_tree(const char *stage, const char *hex, struct ab_git_tree *t,
 	int rc;
 
 	memset(t, 0, sizeof *t);
-	if (open_repo(&repo, stage, err) < 0)
+	if (ab_git_open(&repo, dir, err) < 0)
 		return -1;
 	if (commit_tree(repo, hex, &tree, err) < 0) {
 		git_repository_free(repo);
@@ -353,7 +286,7 @@ int ab_git_write_index(const char *stage, const char *hex,
 	char path[4200];
 	int rc = -1;
 
-	if (open_repo(&repo, stage, err) < 0)
+	if (ab_git_open(&repo, stage, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/index", stage);
 	/* A bare repository has no index of its own: lend it one. */
@@ -381,14 +314,14 @@ struct ab_git_reader {
 	size_t pos;
 };
 
-int ab_git_reader_open(struct ab_git_reader **rp, const char *stage,
+int ab_git_reader_open(struct ab_git_reader **rp, const char *dir,
     struct ab_err *err)
 {
 	struct ab_git_reader *r = calloc(1, sizeof *r);
 
 	if (r == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	if (open_repo(&r->repo, stage, err) < 0) {
+	if (ab_git_open(&r->repo, dir, err) < 0) {
 		free(r);
 		return -1;
 	}

@@ -2,9 +2,11 @@
  *
  * Nothing of a repository is executed or interpreted: libgit2 runs no
  * hooks, filters, fsmonitor or attributes for what is done here, and no
- * submodule is fetched.  Trees are read from a staging clone in the state
- * directory that shares no file with the source (its one pack is written
- * anew by libgit2's packbuilder).
+ * submodule is fetched.  /work/.git is a staging clone in the state
+ * directory that shares no file with the source (gitstage.h).  Every
+ * object read is hashed and compared with its name (strict hash
+ * verification), so a tree read from the source is byte for byte the tree
+ * the staging clone holds.
  */
 #ifndef AB_GIT_H
 #define AB_GIT_H
@@ -31,27 +33,28 @@ struct ab_git_tree {
 };
 
 int ab_git_start(struct ab_err *err);
+/* Opens the repository at DIR itself (no search upwards). */
+struct git_repository;
+int ab_git_open(struct git_repository **repo, const char *dir,
+    struct ab_err *err);
 /* Fails with CODE: "WHAT: libgit2's last error". */
 int ab_git_fail(struct ab_err *err, int code, const char *what);
 /* Resolves REV in the repository at DIR to a commit: a full object ID, or
  * a ref that must resolve to EXPECT. */
 int ab_git_resolve(const char *dir, const char *rev, const char *expect,
     char oid[41], struct ab_err *err);
-/* Makes STAGE a bare repository holding the commit and its history. */
-int ab_git_stage(const char *dir, const char *oid, const char *stage,
-    struct ab_err *err);
-/* Lists the commit's tree in STAGE, directories before their contents,
- * every path and symlink target checked (pathcheck.h). */
-int ab_git_tree(const char *stage, const char *oid, struct ab_git_tree *t,
+/* Lists the commit's tree in the repository at DIR, directories before
+ * their contents, every path and symlink target checked (pathcheck.h). */
+int ab_git_tree(const char *dir, const char *oid, struct ab_git_tree *t,
     struct ab_err *err);
 void ab_git_tree_free(struct ab_git_tree *t);
 /* Writes STAGE/index matching the commit's tree. */
 int ab_git_write_index(const char *stage, const char *oid,
     struct ab_err *err);
 
-/* Reads one blob at a time from STAGE for a tar source. */
+/* Reads one blob at a time from the repository at DIR for a tar source. */
 struct ab_git_reader;
-int ab_git_reader_open(struct ab_git_reader **r, const char *stage,
+int ab_git_reader_open(struct ab_git_reader **r, const char *dir,
     struct ab_err *err);
 /* Loads the blob; its bytes are then read with ab_git_reader_read. */
 int ab_git_reader_load(struct ab_git_reader *r, const unsigned char oid[20],

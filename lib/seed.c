@@ -1,6 +1,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 
 #include "file.h"
 #include "git.h"
+#include "gitstage.h"
 #include "lockdown.h"
 #include "oneshot.h"
 #include "pathcheck.h"
@@ -146,18 +149,15 @@ static long tree_data(void *arg, char *p, size_t n, struct ab_err *err)
 /* --- the git directory as a tar ------------------------------------ */
 
 struct gitdir_file {
-	const char *path;	/* in /work/.git */
-	char src[4200];		/* on the host, in the staging clone */
+	char path[300];		/* in /work/.git */
+	char src[4400];		/* on the host, in the staging clone */
 	const char *text;	/* generated, instead of src */
 	int dir;
 };
 
-#define GITDIR_MAX 64
-
 struct gitdir_src {
-	struct gitdir_file f[GITDIR_MAX];
-	char names[GITDIR_MAX][300];
-	int n, next, fd;
+	struct gitdir_file *f;
+	int n, cap, next, fd;
 	long long left;
 };
 
@@ -173,57 +173,125 @@ static int gd_add(struct gitdir_src *g, const char *path, const char *src,
 {
 	struct gitdir_file *f;
 
-	if (g->n == GITDIR_MAX)
-		return -1;
-	f = &g->f[g->n];
-	snprintf(g->names[g->n], sizeof g->names[0], "%s", path);
-	f->path = g->names[g->n++];
-	if (src != NULL)
-		snprintf(f->src, sizeof f->src, "%s", src);
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 32;
+		if ((f = realloc(g->f, (size_t)g->cap * sizeof *f)) == NULL)
+			return -1;
+		g->f = f;
+	}
+	f = &g->f[g->n++];
+	snprintf(f->path, sizeof f->path, "%s", path);
+	snprintf(f->src, sizeof f->src, "%s", src != NULL ? src : "");
 	f->text = text;
 	f->dir = dir;
 	return 0;
 }
 
+static void gd_free(struct gitdir_src *g)
+{
+	if (g->fd >= 0)
+		close(g->fd);
+	free(g->f);
+}
+
+static int is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}
+
+/* Adds every file of stage/SUB that passes keep(name), in SUB. */
+static int gd_add_dir(struct gitdir_src *g, const char *stage,
+    const char *sub, int (*keep)(const char *), struct ab_err *err)
+{
+	char src[4400], name[300];
+	struct dirent *d;
+	DIR *dir;
+	int rc = 0;
+
+	snprintf(src, sizeof src, "%s/%s", stage, sub);
+	if ((dir = opendir(src)) == NULL)
+		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
+	while ((d = readdir(dir)) != NULL && rc == 0) {
+		if (!keep(d->d_name))
+			continue;
+		snprintf(name, sizeof name, "%s/%s", sub, d->d_name);
+		snprintf(src, sizeof src, "%s/%s/%s", stage, sub, d->d_name);
+		if (gd_add(g, name, src, NULL, 0) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	closedir(dir);
+	return rc;
+}
+
+static int pack_file(const char *n)
+{
+	size_t k = strlen(n);
+
+	return strncmp(n, "pack-", 5) == 0 && k >= 10 &&
+	    (strcmp(n + k - 5, ".pack") == 0 || strcmp(n + k - 4, ".idx") == 0);
+}
+
+static int loose_file(const char *n)
+{
+	return is_hex(n, 38);
+}
+
+/* The loose objects (blobs above AB_GIT_BIG): objects/XX/ and its files. */
+static int gd_add_loose(struct gitdir_src *g, const char *stage,
+    struct ab_err *err)
+{
+	char src[4400], name[300];
+	struct dirent *d;
+	DIR *dir;
+	int rc = 0;
+
+	snprintf(src, sizeof src, "%s/objects", stage);
+	if ((dir = opendir(src)) == NULL)
+		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
+	while ((d = readdir(dir)) != NULL && rc == 0) {
+		if (!is_hex(d->d_name, 2))
+			continue;
+		snprintf(name, sizeof name, "objects/%s", d->d_name);
+		if (gd_add(g, name, NULL, NULL, 1) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		else
+			rc = gd_add_dir(g, stage, name, loose_file, err);
+	}
+	closedir(dir);
+	return rc;
+}
+
 /* HEAD detached at the commit, a config of our own (no hooks path, no
  * fsmonitor, no filters, no includes, no remotes), the index, and the
- * staging clone's pack; no hooks directory at all. */
+ * staging clone's objects; no hooks directory at all. */
 static int gitdir_list(struct gitdir_src *g, const char *stage,
     const char *head, struct ab_err *err)
 {
 	static const char *const dirs[] = { "objects", "objects/info",
 	    "objects/pack", "refs", "refs/heads", "refs/tags", NULL };
-	char src[4200], name[300];
-	struct dirent *d;
-	DIR *dir;
+	char src[4400];
 	int i, rc = 0;
 
 	memset(g, 0, sizeof *g);
 	g->fd = -1;
-	for (i = 0; dirs[i] != NULL; i++)
-		gd_add(g, dirs[i], NULL, NULL, 1);
-	gd_add(g, "HEAD", NULL, head, 0);
-	gd_add(g, "config", NULL, git_config, 0);
+	for (i = 0; dirs[i] != NULL && rc == 0; i++)
+		rc = gd_add(g, dirs[i], NULL, NULL, 1);
 	snprintf(src, sizeof src, "%s/index", stage);
-	gd_add(g, "index", src, NULL, 0);
-	snprintf(src, sizeof src, "%s/objects/pack", stage);
-	if ((dir = opendir(src)) == NULL)
-		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
-	while ((d = readdir(dir)) != NULL && rc == 0) {
-		size_t k = strlen(d->d_name);
-
-		if (strncmp(d->d_name, "pack-", 5) != 0 || k < 10 ||
-		    (strcmp(d->d_name + k - 5, ".pack") != 0 &&
-		    strcmp(d->d_name + k - 4, ".idx") != 0))
-			continue;
-		snprintf(name, sizeof name, "objects/pack/%s", d->d_name);
-		snprintf(src, sizeof src, "%s/objects/pack/%s", stage,
-		    d->d_name);
-		if (gd_add(g, name, src, NULL, 0) < 0)
-			rc = ab_fail(err, AB_EENGINE, "too many packs");
-	}
-	closedir(dir);
-	return rc;
+	if (rc == 0)
+		rc = gd_add(g, "HEAD", NULL, head, 0) < 0 ||
+		    gd_add(g, "config", NULL, git_config, 0) < 0 ||
+		    gd_add(g, "index", src, NULL, 0) < 0 ? -1 : 0;
+	if (rc < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	if (gd_add_dir(g, stage, "objects/pack", pack_file, err) < 0 ||
+	    gd_add_loose(g, stage, err) < 0)
+		return -1;
+	return 0;
 }
 
 static int gd_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
@@ -426,7 +494,7 @@ static void say(const struct ab_seed_opts *o, const char *fmt, long long x,
 }
 
 static int make_stage(struct ab_state *s, struct ab_alloc *a,
-    const struct ab_seed_opts *o, const char *stage, struct ab_err *err)
+    const char *stage, struct ab_err *err)
 {
 	char dir[4200];
 
@@ -436,7 +504,7 @@ static int make_stage(struct ab_state *s, struct ab_alloc *a,
 	if (mkdir(stage, 0700) < 0)
 		return ab_fail_errno(err, errno == EEXIST ? AB_EREFUSED :
 		    AB_EENGINE, "cannot create the staging clone %s", stage);
-	if (ab_git_stage(o->repo, a->commit, stage, err) < 0 ||
+	if (ab_git_stage_init(stage, err) < 0 ||
 	    identity(stage, &a->stage_dev, &a->stage_ino, &a->objects_ino,
 	    err) < 0)
 		return -1;
@@ -444,15 +512,86 @@ static int make_stage(struct ab_state *s, struct ab_alloc *a,
 	return ab_alloc_save(s, a, err);
 }
 
+/* --- the pack, built while the tree uploads ------------------------- */
+
+/* The tree's upload is bound by the engine unpacking it (one process,
+ * under the container's lock), the pack by this host's CPU: the two run
+ * at once.  Measured on 100,000 files: 2.8 s packing, 5.3 s uploading. */
+struct packer {
+	pthread_t th;
+	const char *repo, *hex, *stage;
+	const struct ab_deadline *dl;
+	atomic_int stop;
+	int started, rc;
+	struct ab_err err;
+};
+
+static int packer_stop(void *arg)
+{
+	struct packer *p = arg;
+
+	return atomic_load(&p->stop) || ab_deadline_passed(p->dl);
+}
+
+static void *packer_main(void *arg)
+{
+	struct packer *p = arg;
+
+	p->rc = ab_git_stage(p->repo, p->hex, p->stage, packer_stop, p,
+	    &p->err);
+	return NULL;
+}
+
+static int packer_start(struct packer *p, const struct ab_seed_opts *o,
+    const struct ab_alloc *a, const char *stage, const struct ab_engine *e,
+    struct ab_err *err)
+{
+	memset(p, 0, sizeof *p);
+	p->repo = o->repo;
+	p->hex = a->commit;
+	p->stage = stage;
+	p->dl = &e->dl;
+	atomic_init(&p->stop, 0);
+	/* Without threads in libgit2, pack first, then upload. */
+	if (!ab_git_threads()) {
+		p->rc = ab_git_stage(p->repo, p->hex, p->stage, packer_stop, p,
+		    &p->err);
+		return 0;
+	}
+	if ((errno = pthread_create(&p->th, NULL, packer_main, p)) != 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot start packing");
+	p->started = 1;
+	return 0;
+}
+
+/* Waits for the pack; with abandon set, tells it to stop first.  The
+ * packer's own failure is reported unless one is reported already. */
+static int packer_join(struct packer *p, int abandon, struct ab_err *err)
+{
+	if (abandon)
+		atomic_store(&p->stop, 1);
+	if (p->started)
+		pthread_join(p->th, NULL);
+	if (abandon)
+		return -1;
+	if (p->rc == 0)
+		return 0;
+	if (ab_deadline_check(p->dl, "the commit was packed", err) == 0)
+		*err = p->err;
+	return -1;
+}
+
+/* The tree is read from the source, as the packer reads it: by object ID,
+ * every object hashed on reading (git.h). */
 static int send_tree(struct ab_engine *e, const struct ab_alloc *a,
-    const char *stage, const struct ab_seed_opts *o, struct ab_err *err)
+    const struct ab_seed_opts *o, struct ab_err *err)
 {
 	struct ab_tar_source src;
 	struct ab_git_tree t;
 	struct tree_src ts;
 	int rc;
 
-	if (ab_git_tree(stage, a->commit, &t, err) < 0)
+	if (ab_git_tree(o->repo, a->commit, &t, err) < 0)
 		return -1;
 	rc = links_check(&t, err);
 	if (rc == 0)
@@ -460,7 +599,7 @@ static int send_tree(struct ab_engine *e, const struct ab_alloc *a,
 	memset(&ts, 0, sizeof ts);
 	ts.t = &t;
 	if (rc == 0)
-		rc = ab_git_reader_open(&ts.r, stage, err);
+		rc = ab_git_reader_open(&ts.r, o->repo, err);
 	if (rc == 0) {
 		say(o, "sending the tree: %lld entries, %lld bytes",
 		    (long long)t.n, t.bytes);
@@ -489,33 +628,41 @@ static int send_gitdir(struct ab_engine *e, const struct ab_alloc *a,
 	 * refresh while .git is still writable waits for a tree where the
 	 * rehash matters. */
 	snprintf(head, sizeof head, "%s\n", a->commit);
-	if (ab_git_write_index(stage, a->commit, err) < 0 ||
-	    gitdir_list(&g, stage, head, err) < 0 ||
-	    git_ceiling(&g, a, err) < 0)
+	if (ab_git_write_index(stage, a->commit, err) < 0)
 		return -1;
 	src.next = gd_next;
 	src.data = gd_data;
 	src.ctx = &g;
-	rc = upload(e, a, "/work/.git", &src, "git", &a->vol[AB_VOL_GIT], err);
-	if (g.fd >= 0)
-		close(g.fd);
+	rc = gitdir_list(&g, stage, head, err);
+	if (rc == 0)
+		rc = git_ceiling(&g, a, err);
+	if (rc == 0)
+		rc = upload(e, a, "/work/.git", &src, "git", &a->vol[AB_VOL_GIT],
+		    err);
+	gd_free(&g);
 	return rc;
 }
 
 int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
     const struct ab_seed_opts *o, struct ab_err *err)
 {
+	struct packer p;
 	char stage[4200];
+	int rc;
 
 	if (ab_stage_path(s, a, stage, sizeof stage) < 0)
 		return ab_fail(err, AB_EUSAGE, "state directory path too long");
 	if (keeper_ready(s, e, a, err) < 0 || ab_git_start(err) < 0 ||
 	    ab_git_resolve(o->repo, o->rev, o->expect, a->commit, err) < 0 ||
-	    make_stage(s, a, o, stage, err) < 0)
+	    make_stage(s, a, stage, err) < 0)
 		return -1;
 	ab_test_pause("seed-staged");
 	if (ab_stage_check(stage, a, err) < 0 ||
-	    send_tree(e, a, stage, o, err) < 0 ||
+	    packer_start(&p, o, a, stage, e, err) < 0)
+		return -1;
+	rc = send_tree(e, a, o, err);
+	if (packer_join(&p, rc < 0, err) < 0 ||
+	    ab_stage_check(stage, a, err) < 0 ||
 	    send_gitdir(e, a, stage, err) < 0 ||
 	    ab_stage_check(stage, a, err) < 0)
 		return -1;

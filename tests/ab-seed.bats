@@ -121,6 +121,42 @@ host_listing() {
 	assert_line --index 3 first
 }
 
+@test "blobs over 1 MiB go loose, compressed or stored, and git inside reads every object" {
+	make_repo
+	head -c 2100000 /dev/urandom >"$REPO/old.bin"
+	git -C "$REPO" add old.bin
+	git -C "$REPO" commit -qm old
+	local old text rnd
+	old=$(git -C "$REPO" rev-parse HEAD:old.bin)
+	git -C "$REPO" rm -q old.bin
+	seq 1 400000 >"$REPO/big.txt"
+	head -c 2100000 /dev/urandom >"$REPO/big.bin"
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -qm big
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	text=$(git -C "$REPO" rev-parse HEAD:big.txt)
+	rnd=$(git -C "$REPO" rev-parse HEAD:big.bin)
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work &&
+		git fsck --full --strict --no-dangling 2>&1 && echo fsck-ok &&
+		echo \"status:\$(git status --porcelain)\" &&
+		git cat-file -t $old &&
+		stat -c '%n %s' .git/objects/${text:0:2}/${text:2} \
+			.git/objects/${rnd:0:2}/${rnd:2} \
+			.git/objects/${old:0:2}/${old:2}"
+	assert_success
+	assert_line fsck-ok
+	assert_line status:
+	assert_line blob
+	# seq's text deflates to a fraction; random bytes are stored whole.
+	local tsize rsize
+	tsize=$(printf '%s\n' "$output" | awk -v f="${text:2}" '$1 ~ f { print $2 }')
+	rsize=$(printf '%s\n' "$output" | awk -v f="${rnd:2}" '$1 ~ f { print $2 }')
+	[ "$tsize" -gt 0 ] && [ "$tsize" -lt 1000000 ]
+	[ "$rsize" -ge 2100000 ] && [ "$rsize" -lt 2200000 ]
+}
+
 @test "with /work/.git mounted read-only the agent cannot change git metadata" {
 	make_repo
 	new_alloc

@@ -1,0 +1,414 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <git2/sys/repository.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "git.h"
+#include "gitstage.h"
+
+int ab_git_threads(void)
+{
+	return (git_libgit2_features() & GIT_FEATURE_THREADS) != 0;
+}
+
+int ab_git_stage_init(const char *stage, struct ab_err *err)
+{
+	git_repository *dst;
+
+	if (git_repository_init(&dst, stage, 1) < 0)
+		return ab_git_fail(err, AB_EENGINE,
+		    "cannot make the staging clone");
+	git_repository_free(dst);
+	return 0;
+}
+
+/* The packbuilder reads its limits from the repository's config: the
+ * source's own and the user's would decide the cost of a seeding.  So
+ * the source repository is given a config of ours alone, from a file in
+ * the staging clone.  libgit2 takes the big-file threshold (objects above
+ * it are never delta-searched) from pack.deltaCacheSize, so that key sets
+ * both; pack.windowMemory bounds the delta window. */
+static int pack_config(git_repository *src, const char *stage,
+    struct ab_err *err)
+{
+	static const char text[] = "[pack]\n\tdeltaCacheSize = 1048576\n"
+	    "\twindowMemory = 16777216\n";
+	char path[4200];
+	git_config *cfg = NULL;
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof path, "%s/agentbox-pack.config", stage);
+	if ((f = fopen(path, "wx")) == NULL || fputs(text, f) == EOF) {
+		if (f != NULL)
+			fclose(f);
+		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
+	}
+	if (fclose(f) != 0)
+		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
+	if (git_config_new(&cfg) < 0 ||
+	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_APP, src,
+	    0) < 0 || git_repository_set_config(src, cfg) < 0)
+		rc = ab_git_fail(err, AB_EENGINE, "cannot configure the pack");
+	git_config_free(cfg);
+	return rc;
+}
+
+struct stop_cb {
+	int (*stop)(void *);
+	void *arg;
+};
+
+static int pack_progress(int stage, uint32_t cur, uint32_t total, void *arg)
+{
+	const struct stop_cb *s = arg;
+
+	(void)stage, (void)cur, (void)total;
+	return s->stop != NULL && s->stop(s->arg) ? -1 : 0;
+}
+
+static int index_progress(const git_indexer_progress *st, void *arg)
+{
+	(void)st;
+	return pack_progress(0, 0, 0, arg);
+}
+
+/* --- the objects to copy -------------------------------------------- */
+
+/* A set of object IDs, open addressing; the all-zero ID is "empty" (no
+ * object has it). */
+struct oidset {
+	git_oid *k;
+	size_t cap, n;
+};
+
+static size_t oid_hash(const git_oid *id)
+{
+	size_t h;
+
+	memcpy(&h, id->id, sizeof h);	/* SHA-1 bytes are uniform */
+	return h;
+}
+
+static int oidset_grow(struct oidset *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : 1024, i, j;
+	git_oid *k = calloc(cap, sizeof *k);
+
+	if (k == NULL)
+		return -1;
+	for (i = 0; i < s->cap; i++) {
+		if (git_oid_is_zero(&s->k[i]))
+			continue;
+		for (j = oid_hash(&s->k[i]) & (cap - 1);
+		    !git_oid_is_zero(&k[j]); j = (j + 1) & (cap - 1))
+			;
+		k[j] = s->k[i];
+	}
+	free(s->k);
+	s->k = k;
+	s->cap = cap;
+	return 0;
+}
+
+/* 1: added; 0: already there; -1: out of memory. */
+static int oidset_add(struct oidset *s, const git_oid *id)
+{
+	size_t j;
+
+	if (2 * (s->n + 1) > s->cap && oidset_grow(s) < 0)
+		return -1;
+	for (j = oid_hash(id) & (s->cap - 1); !git_oid_is_zero(&s->k[j]);
+	    j = (j + 1) & (s->cap - 1))
+		if (git_oid_equal(&s->k[j], id))
+			return 0;
+	s->k[j] = *id;
+	s->n++;
+	return 1;
+}
+
+struct copy {
+	git_repository *src;
+	git_odb *odb;
+	git_packbuilder *pb;
+	struct oidset seen;
+	git_oid *big;		/* blobs above AB_GIT_BIG, to go loose */
+	size_t nbig, capbig;
+	struct ab_err *err;
+};
+
+static int oom(struct copy *c)
+{
+	return ab_fail(c->err, AB_EENGINE, "out of memory listing objects");
+}
+
+static int add_big(struct copy *c, const git_oid *id)
+{
+	git_oid *v;
+
+	if (c->nbig == c->capbig) {
+		c->capbig = c->capbig ? c->capbig * 2 : 16;
+		if ((v = realloc(c->big, c->capbig * sizeof *v)) == NULL)
+			return oom(c);
+		c->big = v;
+	}
+	c->big[c->nbig++] = *id;
+	return 0;
+}
+
+static int list_blob(struct copy *c, const git_oid *id, const char *name)
+{
+	git_object_t type;
+	size_t len;
+	int rc = oidset_add(&c->seen, id);
+
+	if (rc <= 0)
+		return rc < 0 ? oom(c) : 0;
+	if (git_odb_read_header(&len, &type, c->odb, id) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read a blob");
+	if (len > AB_GIT_BIG)
+		return add_big(c, id);
+	if (git_packbuilder_insert(c->pb, id, name) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot pack a blob");
+	return 0;
+}
+
+/* Each tree once, whatever number of commits share it. */
+static int list_tree(struct copy *c, const git_oid *id, const char *name)
+{
+	const git_tree_entry *e;
+	git_tree *t;
+	size_t i, n;
+	int rc = oidset_add(&c->seen, id);
+
+	if (rc <= 0)
+		return rc < 0 ? oom(c) : 0;
+	if (git_packbuilder_insert(c->pb, id, name) < 0 ||
+	    git_tree_lookup(&t, c->src, id) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read a tree");
+	n = git_tree_entrycount(t);
+	for (i = 0, rc = 0; i < n && rc == 0; i++) {
+		e = git_tree_entry_byindex(t, i);
+		switch (git_tree_entry_type(e)) {
+		case GIT_OBJECT_TREE:
+			rc = list_tree(c, git_tree_entry_id(e),
+			    git_tree_entry_name(e));
+			break;
+		case GIT_OBJECT_BLOB:
+			rc = list_blob(c, git_tree_entry_id(e),
+			    git_tree_entry_name(e));
+			break;
+		default:	/* a gitlink: its commit is not here */
+			break;
+		}
+	}
+	git_tree_free(t);
+	return rc;
+}
+
+static int list_history(struct copy *c, const git_oid *tip)
+{
+	git_revwalk *walk = NULL;
+	git_commit *commit;
+	git_oid id;
+	int rc = 0, got = 0;
+
+	if (git_revwalk_new(&walk, c->src) < 0 ||
+	    git_revwalk_push(walk, tip) < 0) {
+		git_revwalk_free(walk);
+		return ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
+	}
+	while (rc == 0 && (got = git_revwalk_next(&id, walk)) == 0) {
+		if (git_packbuilder_insert(c->pb, &id, NULL) < 0 ||
+		    git_commit_lookup(&commit, c->src, &id) < 0) {
+			rc = ab_git_fail(c->err, AB_EENGINE,
+			    "cannot read a commit");
+			break;
+		}
+		rc = list_tree(c, git_commit_tree_id(commit), NULL);
+		git_commit_free(commit);
+	}
+	if (rc == 0 && got != GIT_ITEROVER)
+		rc = ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
+	git_revwalk_free(walk);
+	return rc;
+}
+
+/* --- big blobs, loose ------------------------------------------------ */
+
+#define ZCHUNK (1024 * 1024)
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	ssize_t k;
+
+	for (; n > 0; p += k, n -= (size_t)k)
+		if ((k = write(fd, p, n)) < 0 && errno != EINTR)
+			return -1;
+		else if (k < 0)
+			k = 0;
+	return 0;
+}
+
+static int zout(int fd, z_stream *z, unsigned char *out)
+{
+	int rc = write_all(fd, out, ZCHUNK - z->avail_out);
+
+	z->next_out = out;
+	z->avail_out = ZCHUNK;
+	return rc;
+}
+
+/* From here on, store: zlib may need room to finish the current block. */
+static int zstore(int fd, z_stream *z, unsigned char *out)
+{
+	int zr;
+
+	while ((zr = deflateParams(z, Z_NO_COMPRESSION, Z_DEFAULT_STRATEGY)) ==
+	    Z_BUF_ERROR)
+		if (zout(fd, z, out) < 0)
+			return -1;
+	return zr == Z_OK ? 0 : -1;
+}
+
+/* Deflates HEAD and then IN into fd.  zlib's fastest level first; a blob
+ * that does not shrink by a tenth in its first mebibyte (media, archives:
+ * compressed already) is stored from there on, at memcpy speed. */
+static int deflate_to(int fd, const char *head, size_t headlen,
+    const unsigned char *in, size_t n)
+{
+	unsigned char *out = malloc(ZCHUNK);
+	size_t off = 0, take;
+	int rc = 0, zr = Z_OK, probed = 0;
+	z_stream z;
+
+	memset(&z, 0, sizeof z);
+	if (out == NULL || deflateInit(&z, Z_BEST_SPEED) != Z_OK) {
+		free(out);
+		return -1;
+	}
+	z.next_in = (unsigned char *)head;
+	z.avail_in = (uInt)headlen;
+	z.next_out = out;
+	z.avail_out = ZCHUNK;
+	while (rc == 0 && zr != Z_STREAM_END) {
+		if (z.avail_in == 0 && off < n) {
+			take = n - off < ZCHUNK ? n - off : ZCHUNK;
+			z.next_in = (unsigned char *)in + off;
+			z.avail_in = (uInt)take;
+			off += take;
+		}
+		zr = deflate(&z, off == n ? Z_FINISH : Z_NO_FLUSH);
+		if (zr == Z_STREAM_ERROR)
+			rc = -1;
+		else if (z.avail_out == 0 || zr == Z_STREAM_END)
+			rc = zout(fd, &z, out);
+		if (rc == 0 && !probed && z.total_in >= ZCHUNK) {
+			probed = 1;
+			if (z.total_out * 10 > z.total_in * 9)
+				rc = zstore(fd, &z, out);
+		}
+	}
+	deflateEnd(&z);
+	free(out);
+	return rc;
+}
+
+/* objects/XX/YYYY..., written under a temporary name and renamed: a
+ * loose object is whole or absent. */
+static int write_loose(const char *stage, const git_oid *id,
+    git_odb_object *obj, struct ab_err *err)
+{
+	char hex[41], dir[4200], tmp[4300], path[4300], head[64];
+	size_t headlen;
+	int fd, rc;
+
+	git_oid_tostr(hex, sizeof hex, id);
+	snprintf(dir, sizeof dir, "%s/objects/%.2s", stage, hex);
+	snprintf(path, sizeof path, "%s/%s", dir, hex + 2);
+	snprintf(tmp, sizeof tmp, "%s/tmp_obj_XXXXXX", dir);
+	headlen = (size_t)snprintf(head, sizeof head, "blob %zu",
+	    git_odb_object_size(obj)) + 1;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
+	if ((fd = mkstemp(tmp)) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
+	rc = deflate_to(fd, head, headlen, git_odb_object_data(obj),
+	    git_odb_object_size(obj));
+	if (rc < 0 || fchmod(fd, 0444) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", tmp);
+	if (close(fd) < 0 && rc == 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", tmp);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot rename %s", tmp);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* One blob in memory at a time: libgit2 inflates a packed blob whole,
+ * and hashes it against its name on the way. */
+static int copy_big(struct copy *c, const char *stage,
+    const struct stop_cb *cb)
+{
+	git_odb_object *obj;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->nbig && rc == 0; i++) {
+		if (cb->stop != NULL && cb->stop(cb->arg))
+			return ab_fail(c->err, AB_EENGINE, "copying stopped");
+		if (git_odb_read(&obj, c->odb, &c->big[i]) < 0)
+			return ab_git_fail(c->err, AB_EENGINE,
+			    "cannot read a blob");
+		rc = write_loose(stage, &c->big[i], obj, c->err);
+		git_odb_object_free(obj);
+	}
+	return rc;
+}
+
+int ab_git_stage(const char *dir, const char *hex, const char *stage,
+    int (*stop)(void *), void *arg, struct ab_err *err)
+{
+	struct stop_cb cb = { stop, arg };
+	struct copy c;
+	char pack[4200];
+	git_oid tip;
+	int rc = -1;
+
+	memset(&c, 0, sizeof c);
+	c.err = err;
+	git_oid_fromstr(&tip, hex);
+	if (ab_git_open(&c.src, dir, err) < 0)
+		return -1;
+	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
+	/* One thread: the tree's upload runs beside it (seed.c). */
+	if (pack_config(c.src, stage, err) < 0) {
+		git_repository_free(c.src);
+		return -1;
+	}
+	if (git_repository_odb(&c.odb, c.src) < 0 ||
+	    git_packbuilder_new(&c.pb, c.src) < 0 ||
+	    (git_packbuilder_set_threads(c.pb, 1), 0) ||
+	    git_packbuilder_set_callbacks(c.pb, pack_progress, &cb) < 0)
+		ab_git_fail(err, AB_EENGINE, "cannot start packing");
+	else if (list_history(&c, &tip) == 0) {
+		if (git_packbuilder_write(c.pb, pack, 0, index_progress,
+		    &cb) < 0)
+			ab_git_fail(err, AB_EENGINE, "cannot pack the commit");
+		else
+			rc = copy_big(&c, stage, &cb);
+	}
+	free(c.seen.k);
+	free(c.big);
+	git_packbuilder_free(c.pb);
+	git_odb_free(c.odb);
+	git_repository_free(c.src);
+	return rc;
+}
