@@ -510,6 +510,7 @@ static size_t stream_write(char *p, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 
 	s->headers_done = 1;
+	s->e->events++;
 	if (s->sink != NULL) {
 		if (s->sink(s->sink_ctx, p, len, &s->sink_err) < 0) {
 			s->sink_failed = 1;
@@ -538,6 +539,7 @@ static size_t stream_header(char *p, size_t size, size_t n, void *arg)
 		if (code >= 200) {
 			s->status = code;
 			s->headers_done = 1;
+			s->e->events++;
 		}
 	}
 	return len;
@@ -600,6 +602,7 @@ int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err)
 	struct curl_waitfd wake = { e->wake_fd, CURL_WAIT_POLLIN, 0 };
 	struct ab_stream *s;
 	long long left = budget_ms(e);
+	unsigned long before;
 	CURLMsg *m;
 	int running, left_msgs;
 
@@ -607,11 +610,16 @@ int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err)
 		return deadline_fail(e, "finish waiting", err);
 	if (timeout_ms > left)
 		timeout_ms = (long)left;
-	if (curl_multi_perform(e->multi, &running) != CURLM_OK ||
-	    curl_multi_poll(e->multi, e->wake_set ? &wake : NULL,
-	    e->wake_set ? 1 : 0, (int)timeout_ms, NULL) !=
-	    CURLM_OK ||
-	    curl_multi_perform(e->multi, &running) != CURLM_OK)
+	before = e->events;
+	if (curl_multi_perform(e->multi, &running) != CURLM_OK)
+		return ab_fail(err, AB_EENGINE, "curl multi failed");
+	/* What the first perform read (a reply head, say) is the caller's
+	 * to see now: waiting in the poll would sleep on it (200 ms for an
+	 * attach before a start, measured). */
+	if (e->events == before &&
+	    (curl_multi_poll(e->multi, e->wake_set ? &wake : NULL,
+	    e->wake_set ? 1 : 0, (int)timeout_ms, NULL) != CURLM_OK ||
+	    curl_multi_perform(e->multi, &running) != CURLM_OK))
 		return ab_fail(err, AB_EENGINE, "curl multi failed");
 	while ((m = curl_multi_info_read(e->multi, &left_msgs)) != NULL) {
 		if (m->msg != CURLMSG_DONE)

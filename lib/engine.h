@@ -53,6 +53,7 @@ struct ab_engine {
 	int cleanup;		/* dl is a cleanup budget, not the task's */
 	int wake_fd;		/* readable: ab_stream_pump returns early */
 	int wake_set;
+	unsigned long events;	/* stream headers and data seen, a counter */
 };
 
 /* Produces a request body: fills at most n bytes of p and returns the
