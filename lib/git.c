@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "git.h"
+#include "gitstage.h"
 #include "pathcheck.h"
 
 /* Pack windows count as RSS: keep them small (DESIGN.md). */
@@ -310,7 +311,9 @@ int ab_git_write_index(const char *stage, const char *hex,
 
 struct ab_git_reader {
 	git_repository *repo;
-	git_blob *blob;
+	git_odb *odb;
+	git_blob *blob;			/* read whole, or */
+	struct ab_git_bstream bs;	/* streamed */
 	size_t pos;
 };
 
@@ -325,18 +328,38 @@ int ab_git_reader_open(struct ab_git_reader **rp, const char *dir,
 		free(r);
 		return -1;
 	}
+	if (git_repository_odb(&r->odb, r->repo) < 0) {
+		ab_git_reader_close(r);
+		return ab_git_fail(err, AB_EENGINE, dir);
+	}
 	*rp = r;
 	return 0;
 }
 
-int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
-    long long *size, struct ab_err *err)
+static void unload(struct ab_git_reader *r)
 {
-	git_oid oid;
-
 	git_blob_free(r->blob);
 	r->blob = NULL;
+	ab_git_bstream_close(&r->bs);
 	r->pos = 0;
+}
+
+int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
+    long long expect, long long *size, struct ab_err *err)
+{
+	git_oid oid;
+	int rc;
+
+	unload(r);
+	if (expect > AB_GIT_BIG) {
+		rc = ab_git_bstream_open(&r->bs, r->odb, id, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1) {
+			*size = (long long)r->bs.size;
+			return 0;
+		}
+	}
 	memcpy(oid.id, id, 20);
 	/* libgit2 inflates a packed blob whole: one blob at a time. */
 	if (git_blob_lookup(&r->blob, r->repo, &oid) < 0)
@@ -345,10 +368,13 @@ int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
 	return 0;
 }
 
-long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n)
+long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
+    struct ab_err *err)
 {
 	size_t left;
 
+	if (r->bs.st != NULL)
+		return ab_git_bstream_read(&r->bs, p, n, err);
 	if (r->blob == NULL)
 		return 0;
 	left = (size_t)git_blob_rawsize(r->blob) - r->pos;
@@ -363,7 +389,8 @@ void ab_git_reader_close(struct ab_git_reader *r)
 {
 	if (r == NULL)
 		return;
-	git_blob_free(r->blob);
+	unload(r);
+	git_odb_free(r->odb);
 	git_repository_free(r->repo);
 	free(r);
 }

@@ -56,10 +56,14 @@ int ab_git_write_index(const char *stage, const char *oid,
 struct ab_git_reader;
 int ab_git_reader_open(struct ab_git_reader **r, const char *dir,
     struct ab_err *err);
-/* Loads the blob; its bytes are then read with ab_git_reader_read. */
+/* Loads the blob (EXPECT: its size as listed; a big one is streamed);
+ * its bytes are then read with ab_git_reader_read: the count, 0 at the
+ * end, -1 on failure (a streamed blob that does not match its name fails
+ * before its last byte is handed out). */
 int ab_git_reader_load(struct ab_git_reader *r, const unsigned char oid[20],
-    long long *size, struct ab_err *err);
-long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n);
+    long long expect, long long *size, struct ab_err *err);
+long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
+    struct ab_err *err);
 void ab_git_reader_close(struct ab_git_reader *r);
 
 #endif

@@ -242,6 +242,70 @@ static int list_history(struct copy *c, const git_oid *tip)
 
 /* --- big blobs, loose ------------------------------------------------ */
 
+int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
+    const unsigned char id[20], struct ab_err *err)
+{
+	char head[64];
+	git_object_t type;
+	git_oid oid;
+	size_t len;
+	int n;
+
+	memset(b, 0, sizeof *b);
+	memcpy(oid.id, id, 20);
+	memcpy(b->id, id, 20);
+	if (git_odb_open_rstream(&b->st, &len, &type, odb, &oid) < 0) {
+		git_error_clear();
+		b->st = NULL;
+		return 0;
+	}
+	if (type != GIT_OBJECT_BLOB) {
+		ab_git_bstream_close(b);
+		return ab_fail(err, AB_EREFUSED, "a tree names a non-blob");
+	}
+	if (ab_sha1_init(&b->sha, err) < 0) {
+		ab_git_bstream_close(b);
+		return -1;
+	}
+	b->size = len;
+	n = snprintf(head, sizeof head, "blob %zu", len);
+	ab_sha1_add(&b->sha, head, (size_t)n + 1);
+	return 1;
+}
+
+long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
+    struct ab_err *err)
+{
+	int k;
+
+	if (n > b->size - b->pos)
+		n = b->size - b->pos;
+	if (n == 0)
+		return 0;
+	if (n > 1 << 20)
+		n = 1 << 20;
+	k = git_odb_stream_read(b->st, p, n);
+	if (k < 0)
+		return ab_git_fail(err, AB_EENGINE, "cannot read a blob");
+	if (k == 0)
+		return ab_fail(err, AB_EREFUSED, "a blob is shorter than its "
+		    "header says");
+	ab_sha1_add(&b->sha, p, (size_t)k);
+	b->pos += (size_t)k;
+	if (b->pos == b->size && !ab_sha1_is(&b->sha, b->id))
+		return ab_fail(err, AB_EREFUSED, "a blob of the source does not "
+		    "match its name");
+	return k;
+}
+
+void ab_git_bstream_close(struct ab_git_bstream *b)
+{
+	if (b->st != NULL)
+		git_odb_stream_free(b->st);
+	b->st = NULL;
+	ab_sha1_free(&b->sha);
+}
+
 #define ZCHUNK (1024 * 1024)
 
 static int write_all(int fd, const unsigned char *p, size_t n)
@@ -277,42 +341,78 @@ static int zstore(int fd, z_stream *z, unsigned char *out)
 	return zr == Z_OK ? 0 : -1;
 }
 
-/* Deflates HEAD and then IN into fd.  zlib's fastest level first; a blob
- * that does not shrink by a tenth in its first mebibyte (media, archives:
- * compressed already) is stored from there on, at memcpy speed. */
+/* Where a loose object's bytes come from: the blob whole, or a stream. */
+struct zsrc {
+	git_odb_object *obj;
+	struct ab_git_bstream *bs;
+	unsigned char *buf;	/* for the stream */
+	size_t off;
+};
+
+/* Points *p at the next piece; its length, 0 at the end, -1. */
+static long zsrc_next(struct zsrc *z, const unsigned char **p,
+    struct ab_err *err)
+{
+	size_t left;
+	long k;
+
+	if (z->bs != NULL) {
+		k = ab_git_bstream_read(z->bs, (char *)z->buf, ZCHUNK, err);
+		*p = z->buf;
+		return k;
+	}
+	left = git_odb_object_size(z->obj) - z->off;
+	if (left > ZCHUNK)
+		left = ZCHUNK;
+	*p = (const unsigned char *)git_odb_object_data(z->obj) + z->off;
+	z->off += left;
+	return (long)left;
+}
+
+/* Deflates HEAD and then the blob into fd.  zlib's fastest level first;
+ * a blob that does not shrink by a tenth in its first mebibyte (media,
+ * archives: compressed already) is stored from there on, at memcpy
+ * speed. */
 static int deflate_to(int fd, const char *head, size_t headlen,
-    const unsigned char *in, size_t n)
+    struct zsrc *in, struct ab_err *err)
 {
 	unsigned char *out = malloc(ZCHUNK);
-	size_t off = 0, take;
-	int rc = 0, zr = Z_OK, probed = 0;
+	const unsigned char *piece;
+	int rc = 0, zr = Z_OK, probed = 0, end = 0;
 	z_stream z;
+	long k;
 
 	memset(&z, 0, sizeof z);
 	if (out == NULL || deflateInit(&z, Z_BEST_SPEED) != Z_OK) {
 		free(out);
-		return -1;
+		return ab_fail(err, AB_EENGINE, "cannot start zlib");
 	}
 	z.next_in = (unsigned char *)head;
 	z.avail_in = (uInt)headlen;
 	z.next_out = out;
 	z.avail_out = ZCHUNK;
 	while (rc == 0 && zr != Z_STREAM_END) {
-		if (z.avail_in == 0 && off < n) {
-			take = n - off < ZCHUNK ? n - off : ZCHUNK;
-			z.next_in = (unsigned char *)in + off;
-			z.avail_in = (uInt)take;
-			off += take;
+		if (z.avail_in == 0 && !end) {
+			if ((k = zsrc_next(in, &piece, err)) < 0) {
+				rc = -1;
+				break;
+			}
+			end = k == 0;
+			z.next_in = (unsigned char *)piece;
+			z.avail_in = (uInt)k;
 		}
-		zr = deflate(&z, off == n ? Z_FINISH : Z_NO_FLUSH);
+		zr = deflate(&z, end ? Z_FINISH : Z_NO_FLUSH);
 		if (zr == Z_STREAM_ERROR)
-			rc = -1;
-		else if (z.avail_out == 0 || zr == Z_STREAM_END)
-			rc = zout(fd, &z, out);
+			rc = ab_fail(err, AB_EENGINE, "zlib failed");
+		else if ((z.avail_out == 0 || zr == Z_STREAM_END) &&
+		    zout(fd, &z, out) < 0)
+			rc = ab_fail_errno(err, AB_EENGINE, "cannot write a "
+			    "loose object");
 		if (rc == 0 && !probed && z.total_in >= ZCHUNK) {
 			probed = 1;
-			if (z.total_out * 10 > z.total_in * 9)
-				rc = zstore(fd, &z, out);
+			if (z.total_out * 10 > z.total_in * 9 &&
+			    zstore(fd, &z, out) < 0)
+				rc = ab_fail(err, AB_EENGINE, "zlib failed");
 		}
 	}
 	deflateEnd(&z);
@@ -321,9 +421,9 @@ static int deflate_to(int fd, const char *head, size_t headlen,
 }
 
 /* objects/XX/YYYY..., written under a temporary name and renamed: a
- * loose object is whole or absent. */
-static int write_loose(const char *stage, const git_oid *id,
-    git_odb_object *obj, struct ab_err *err)
+ * loose object is whole, and matches its name, or is absent. */
+static int write_loose(const char *stage, const git_oid *id, size_t size,
+    struct zsrc *in, struct ab_err *err)
 {
 	char hex[41], dir[4200], tmp[4300], path[4300], head[64];
 	size_t headlen;
@@ -333,15 +433,13 @@ static int write_loose(const char *stage, const git_oid *id,
 	snprintf(dir, sizeof dir, "%s/objects/%.2s", stage, hex);
 	snprintf(path, sizeof path, "%s/%s", dir, hex + 2);
 	snprintf(tmp, sizeof tmp, "%s/tmp_obj_XXXXXX", dir);
-	headlen = (size_t)snprintf(head, sizeof head, "blob %zu",
-	    git_odb_object_size(obj)) + 1;
+	headlen = (size_t)snprintf(head, sizeof head, "blob %zu", size) + 1;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
 	if ((fd = mkstemp(tmp)) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
-	rc = deflate_to(fd, head, headlen, git_odb_object_data(obj),
-	    git_odb_object_size(obj));
-	if (rc < 0 || fchmod(fd, 0444) < 0)
+	rc = deflate_to(fd, head, headlen, in, err);
+	if (rc == 0 && fchmod(fd, 0444) < 0)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", tmp);
 	if (close(fd) < 0 && rc == 0)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", tmp);
@@ -352,23 +450,45 @@ static int write_loose(const char *stage, const git_oid *id,
 	return rc;
 }
 
-/* One blob in memory at a time: libgit2 inflates a packed blob whole,
- * and hashes it against its name on the way. */
+/* A loose blob of the source streams through, hashed; a packed one is
+ * inflated whole by libgit2 (and hashed by it): one blob at a time. */
+static int copy_one(struct copy *c, const char *stage, const git_oid *id)
+{
+	struct ab_git_bstream bs;
+	struct zsrc in;
+	int rc;
+
+	memset(&in, 0, sizeof in);
+	rc = ab_git_bstream_open(&bs, c->odb, id->id, c->err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		in.bs = &bs;
+		if ((in.buf = malloc(ZCHUNK)) == NULL)
+			rc = ab_fail(c->err, AB_EENGINE, "out of memory");
+		else
+			rc = write_loose(stage, id, bs.size, &in, c->err);
+		free(in.buf);
+		ab_git_bstream_close(&bs);
+		return rc;
+	}
+	if (git_odb_read(&in.obj, c->odb, id) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read a blob");
+	rc = write_loose(stage, id, git_odb_object_size(in.obj), &in, c->err);
+	git_odb_object_free(in.obj);
+	return rc;
+}
+
 static int copy_big(struct copy *c, const char *stage,
     const struct stop_cb *cb)
 {
-	git_odb_object *obj;
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; i < c->nbig && rc == 0; i++) {
 		if (cb->stop != NULL && cb->stop(cb->arg))
 			return ab_fail(c->err, AB_EENGINE, "copying stopped");
-		if (git_odb_read(&obj, c->odb, &c->big[i]) < 0)
-			return ab_git_fail(c->err, AB_EENGINE,
-			    "cannot read a blob");
-		rc = write_loose(stage, &c->big[i], obj, c->err);
-		git_odb_object_free(obj);
+		rc = copy_one(c, stage, &c->big[i]);
 	}
 	return rc;
 }

@@ -1,5 +1,6 @@
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hash.h"
 
@@ -38,6 +39,44 @@ int ab_sha256_hex(struct ab_sha256 *h, char out[65], struct ab_err *err)
 }
 
 void ab_sha256_free(struct ab_sha256 *h)
+{
+	if (h->ctx != NULL)
+		EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
+}
+
+/* SHA-1, for git's object names only. */
+int ab_sha1_init(struct ab_sha1 *h, struct ab_err *err)
+{
+	h->ctx = EVP_MD_CTX_new();
+	if (h->ctx == NULL || EVP_DigestInit_ex(h->ctx, EVP_sha1(), NULL) != 1) {
+		ab_sha1_free(h);
+		return ab_fail(err, AB_EENGINE, "cannot start SHA-1");
+	}
+	return 0;
+}
+
+void ab_sha1_add(struct ab_sha1 *h, const void *p, size_t n)
+{
+	if (h->ctx != NULL && EVP_DigestUpdate(h->ctx, p, n) != 1) {
+		EVP_MD_CTX_free(h->ctx);
+		h->ctx = NULL;	/* ab_sha1_is then fails */
+	}
+}
+
+int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[20])
+{
+	unsigned char md[20];
+	unsigned int n = 0;
+	int ok;
+
+	ok = h->ctx != NULL && EVP_DigestFinal_ex(h->ctx, md, &n) == 1 &&
+	    n == sizeof md && memcmp(md, want, sizeof md) == 0;
+	ab_sha1_free(h);
+	return ok;
+}
+
+void ab_sha1_free(struct ab_sha1 *h)
 {
 	if (h->ctx != NULL)
 		EVP_MD_CTX_free(h->ctx);

@@ -1,4 +1,4 @@
-/* hash.h: SHA-256, from libcrypto. */
+/* hash.h: SHA-256 and SHA-1, from libcrypto. */
 #ifndef AB_HASH_H
 #define AB_HASH_H
 
@@ -15,5 +15,15 @@ void ab_sha256_add(struct ab_sha256 *h, const void *p, size_t n);
 /* Writes 64 lowercase hex characters and a NUL; frees the context. */
 int ab_sha256_hex(struct ab_sha256 *h, char out[65], struct ab_err *err);
 void ab_sha256_free(struct ab_sha256 *h);
+
+struct ab_sha1 {
+	void *ctx;	/* EVP_MD_CTX * */
+};
+
+int ab_sha1_init(struct ab_sha1 *h, struct ab_err *err);
+void ab_sha1_add(struct ab_sha1 *h, const void *p, size_t n);
+/* 1 when the digest is want; frees the context either way. */
+int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[20]);
+void ab_sha1_free(struct ab_sha1 *h);
 
 #endif

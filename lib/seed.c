@@ -127,7 +127,7 @@ static int tree_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 		break;
 	}
 	te->type = AB_TAR_FILE;
-	if (ab_git_reader_load(ts->r, e->oid, &size, err) < 0)
+	if (ab_git_reader_load(ts->r, e->oid, e->size, &size, err) < 0)
 		return -1;
 	if (size != e->size)
 		return ab_fail(err, AB_EREFUSED, "%s changed size while seeding",
@@ -142,8 +142,7 @@ static long tree_data(void *arg, char *p, size_t n, struct ab_err *err)
 {
 	struct tree_src *ts = arg;
 
-	(void)err;
-	return ab_git_reader_read(ts->r, p, n);
+	return ab_git_reader_read(ts->r, p, n, err);
 }
 
 /* --- the git directory as a tar ------------------------------------ */

@@ -151,8 +151,11 @@ long ab_tar_read(void *arg, char *p, size_t n, struct ab_err *err)
 	struct ab_tar *t = arg;
 	size_t k;
 
-	if (t->pos == t->out.len) {
-		ab_buf_reset(&t->out);
+	/* Keep only what is not handed out yet: the buffer stays about one
+	 * read's size, never the whole archive (a 50 MiB file would sit in
+	 * it whole otherwise). */
+	if (t->pos > 0) {
+		ab_buf_consume(&t->out, t->pos);
 		t->pos = 0;
 	}
 	/* Fill the caller's whole buffer when we can: one piece per read

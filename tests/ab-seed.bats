@@ -136,6 +136,11 @@ host_listing() {
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	text=$(git -C "$REPO" rev-parse HEAD:big.txt)
 	rnd=$(git -C "$REPO" rev-parse HEAD:big.bin)
+	# Loose in the source, they stream; packed, libgit2 reads them whole.
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	git -C "$REPO" gc -q
+	[ -z "$(find "$REPO/.git/objects" -path '*/objects/??/*' -type f)" ]
 	new_alloc
 	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
 	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work &&
@@ -155,6 +160,28 @@ host_listing() {
 	rsize=$(printf '%s\n' "$output" | awk -v f="${rnd:2}" '$1 ~ f { print $2 }')
 	[ "$tsize" -gt 0 ] && [ "$tsize" -lt 1000000 ]
 	[ "$rsize" -ge 2100000 ] && [ "$rsize" -lt 2200000 ]
+}
+
+@test "a big blob of the source that does not match its name is refused" {
+	make_repo
+	head -c 1500000 /dev/urandom >"$REPO/big.bin"
+	git -C "$REPO" add big.bin
+	git -C "$REPO" commit -qm big
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	local id obj
+	id=$(git -C "$REPO" rev-parse HEAD:big.bin)
+	obj=$REPO/.git/objects/${id:0:2}/${id:2}
+	# Same size, other bytes, under the old name.
+	chmod u+w "$obj"
+	python3 -c 'import os, sys, zlib
+data = os.urandom(1500000)
+open(sys.argv[1], "wb").write(zlib.compress(b"blob 1500000\0" + data))' "$obj"
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "does not match its name|hash mismatch"
+	assert_one_error_line ab-seed
+	run ab_on_alloc "$ALLOC" 'wc -c </work/big.bin 2>/dev/null || echo absent'
+	refute_output 1500000
 }
 
 @test "with /work/.git mounted read-only the agent cannot change git metadata" {
