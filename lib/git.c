@@ -196,16 +196,46 @@ static int classify(struct walk *w, const git_tree_entry *te,
 	}
 }
 
+struct ab_git_block {
+	struct ab_git_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+#define BLOCK_BYTES (256 * 1024)
+
+/* ROOT and NAME joined, in the tree's path blocks. */
+static char *tree_path(struct ab_git_tree *t, const char *root,
+    const char *name)
+{
+	size_t a = strlen(root), b = strlen(name), need = a + b + 1, cap;
+	struct ab_git_block *k = t->paths;
+	char *p;
+
+	if (k == NULL || k->cap - k->used < need) {
+		cap = need > BLOCK_BYTES ? need : BLOCK_BYTES;
+		if ((k = malloc(sizeof *k + cap)) == NULL)
+			return NULL;
+		k->next = t->paths;
+		k->used = 0;
+		k->cap = cap;
+		t->paths = k;
+	}
+	p = k->data + k->used;
+	memcpy(p, root, a);
+	memcpy(p + a, name, b + 1);
+	k->used += need;
+	return p;
+}
+
 static int walk_cb(const char *root, const git_tree_entry *te, void *arg)
 {
 	struct walk *w = arg;
 	struct ab_git_entry *e;
 
 	e = push(w);
-	if (e == NULL || asprintf(&e->path, "%s%s", root,
-	    git_tree_entry_name(te)) < 0) {
-		if (e != NULL)
-			e->path = NULL;
+	if (e == NULL || (e->path = tree_path(w->t, root,
+	    git_tree_entry_name(te))) == NULL) {
 		ab_fail(w->err, AB_EENGINE, "out of memory");
 		w->failed = 1;
 		return -1;
@@ -268,11 +298,14 @@ int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
 
 void ab_git_tree_free(struct ab_git_tree *t)
 {
+	struct ab_git_block *k, *next;
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
-		free(t->e[i].path);
+	for (i = 0; i < t->n; i++)
 		free(t->e[i].link);
+	for (k = t->paths; k != NULL; k = next) {
+		next = k->next;
+		free(k);
 	}
 	free(t->e);
 	memset(t, 0, sizeof *t);
