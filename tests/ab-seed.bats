@@ -184,6 +184,30 @@ open(sys.argv[1], "wb").write(zlib.compress(b"blob 1500000\0" + data))' "$obj"
 	refute_output 1500000
 }
 
+@test "a big blob only in the history that does not match its name is refused" {
+	make_repo
+	head -c 1500000 /dev/urandom >"$REPO/old.bin"
+	git -C "$REPO" add old.bin
+	git -C "$REPO" commit -qm old
+	local id obj
+	id=$(git -C "$REPO" rev-parse HEAD:old.bin)
+	git -C "$REPO" rm -q old.bin
+	git -C "$REPO" commit -qm gone
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	obj=$REPO/.git/objects/${id:0:2}/${id:2}
+	# Only the staging clone's copy reads it: the tree does not hold it.
+	chmod u+w "$obj"
+	python3 -c 'import os, sys, zlib
+data = os.urandom(1500000)
+open(sys.argv[1], "wb").write(zlib.compress(b"blob 1500000\0" + data))' "$obj"
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "does not match its name"
+	assert_one_error_line ab-seed
+	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
+	assert_output ""
+}
+
 @test "with /work/.git mounted read-only the agent cannot change git metadata" {
 	make_repo
 	new_alloc
