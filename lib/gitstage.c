@@ -280,6 +280,8 @@ int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
 long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
     struct ab_err *err)
 {
+	char hex[41];
+	git_oid oid;
 	int k;
 
 	if (n > b->size - b->pos)
@@ -296,9 +298,12 @@ long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
 		    "header says");
 	ab_sha1_add(&b->sha, p, (size_t)k);
 	b->pos += (size_t)k;
-	if (b->pos == b->size && !ab_sha1_is(&b->sha, b->id))
-		return ab_fail(err, AB_EREFUSED, "a blob of the source does not "
-		    "match its name");
+	if (b->pos == b->size && !ab_sha1_is(&b->sha, b->id)) {
+		memcpy(oid.id, b->id, 20);
+		git_oid_tostr(hex, sizeof hex, &oid);
+		return ab_fail(err, AB_EREFUSED, "blob %s of the source does "
+		    "not match its name: the repository is damaged", hex);
+	}
 	return k;
 }
 

@@ -194,16 +194,6 @@ static void gd_free(struct gitdir_src *g)
 	free(g->f);
 }
 
-static int is_hex(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return s[n] == '\0';
-}
-
 /* Adds every file of stage/SUB that passes keep(name), in SUB. */
 static int gd_add_dir(struct gitdir_src *g, const char *stage,
     const char *sub, int (*keep)(const char *), struct ab_err *err)
@@ -238,7 +228,7 @@ static int pack_file(const char *n)
 
 static int loose_file(const char *n)
 {
-	return is_hex(n, 38);
+	return ab_git_is_hex(n, 38);
 }
 
 /* The loose objects (blobs above AB_GIT_BIG): objects/XX/ and its files. */
@@ -254,7 +244,7 @@ static int gd_add_loose(struct gitdir_src *g, const char *stage,
 	if ((dir = opendir(src)) == NULL)
 		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
 	while ((d = readdir(dir)) != NULL && rc == 0) {
-		if (!is_hex(d->d_name, 2))
+		if (!ab_git_is_hex(d->d_name, 2))
 			continue;
 		snprintf(name, sizeof name, "objects/%s", d->d_name);
 		if (gd_add(g, name, NULL, NULL, 1) < 0)

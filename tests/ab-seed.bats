@@ -33,6 +33,16 @@ new_alloc() {
 	ALLOC=$output
 }
 
+# corrupt_loose OBJ SIZE: the loose object file OBJ holds SIZE other
+# random bytes under its old name.
+corrupt_loose() {
+	chmod u+w "$1"
+	python3 -c 'import os, sys, zlib
+n = int(sys.argv[2])
+head = b"blob %d\0" % n
+open(sys.argv[1], "wb").write(zlib.compress(head + os.urandom(n)))' "$1" "$2"
+}
+
 # A small repository with history, an executable, a symlink and a subdir.
 make_repo() {
 	REPO=$BATS_TEST_TMPDIR/repo
@@ -171,14 +181,10 @@ host_listing() {
 	local id obj
 	id=$(git -C "$REPO" rev-parse HEAD:big.bin)
 	obj=$REPO/.git/objects/${id:0:2}/${id:2}
-	# Same size, other bytes, under the old name.
-	chmod u+w "$obj"
-	python3 -c 'import os, sys, zlib
-data = os.urandom(1500000)
-open(sys.argv[1], "wb").write(zlib.compress(b"blob 1500000\0" + data))' "$obj"
+	corrupt_loose "$obj" 1500000
 	new_alloc
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "does not match its name|hash mismatch"
+	assert_regex "$stderr" "blob $id of the source does not match its name"
 	assert_one_error_line ab-seed
 	run ab_on_alloc "$ALLOC" 'wc -c </work/big.bin 2>/dev/null || echo absent'
 	refute_output 1500000
@@ -196,13 +202,10 @@ open(sys.argv[1], "wb").write(zlib.compress(b"blob 1500000\0" + data))' "$obj"
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	obj=$REPO/.git/objects/${id:0:2}/${id:2}
 	# Only the staging clone's copy reads it: the tree does not hold it.
-	chmod u+w "$obj"
-	python3 -c 'import os, sys, zlib
-data = os.urandom(1500000)
-open(sys.argv[1], "wb").write(zlib.compress(b"blob 1500000\0" + data))' "$obj"
+	corrupt_loose "$obj" 1500000
 	new_alloc
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "does not match its name"
+	assert_regex "$stderr" "blob $id of the source does not match its name"
 	assert_one_error_line ab-seed
 	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
 	assert_output ""
