@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "git.h"
+#include "gitpack.h"
 #include "gitstage.h"
 
 int ab_git_threads(void)
@@ -133,11 +134,80 @@ static int oidset_add(struct oidset *s, const git_oid *id)
 	return 1;
 }
 
+/* The tip's objects, for a pack of our own (gitpack.h): its entries, in
+ * the order written, and a set of their indices (i + 1; 0 is empty) to
+ * find one by ID. */
+struct tipset {
+	struct ab_pack_ent *e;
+	size_t n, cap, nslot;
+	uint32_t *slot;
+};
+
+static size_t tip_slot(const struct tipset *t, const git_oid *id)
+{
+	size_t j;
+
+	for (j = oid_hash(id) & (t->nslot - 1); t->slot[j] != 0;
+	    j = (j + 1) & (t->nslot - 1))
+		if (memcmp(t->e[t->slot[j] - 1].id, id->id, 20) == 0)
+			break;
+	return j;
+}
+
+static int tip_has(const struct tipset *t, const git_oid *id)
+{
+	return t->nslot != 0 && t->slot[tip_slot(t, id)] != 0;
+}
+
+static int tip_grow(struct tipset *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 1024, i, j;
+	uint32_t *slot = calloc(nslot, sizeof *slot);
+	git_oid id;
+
+	if (slot == NULL)
+		return -1;
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+	for (i = 0; i < t->n; i++) {
+		memcpy(id.id, t->e[i].id, 20);
+		j = tip_slot(t, &id);
+		t->slot[j] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+/* 1: added; 0: already there; -1: out of memory. */
+static int tip_add(struct tipset *t, const git_oid *id)
+{
+	struct ab_pack_ent *e;
+	size_t j;
+
+	if (t->n >= UINT32_MAX - 1 ||
+	    (2 * (t->n + 1) > t->nslot && tip_grow(t) < 0))
+		return -1;
+	if (t->slot[j = tip_slot(t, id)] != 0)
+		return 0;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		if ((e = realloc(t->e, t->cap * sizeof *e)) == NULL)
+			return -1;
+		t->e = e;
+	}
+	memset(&t->e[t->n], 0, sizeof *t->e);
+	memcpy(t->e[t->n].id, id->id, 20);
+	t->slot[j] = (uint32_t)++t->n;
+	return 1;
+}
+
 struct copy {
 	git_repository *src;
 	git_odb *odb;
-	git_packbuilder *pb;
-	struct oidset seen;	/* trees */
+	git_packbuilder *pb;	/* the history, when it has objects of its own */
+	struct stop_cb *cb;
+	struct tipset tip;
+	struct oidset seen;	/* trees of the history */
 	struct oidset bigs;
 	git_oid *big;		/* blobs above AB_GIT_BIG, to go loose */
 	size_t nbig, capbig;
@@ -152,7 +222,10 @@ static int oom(struct copy *c)
 static int add_big(struct copy *c, const git_oid *id)
 {
 	git_oid *v;
+	int rc;
 
+	if ((rc = oidset_add(&c->bigs, id)) <= 0)
+		return rc < 0 ? oom(c) : 0;
 	if (c->nbig == c->capbig) {
 		c->capbig = c->capbig ? c->capbig * 2 : 16;
 		if ((v = realloc(c->big, c->capbig * sizeof *v)) == NULL)
@@ -163,38 +236,94 @@ static int add_big(struct copy *c, const git_oid *id)
 	return 0;
 }
 
-/* Small blobs are not remembered here: the packbuilder keeps each once,
- * and a set of 100,000 IDs was 5 MiB of a seeding's peak. */
-static int list_blob(struct copy *c, const git_oid *id, const char *name)
+/* 1 when the blob goes loose. */
+static int blob_is_big(struct copy *c, const git_oid *id)
 {
 	git_object_t type;
 	size_t len;
-	int rc;
 
 	if (git_odb_read_header(&len, &type, c->odb, id) < 0)
 		return ab_git_fail(c->err, AB_EENGINE, "cannot read a blob");
-	if (len > AB_GIT_BIG) {
-		if ((rc = oidset_add(&c->bigs, id)) <= 0)
-			return rc < 0 ? oom(c) : 0;
-		return add_big(c, id);
+	return len > AB_GIT_BIG;
+}
+
+/* Every tree and blob of the tip's tree, each once. */
+static int list_tip_tree(struct copy *c, const git_oid *id)
+{
+	const git_tree_entry *e;
+	const git_oid *eid;
+	git_tree *t;
+	size_t i, n;
+	int rc = tip_add(&c->tip, id);
+
+	if (rc <= 0)
+		return rc < 0 ? oom(c) : 0;
+	if (git_tree_lookup(&t, c->src, id) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read a tree");
+	n = git_tree_entrycount(t);
+	for (i = 0, rc = 0; i < n && rc == 0; i++) {
+		e = git_tree_entry_byindex(t, i);
+		eid = git_tree_entry_id(e);
+		switch (git_tree_entry_type(e)) {
+		case GIT_OBJECT_TREE:
+			rc = list_tip_tree(c, eid);
+			break;
+		case GIT_OBJECT_BLOB:
+			if ((rc = blob_is_big(c, eid)) > 0)
+				rc = add_big(c, eid);
+			else if (rc == 0 && tip_add(&c->tip, eid) < 0)
+				rc = oom(c);
+			break;
+		default:	/* a gitlink: its commit is not here */
+			break;
+		}
 	}
+	git_tree_free(t);
+	return rc;
+}
+
+/* The history's own objects go to libgit2's packbuilder, which finds
+ * deltas among them (older versions of the tip's files, mostly). */
+static int pb_insert(struct copy *c, const git_oid *id, const char *name)
+{
+	if (c->pb == NULL && (git_packbuilder_new(&c->pb, c->src) < 0 ||
+	    (git_packbuilder_set_threads(c->pb, 1), 0) ||
+	    git_packbuilder_set_callbacks(c->pb, pack_progress, c->cb) < 0))
+		return ab_git_fail(c->err, AB_EENGINE, "cannot start packing");
 	if (git_packbuilder_insert(c->pb, id, name) < 0)
-		return ab_git_fail(c->err, AB_EENGINE, "cannot pack a blob");
+		return ab_git_fail(c->err, AB_EENGINE, "cannot pack an object");
 	return 0;
 }
 
-/* Each tree once, whatever number of commits share it. */
+/* A blob of the history not at the tip.  Small ones are not remembered
+ * here: the packbuilder keeps each once. */
+static int list_blob(struct copy *c, const git_oid *id, const char *name)
+{
+	int rc;
+
+	if (tip_has(&c->tip, id))
+		return 0;
+	if ((rc = blob_is_big(c, id)) != 0)
+		return rc < 0 ? -1 : add_big(c, id);
+	return pb_insert(c, id, name);
+}
+
+/* Each tree once, whatever number of commits share it; a tree of the
+ * tip's holds nothing that is not at the tip. */
 static int list_tree(struct copy *c, const git_oid *id, const char *name)
 {
 	const git_tree_entry *e;
 	git_tree *t;
 	size_t i, n;
-	int rc = oidset_add(&c->seen, id);
+	int rc;
 
-	if (rc <= 0)
+	if (tip_has(&c->tip, id))
+		return 0;
+	if ((rc = oidset_add(&c->seen, id)) <= 0)
 		return rc < 0 ? oom(c) : 0;
-	if (git_packbuilder_insert(c->pb, id, name) < 0 ||
-	    git_tree_lookup(&t, c->src, id) < 0)
+	if (pb_insert(c, id, name) < 0)
+		return -1;
+	if (git_tree_lookup(&t, c->src, id) < 0)
 		return ab_git_fail(c->err, AB_EENGINE, "cannot read a tree");
 	n = git_tree_entrycount(t);
 	for (i = 0, rc = 0; i < n && rc == 0; i++) {
@@ -208,11 +337,26 @@ static int list_tree(struct copy *c, const git_oid *id, const char *name)
 			rc = list_blob(c, git_tree_entry_id(e),
 			    git_tree_entry_name(e));
 			break;
-		default:	/* a gitlink: its commit is not here */
+		default:
 			break;
 		}
 	}
 	git_tree_free(t);
+	return rc;
+}
+
+/* The tip commit and its tree first, so that the history's walk knows
+ * what the tip holds. */
+static int list_tip(struct copy *c, const git_oid *tip)
+{
+	git_commit *commit;
+	int rc;
+
+	if (git_commit_lookup(&commit, c->src, tip) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read a commit");
+	rc = tip_add(&c->tip, tip) < 0 ? oom(c) :
+	    list_tip_tree(c, git_commit_tree_id(commit));
+	git_commit_free(commit);
 	return rc;
 }
 
@@ -229,19 +373,55 @@ static int list_history(struct copy *c, const git_oid *tip)
 		return ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
 	}
 	while (rc == 0 && (got = git_revwalk_next(&id, walk)) == 0) {
-		if (git_packbuilder_insert(c->pb, &id, NULL) < 0 ||
-		    git_commit_lookup(&commit, c->src, &id) < 0) {
+		if (git_oid_equal(&id, tip))
+			continue;
+		if (git_commit_lookup(&commit, c->src, &id) < 0) {
 			rc = ab_git_fail(c->err, AB_EENGINE,
 			    "cannot read a commit");
 			break;
 		}
-		rc = list_tree(c, git_commit_tree_id(commit), NULL);
+		if ((rc = pb_insert(c, &id, NULL)) == 0)
+			rc = list_tree(c, git_commit_tree_id(commit), NULL);
 		git_commit_free(commit);
 	}
 	if (rc == 0 && got != GIT_ITEROVER)
 		rc = ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
 	git_revwalk_free(walk);
 	return rc;
+}
+
+/* Each object is read by libgit2, which hashes it against its name. */
+static int write_tip(struct copy *c, const char *dir)
+{
+	struct ab_pack *p;
+	git_odb_object *o;
+	git_oid id;
+	size_t i;
+	int rc = 0;
+
+	if (ab_pack_start(&p, dir, c->tip.n, c->err) < 0)
+		return -1;
+	for (i = 0; i < c->tip.n && rc == 0; i++) {
+		if ((i & 255) == 0 && c->cb->stop != NULL &&
+		    c->cb->stop(c->cb->arg)) {
+			rc = ab_fail(c->err, AB_EENGINE, "packing stopped");
+			break;
+		}
+		memcpy(id.id, c->tip.e[i].id, 20);
+		if (git_odb_read(&o, c->odb, &id) < 0) {
+			rc = ab_git_fail(c->err, AB_EENGINE,
+			    "cannot read an object");
+			break;
+		}
+		rc = ab_pack_add(p, &c->tip.e[i], (int)git_odb_object_type(o),
+		    git_odb_object_data(o), git_odb_object_size(o), c->err);
+		git_odb_object_free(o);
+	}
+	if (rc < 0) {
+		ab_pack_abort(p);
+		return -1;
+	}
+	return ab_pack_end(p, c->tip.e, c->tip.n, c->err);
 }
 
 /* --- big blobs, loose ------------------------------------------------ */
@@ -513,27 +693,25 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 
 	memset(&c, 0, sizeof c);
 	c.err = err;
+	c.cb = &cb;
 	git_oid_fromstr(&tip, hex);
 	if (ab_git_open(&c.src, dir, err) < 0)
 		return -1;
 	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
-	/* One thread: the tree's upload runs beside it (seed.c). */
-	if (pack_config(c.src, stage, err) < 0) {
-		git_repository_free(c.src);
-		return -1;
-	}
-	if (git_repository_odb(&c.odb, c.src) < 0 ||
-	    git_packbuilder_new(&c.pb, c.src) < 0 ||
-	    (git_packbuilder_set_threads(c.pb, 1), 0) ||
-	    git_packbuilder_set_callbacks(c.pb, pack_progress, &cb) < 0)
-		ab_git_fail(err, AB_EENGINE, "cannot start packing");
-	else if (list_history(&c, &tip) == 0) {
-		if (git_packbuilder_write(c.pb, pack, 0, index_progress,
-		    &cb) < 0)
-			ab_git_fail(err, AB_EENGINE, "cannot pack the commit");
+	if (git_repository_odb(&c.odb, c.src) < 0)
+		ab_git_fail(err, AB_EENGINE, "cannot read the repository");
+	else if (pack_config(c.src, stage, err) == 0 &&
+	    list_tip(&c, &tip) == 0 && list_history(&c, &tip) == 0 &&
+	    write_tip(&c, pack) == 0) {
+		/* One delta thread: the tree's upload runs beside it. */
+		if (c.pb != NULL && git_packbuilder_write(c.pb, pack, 0,
+		    index_progress, &cb) < 0)
+			ab_git_fail(err, AB_EENGINE, "cannot pack the history");
 		else
 			rc = copy_big(&c, stage, &cb);
 	}
+	free(c.tip.e);
+	free(c.tip.slot);
 	free(c.seen.k);
 	free(c.bigs.k);
 	free(c.big);

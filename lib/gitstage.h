@@ -1,12 +1,19 @@
 /* gitstage.h: the objects of a staging clone (the seeded /work/.git).
  *
  * The commit and its history are copied out of the source repository by
- * object ID, never as files: one pack written anew by libgit2's
- * packbuilder for everything up to AB_GIT_BIG bytes, and each larger blob
- * as a loose object of our own (zlib at its fastest setting, or stored
- * when it does not compress).  libgit2 deflates a pack at zlib's default
- * level with no setting to change it, which for a few 50 MiB blobs was
- * most of a seeding; blobs this big are never delta-searched anyway.
+ * object ID, never as files, into at most two packs and some loose
+ * objects:
+ *  - the tip commit, its trees and its blobs up to AB_GIT_BIG bytes, whole,
+ *    in a pack of our own (gitpack.h): deltas there would save little, as
+ *    a tip's files are mostly unlike each other, and cost most of the
+ *    time;
+ *  - the rest of the history, written by libgit2's packbuilder, which
+ *    finds deltas (older versions of the tip's files, mostly);
+ *  - each larger blob as a loose object of our own (zlib at its fastest
+ *    setting, or stored when it does not compress).  libgit2 deflates a
+ *    pack at zlib's default level with no setting to change it, which for
+ *    a few 50 MiB blobs was most of a seeding; blobs this big are never
+ *    delta-searched anyway.
  */
 #ifndef AB_GITSTAGE_H
 #define AB_GITSTAGE_H

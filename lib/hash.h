@@ -22,7 +22,10 @@ struct ab_sha1 {
 
 int ab_sha1_init(struct ab_sha1 *h, struct ab_err *err);
 void ab_sha1_add(struct ab_sha1 *h, const void *p, size_t n);
-/* 1 when the digest is want; frees the context either way. */
+/* Writes the digest: 0, or -1 when a step of it failed.  Both free the
+ * context either way. */
+int ab_sha1_out(struct ab_sha1 *h, unsigned char md[20]);
+/* 1 when the digest is want. */
 int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[20]);
 void ab_sha1_free(struct ab_sha1 *h);
 

@@ -172,6 +172,46 @@ host_listing() {
 	[ "$rsize" -ge 2100000 ] && [ "$rsize" -lt 2200000 ]
 }
 
+@test "the tip is packed whole, the history as deltas, and git inside verifies both packs" {
+	make_repo
+	local i
+	seq 1 40000 >"$REPO/log.txt"
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "change $i" >>"$REPO/log.txt"
+		git -C "$REPO" add log.txt
+		git -C "$REPO" commit -qm "change $i"
+	done
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	# verify-pack -v: "ID type size packed offset [depth base]" a line.
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&
+		git fsck --full --strict --no-dangling 2>&1 && echo fsck-ok &&
+		git log -p | grep -c "^+change" &&
+		for p in .git/objects/pack/pack-*.idx; do
+			git verify-pack -v "$p" | awk -v p="$p" "
+				NF == 7 { d++ } NF >= 5 && \$2 ~ /^(commit|tree|blob)\$/ {
+				n++; ids = ids \" \" \$1 } END {
+				print \"pack\", n, d + 0, ids }" || echo verify-failed
+		done'
+	assert_success
+	assert_line fsck-ok
+	assert_line --index 1 8
+	refute_line verify-failed
+	local tip hist
+	tip=$(printf '%s\n' "$output" | grep "^pack .* $COMMIT")
+	hist=$(printf '%s\n' "$output" | grep '^pack ' | grep -v " $COMMIT")
+	[ "$(printf '%s\n' "$output" | grep -c '^pack ')" -eq 2 ]
+	# The tip: its commit, 3 trees and 6 blobs, none a delta.
+	[ "$(echo "$tip" | cut -d' ' -f2,3)" = "10 0" ]
+	# The history: 9 commits and their own trees and blobs, log.txt's
+	# older versions mostly deltas.
+	[ "$(echo "$hist" | cut -d' ' -f3)" -ge 5 ]
+	for i in $(git -C "$REPO" rev-list HEAD~1); do
+		echo "$hist" | grep -q " $i"
+	done
+}
+
 @test "a big blob of the source that does not match its name is refused" {
 	make_repo
 	head -c 1500000 /dev/urandom >"$REPO/big.bin"

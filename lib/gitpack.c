@@ -1,0 +1,312 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "gitpack.h"
+#include "hash.h"
+
+#define CHUNK (64 * 1024)
+
+struct ab_pack {
+	char dir[4200], tmp[4300], tmpidx[4300];
+	int fd;
+	struct ab_sha1 sha;
+	z_stream z;
+	int zinit;
+	uint32_t crc;
+	uint64_t off;
+	size_t n, added, used;
+	unsigned char buf[CHUNK], zbuf[CHUNK];
+};
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+	ssize_t k;
+
+	for (; n > 0; p += k, n -= (size_t)k)
+		if ((k = write(fd, p, n)) < 0 && errno != EINTR)
+			return -1;
+		else if (k < 0)
+			k = 0;
+	return 0;
+}
+
+static int flush(struct ab_pack *p)
+{
+	int rc = write_all(p->fd, p->buf, p->used);
+
+	p->used = 0;
+	return rc;
+}
+
+/* Buffered output, not hashed (the trailers). */
+static int put(struct ab_pack *p, const unsigned char *d, size_t n)
+{
+	size_t k;
+
+	for (; n > 0; d += k, n -= k) {
+		if (p->used == CHUNK && flush(p) < 0)
+			return -1;
+		k = CHUNK - p->used < n ? CHUNK - p->used : n;
+		memcpy(p->buf + p->used, d, k);
+		p->used += k;
+	}
+	return 0;
+}
+
+/* N is at most CHUNK: crc32 takes a uInt. */
+static int emit(struct ab_pack *p, const unsigned char *d, size_t n)
+{
+	ab_sha1_add(&p->sha, d, n);
+	p->crc = (uint32_t)crc32(p->crc, d, (uInt)n);
+	p->off += n;
+	return put(p, d, n);
+}
+
+static int emit32(struct ab_pack *p, uint32_t v)
+{
+	unsigned char b[4] = { (unsigned char)(v >> 24),
+	    (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+	    (unsigned char)v };
+
+	return emit(p, b, 4);
+}
+
+static int fail_write(struct ab_err *err, const char *path)
+{
+	return ab_fail_errno(err, AB_EENGINE, "cannot write %s", path);
+}
+
+/* A file of DIR under a temporary name, and a fresh checksum. */
+static int open_tmp(struct ab_pack *p, char *path, size_t size,
+    const char *stem, struct ab_err *err)
+{
+	snprintf(path, size, "%s/%s_XXXXXX", p->dir, stem);
+	if ((p->fd = mkstemp(path)) < 0) {
+		path[0] = '\0';
+		return ab_fail_errno(err, AB_EENGINE, "cannot create a file "
+		    "in %s", p->dir);
+	}
+	p->used = 0;
+	return ab_sha1_init(&p->sha, err);
+}
+
+int ab_pack_start(struct ab_pack **pp, const char *dir, size_t n,
+    struct ab_err *err)
+{
+	struct ab_pack *p = calloc(1, sizeof *p);
+
+	*pp = NULL;
+	if (p == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	p->fd = -1;
+	p->n = n;
+	snprintf(p->dir, sizeof p->dir, "%s", dir);
+	if (n > UINT32_MAX) {
+		free(p);
+		return ab_fail(err, AB_EREFUSED, "more objects than a pack "
+		    "holds");
+	}
+	if (deflateInit(&p->z, Z_BEST_SPEED) != Z_OK) {
+		free(p);
+		return ab_fail(err, AB_EENGINE, "cannot start zlib");
+	}
+	p->zinit = 1;
+	if (open_tmp(p, p->tmp, sizeof p->tmp, "tmp_pack", err) < 0 ||
+	    emit(p, (const unsigned char *)"PACK", 4) < 0 ||
+	    emit32(p, 2) < 0 || emit32(p, (uint32_t)n) < 0) {
+		if (p->fd >= 0)
+			fail_write(err, p->tmp);
+		ab_pack_abort(p);
+		return -1;
+	}
+	*pp = p;
+	return 0;
+}
+
+/* The entry's head: type and size, seven bits a byte after the first
+ * four, low bits first. */
+static size_t entry_head(unsigned char h[16], int type, size_t size)
+{
+	unsigned c = ((unsigned)type << 4) | (size & 15);
+	size_t k = 0;
+
+	for (size >>= 4; size != 0; size >>= 7) {
+		h[k++] = (unsigned char)(c | 0x80);
+		c = size & 0x7f;
+	}
+	h[k++] = (unsigned char)c;
+	return k;
+}
+
+static int deflate_in(struct ab_pack *p, const unsigned char *d, size_t len)
+{
+	size_t left = len;
+	int zr;
+
+	if (deflateReset(&p->z) != Z_OK)
+		return -1;
+	p->z.avail_in = 0;
+	do {
+		if (p->z.avail_in == 0 && left > 0) {
+			p->z.next_in = (unsigned char *)d + (len - left);
+			p->z.avail_in = left > 1u << 30 ? 1u << 30 : (uInt)left;
+			left -= p->z.avail_in;
+		}
+		p->z.next_out = p->zbuf;
+		p->z.avail_out = CHUNK;
+		zr = deflate(&p->z, left == 0 ? Z_FINISH : Z_NO_FLUSH);
+		if (zr == Z_STREAM_ERROR ||
+		    emit(p, p->zbuf, CHUNK - p->z.avail_out) < 0)
+			return -1;
+	} while (zr != Z_STREAM_END);
+	return 0;
+}
+
+int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
+    const void *data, size_t len, struct ab_err *err)
+{
+	unsigned char h[16];
+
+	if (p->added == p->n)
+		return ab_fail(err, AB_EENGINE, "more objects than counted "
+		    "for the pack");
+	e->off = p->off;
+	p->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	if (emit(p, h, entry_head(h, type, len)) < 0 ||
+	    deflate_in(p, data, len) < 0)
+		return fail_write(err, p->tmp);
+	e->crc = p->crc;
+	p->added++;
+	return 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	return memcmp(((const struct ab_pack_ent *)a)->id,
+	    ((const struct ab_pack_ent *)b)->id, 20);
+}
+
+/* Ends the file being written: its checksum last, read-only. */
+static int seal(struct ab_pack *p, unsigned char sum[20], const char *path,
+    struct ab_err *err)
+{
+	int rc = 0;
+
+	if (ab_sha1_out(&p->sha, sum) < 0)
+		rc = ab_fail(err, AB_EENGINE, "cannot hash %s", path);
+	else if (put(p, sum, 20) < 0 || flush(p) < 0 ||
+	    fchmod(p->fd, 0444) < 0)
+		rc = fail_write(err, path);
+	if (close(p->fd) < 0 && rc == 0)
+		rc = fail_write(err, path);
+	p->fd = -1;
+	return rc;
+}
+
+/* Index version 2: fan-out table, names, CRCs, 31-bit offsets, then the
+ * 64-bit ones for a pack over 2 GiB, the pack's checksum, its own. */
+static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
+    size_t n, const unsigned char packsum[20], struct ab_err *err)
+{
+	static const unsigned char head[8] = { 0xff, 't', 'O', 'c', 0, 0, 0, 2 };
+	unsigned char sum[20], b[8];
+	size_t i, j, nbig = 0;
+	int rc;
+
+	if (open_tmp(p, p->tmpidx, sizeof p->tmpidx, "tmp_idx", err) < 0)
+		return -1;
+	rc = emit(p, head, sizeof head);
+	for (i = 0, j = 0; i < 256 && rc == 0; i++) {
+		while (j < n && e[j].id[0] <= i)
+			j++;
+		rc = emit32(p, (uint32_t)j);
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = emit(p, e[i].id, 20);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = emit32(p, e[i].crc);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = emit32(p, e[i].off < 0x80000000u ? (uint32_t)e[i].off :
+		    0x80000000u | (uint32_t)nbig++);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (e[i].off < 0x80000000u)
+			continue;
+		for (j = 0; j < 8; j++)
+			b[j] = (unsigned char)(e[i].off >> (56 - 8 * j));
+		rc = emit(p, b, 8);
+	}
+	if (rc == 0)
+		rc = emit(p, packsum, 20);
+	if (rc < 0)
+		return fail_write(err, p->tmpidx);
+	return seal(p, sum, p->tmpidx, err);
+}
+
+static int place(const char *from, const char *dir, const char *hex,
+    const char *ext, struct ab_err *err)
+{
+	char to[4300];
+
+	snprintf(to, sizeof to, "%s/pack-%s.%s", dir, hex, ext);
+	if (rename(from, to) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot rename %s", from);
+	return 0;
+}
+
+int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
+    struct ab_err *err)
+{
+	unsigned char sum[20];
+	char hex[41];
+	size_t i;
+	int rc;
+
+	if (p->added != p->n || n != p->n)
+		rc = ab_fail(err, AB_EENGINE, "fewer objects than counted "
+		    "for the pack");
+	else
+		rc = seal(p, sum, p->tmp, err);
+	if (rc == 0) {
+		qsort(e, n, sizeof *e, cmp_ent);
+		for (i = 1; i < n && rc == 0; i++)
+			if (memcmp(e[i - 1].id, e[i].id, 20) == 0)
+				rc = ab_fail(err, AB_EENGINE, "an object is "
+				    "in the pack twice");
+	}
+	if (rc == 0)
+		rc = write_idx(p, e, n, sum, err);
+	for (i = 0; i < 20 && rc == 0; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+	/* The index last: a pack is used only once its index is there. */
+	if (rc == 0 && (rc = place(p->tmp, p->dir, hex, "pack", err)) == 0) {
+		p->tmp[0] = '\0';
+		if ((rc = place(p->tmpidx, p->dir, hex, "idx", err)) < 0)
+			snprintf(p->tmp, sizeof p->tmp, "%s/pack-%s.pack",
+			    p->dir, hex);
+		else
+			p->tmpidx[0] = '\0';
+	}
+	ab_pack_abort(p);
+	return rc;
+}
+
+void ab_pack_abort(struct ab_pack *p)
+{
+	if (p == NULL)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->tmp[0] != '\0')
+		unlink(p->tmp);
+	if (p->tmpidx[0] != '\0')
+		unlink(p->tmpidx);
+	if (p->zinit)
+		deflateEnd(&p->z);
+	ab_sha1_free(&p->sha);
+	free(p);
+}
