@@ -159,6 +159,7 @@ struct gitdir_src {
 	struct gitdir_file *f;
 	int n, cap, next, fd;
 	long long left;
+	const char *prefix;	/* of every path in the archive */
 };
 
 static const char git_config[] =
@@ -180,7 +181,7 @@ static int gd_add(struct gitdir_src *g, const char *path, const char *src,
 		g->f = f;
 	}
 	f = &g->f[g->n++];
-	snprintf(f->path, sizeof f->path, "%s", path);
+	snprintf(f->path, sizeof f->path, "%s%s", g->prefix, path);
 	snprintf(f->src, sizeof f->src, "%s", src != NULL ? src : "");
 	f->text = text;
 	f->dir = dir;
@@ -269,6 +270,7 @@ static int gitdir_list(struct gitdir_src *g, const char *stage,
 
 	memset(g, 0, sizeof *g);
 	g->fd = -1;
+	g->prefix = ".git/";
 	for (i = 0; dirs[i] != NULL && rc == 0; i++)
 		rc = gd_add(g, dirs[i], NULL, NULL, 1);
 	snprintf(src, sizeof src, "%s/index", stage);
@@ -354,24 +356,34 @@ static int git_ceiling(const struct gitdir_src *g, const struct ab_alloc *a,
 
 /* The kernel enforces the ceilings during the upload too: say so in the
  * same words, never as a generic failure. */
-static int upload_fail(const struct ab_resp *r, const char *fs,
-    const struct ab_volume *v, struct ab_err *err)
+/* Which filesystem filled up, from the engine's words: the path it
+ * failed to write. */
+static int upload_fail(const struct ab_resp *r, const struct ab_alloc *a,
+    const char *dest, struct ab_err *err)
 {
+	const struct ab_volume *v = &a->vol[AB_VOL_TASK];
+	const char *fs = "task";
 	char have[32];
 
-	if (r->body.data != NULL &&
-	    (strstr(r->body.data, "no space left on device") != NULL ||
-	    strstr(r->body.data, "No space left on device") != NULL)) {
-		human(v->bytes, have, sizeof have);
-		return ab_fail(err, AB_EREFUSED, "%s filesystem full: %s, "
-		    "%lld-inode ceiling", fs, have, v->inodes);
+	if (r->body.data == NULL ||
+	    (strstr(r->body.data, "no space left on device") == NULL &&
+	    strstr(r->body.data, "No space left on device") == NULL))
+		return ab_engine_fail(r, AB_EENGINE, "upload into the keeper",
+		    err);
+	if (strcmp(dest, a->vol[AB_VOL_INPUTS].target) == 0) {
+		v = &a->vol[AB_VOL_INPUTS];
+		fs = "inputs";
+	} else if (strstr(r->body.data, "/work/.git/") != NULL) {
+		v = &a->vol[AB_VOL_GIT];
+		fs = "git";
 	}
-	return ab_engine_fail(r, AB_EENGINE, "upload into the keeper", err);
+	human(v->bytes, have, sizeof have);
+	return ab_fail(err, AB_EREFUSED, "%s filesystem full: %s, "
+	    "%lld-inode ceiling", fs, have, v->inodes);
 }
 
 static int upload(struct ab_engine *e, const struct ab_alloc *a,
-    const char *dest, const struct ab_tar_source *src, const char *fs,
-    const struct ab_volume *v, struct ab_err *err)
+    const char *dest, const struct ab_tar_source *src, struct ab_err *err)
 {
 	struct ab_tar *t;
 	struct ab_req q;
@@ -395,7 +407,7 @@ static int upload(struct ab_engine *e, const struct ab_alloc *a,
 	q.what = "upload into the keeper";
 	rc = ab_engine_call(e, &q, &r, err);
 	if (rc == 0 && r.status != 200)
-		rc = upload_fail(&r, fs, v, err);
+		rc = upload_fail(&r, a, dest, err);
 	ab_resp_free(&r);
 	ab_tar_close(t);
 	return rc;
@@ -577,6 +589,7 @@ static int packer_join(struct packer *p, int abandon, struct ab_err *err)
 		atomic_store(&p->stop, 1);
 	if (p->started)
 		pthread_join(p->th, NULL);
+	p->started = 0;
 	if (abandon)
 		return -1;
 	if (p->rc == 0)
@@ -586,59 +599,91 @@ static int packer_join(struct packer *p, int abandon, struct ab_err *err)
 	return -1;
 }
 
+/* One upload: the tree, then the git directory under .git/ (the git
+ * filesystem is mounted there).  The engine takes the keeper's lock,
+ * mounts its volumes and starts an unpacking process for each upload:
+ * on 10,000 files a second upload was a tenth of a seeding.  The git
+ * directory's entries are listed once the pack is done, when the tree's
+ * last byte has gone. */
+struct seed_src {
+	struct tree_src ts;
+	struct gitdir_src g;
+	struct packer *p;
+	const struct ab_alloc *a;
+	const char *stage;
+	char head[48];
+	int git;		/* the tree is sent */
+};
+
+/* The packer wrote the index (packer_run). */
+static int seed_gitdir(struct seed_src *ss, struct ab_err *err)
+{
+	snprintf(ss->head, sizeof ss->head, "%s\n", ss->a->commit);
+	if (packer_join(ss->p, 0, err) < 0 ||
+	    ab_stage_check(ss->stage, ss->a, err) < 0 ||
+	    gitdir_list(&ss->g, ss->stage, ss->head, err) < 0)
+		return -1;
+	return git_ceiling(&ss->g, ss->a, err);
+}
+
+static int seed_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+{
+	struct seed_src *ss = arg;
+	int rc;
+
+	if (!ss->git) {
+		if ((rc = tree_next(&ss->ts, te, err)) != 0)
+			return rc;
+		ss->git = 1;
+		if (seed_gitdir(ss, err) < 0)
+			return -1;
+	}
+	return gd_next(&ss->g, te, err);
+}
+
+static long seed_data(void *arg, char *p, size_t n, struct ab_err *err)
+{
+	struct seed_src *ss = arg;
+
+	return ss->git ? gd_data(&ss->g, p, n, err) :
+	    tree_data(&ss->ts, p, n, err);
+}
+
 /* The tree is read from the source, as the packer reads it: by object ID,
  * every object hashed on reading (git.h). */
-static int send_tree(struct ab_engine *e, const struct ab_alloc *a,
-    const struct ab_seed_opts *o, struct ab_err *err)
+static int send_all(struct ab_engine *e, const struct ab_alloc *a,
+    const struct ab_seed_opts *o, struct packer *p, const char *stage,
+    struct ab_err *err)
 {
 	struct ab_tar_source src;
 	struct ab_git_tree t;
-	struct tree_src ts;
+	struct seed_src ss;
 	int rc;
 
+	memset(&ss, 0, sizeof ss);
+	ss.g.fd = -1;
 	if (ab_git_tree(o->repo, a->commit, &t, err) < 0)
 		return -1;
 	rc = links_check(&t, err);
 	if (rc == 0)
 		rc = task_ceiling(&t, a, err);
-	memset(&ts, 0, sizeof ts);
-	ts.t = &t;
+	ss.ts.t = &t;
+	ss.p = p;
+	ss.a = a;
+	ss.stage = stage;
 	if (rc == 0)
-		rc = ab_git_reader_open(&ts.r, o->repo, err);
+		rc = ab_git_reader_open(&ss.ts.r, o->repo, err);
 	if (rc == 0) {
 		say(o, "sending the tree: %lld entries, %lld bytes",
 		    (long long)t.n, t.bytes);
-		src.next = tree_next;
-		src.data = tree_data;
-		src.ctx = &ts;
-		rc = upload(e, a, "/work", &src, "task", &a->vol[AB_VOL_TASK],
-		    err);
+		src.next = seed_next;
+		src.data = seed_data;
+		src.ctx = &ss;
+		rc = upload(e, a, "/work", &src, err);
 	}
-	ab_git_reader_close(ts.r);
+	ab_git_reader_close(ss.ts.r);
 	ab_git_tree_free(&t);
-	return rc;
-}
-
-static int send_gitdir(struct ab_engine *e, const struct ab_alloc *a,
-    const char *stage, struct ab_err *err)
-{
-	struct ab_tar_source src;
-	struct gitdir_src g;
-	char head[48];
-	int rc;
-
-	/* The packer wrote the index (packer_run). */
-	snprintf(head, sizeof head, "%s\n", a->commit);
-	src.next = gd_next;
-	src.data = gd_data;
-	src.ctx = &g;
-	rc = gitdir_list(&g, stage, head, err);
-	if (rc == 0)
-		rc = git_ceiling(&g, a, err);
-	if (rc == 0)
-		rc = upload(e, a, "/work/.git", &src, "git", &a->vol[AB_VOL_GIT],
-		    err);
-	gd_free(&g);
+	gd_free(&ss.g);
 	return rc;
 }
 
@@ -659,10 +704,9 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 	if (ab_stage_check(stage, a, err) < 0 ||
 	    packer_start(&p, o, a, stage, e, err) < 0)
 		return -1;
-	rc = send_tree(e, a, o, err);
-	if (packer_join(&p, rc < 0, err) < 0 ||
-	    ab_stage_check(stage, a, err) < 0 ||
-	    send_gitdir(e, a, stage, err) < 0 ||
+	rc = send_all(e, a, o, &p, stage, err);
+	/* Joined already unless the tree failed. */
+	if (packer_join(&p, rc < 0, err) < 0 || rc < 0 ||
 	    ab_stage_check(stage, a, err) < 0)
 		return -1;
 	snprintf(a->status, sizeof a->status, "seeded");
@@ -723,5 +767,5 @@ int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
 	src.data = one_data;
 	src.ctx = &o;
 	snprintf(dest, sizeof dest, "%s", a->vol[AB_VOL_INPUTS].target);
-	return upload(e, a, dest, &src, "inputs", &a->vol[AB_VOL_INPUTS], err);
+	return upload(e, a, dest, &src, err);
 }

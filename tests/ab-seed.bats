@@ -519,3 +519,24 @@ host_listing() {
 	run cat "$BATS_TEST_TMPDIR/err"
 	assert_output --partial "task filesystem full: 1.0 MiB"
 }
+
+@test "the git filesystem filling up during the same upload is named as such" {
+	make_repo
+	head -c 600000 /dev/urandom >"$REPO/big"
+	git -C "$REPO" add big
+	git -C "$REPO" commit -qm big
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --git-bytes 1M
+	local pid st=0
+	AB_TEST_PAUSE=seed-staged ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	ab_wait_stopped "$pid"
+	ab_on_alloc "$ALLOC" 'dd if=/dev/zero of=/work/.git/filler bs=4k count=200 2>/dev/null'
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 1
+	run cat "$BATS_TEST_TMPDIR/err"
+	assert_output --partial "git filesystem full: 1.0 MiB"
+	refute_output --partial "task filesystem"
+}
