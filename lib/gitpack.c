@@ -10,12 +10,16 @@
 #include "hash.h"
 
 #define CHUNK (64 * 1024)
+/* zlib clears its hash table for every stream: 64 KiB at the default
+ * memLevel, which on 100,000 small objects was a tenth of the packer's
+ * time.  Objects under SMALL bytes get a stream with a table of 4 KiB. */
+#define SMALL (16 * 1024)
 
 struct ab_pack {
 	char dir[4200], tmp[4300], tmpidx[4300];
 	int fd;
 	struct ab_sha1 sha;
-	z_stream z;
+	z_stream z[2];		/* small objects, the rest */
 	int zinit;
 	uint32_t crc;
 	uint64_t off;
@@ -111,11 +115,15 @@ int ab_pack_start(struct ab_pack **pp, const char *dir, size_t n,
 		return ab_fail(err, AB_EREFUSED, "more objects than a pack "
 		    "holds");
 	}
-	if (deflateInit(&p->z, Z_BEST_SPEED) != Z_OK) {
-		free(p);
+	if (deflateInit2(&p->z[0], Z_BEST_SPEED, Z_DEFLATED, 15, 4,
+	    Z_DEFAULT_STRATEGY) == Z_OK)
+		p->zinit = 1;
+	if (p->zinit == 1 && deflateInit(&p->z[1], Z_BEST_SPEED) == Z_OK)
+		p->zinit = 2;
+	if (p->zinit < 2) {
+		ab_pack_abort(p);
 		return ab_fail(err, AB_EENGINE, "cannot start zlib");
 	}
-	p->zinit = 1;
 	if (open_tmp(p, p->tmp, sizeof p->tmp, "tmp_pack", err) < 0 ||
 	    emit(p, (const unsigned char *)"PACK", 4) < 0 ||
 	    emit32(p, 2) < 0 || emit32(p, (uint32_t)n) < 0) {
@@ -145,23 +153,24 @@ static size_t entry_head(unsigned char h[16], int type, size_t size)
 
 static int deflate_in(struct ab_pack *p, const unsigned char *d, size_t len)
 {
+	z_stream *z = &p->z[len >= SMALL];
 	size_t left = len;
 	int zr;
 
-	if (deflateReset(&p->z) != Z_OK)
+	if (deflateReset(z) != Z_OK)
 		return -1;
-	p->z.avail_in = 0;
+	z->avail_in = 0;
 	do {
-		if (p->z.avail_in == 0 && left > 0) {
-			p->z.next_in = (unsigned char *)d + (len - left);
-			p->z.avail_in = left > 1u << 30 ? 1u << 30 : (uInt)left;
-			left -= p->z.avail_in;
+		if (z->avail_in == 0 && left > 0) {
+			z->next_in = (unsigned char *)d + (len - left);
+			z->avail_in = left > 1u << 30 ? 1u << 30 : (uInt)left;
+			left -= z->avail_in;
 		}
-		p->z.next_out = p->zbuf;
-		p->z.avail_out = CHUNK;
-		zr = deflate(&p->z, left == 0 ? Z_FINISH : Z_NO_FLUSH);
+		z->next_out = p->zbuf;
+		z->avail_out = CHUNK;
+		zr = deflate(z, left == 0 ? Z_FINISH : Z_NO_FLUSH);
 		if (zr == Z_STREAM_ERROR ||
-		    emit(p, p->zbuf, CHUNK - p->z.avail_out) < 0)
+		    emit(p, p->zbuf, CHUNK - z->avail_out) < 0)
 			return -1;
 	} while (zr != Z_STREAM_END);
 	return 0;
@@ -305,8 +314,8 @@ void ab_pack_abort(struct ab_pack *p)
 		unlink(p->tmp);
 	if (p->tmpidx[0] != '\0')
 		unlink(p->tmpidx);
-	if (p->zinit)
-		deflateEnd(&p->z);
+	while (p->zinit > 0)
+		deflateEnd(&p->z[--p->zinit]);
 	ab_sha1_free(&p->sha);
 	free(p);
 }
