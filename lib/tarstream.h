@@ -1,9 +1,10 @@
 /* tarstream.h: a tar archive produced on demand, for an upload body.
  *
- * libarchive writes; curl reads.  Instead of a thread or a temporary file,
- * each read asks the source for the next piece (one header, or one chunk
- * of one file) and hands out what libarchive wrote for it, so the archive
- * is never held whole in memory or on disk.
+ * curl reads; instead of a thread or a temporary file, each read asks the
+ * source for the next piece (one header, or one chunk of one file) and
+ * hands out its bytes, so the archive is never held whole in memory or on
+ * disk.  Paths are bytes, written as they are (ustar, and pax records for
+ * long ones).
  */
 #ifndef AB_TARSTREAM_H
 #define AB_TARSTREAM_H

@@ -117,6 +117,36 @@ host_listing() {
 	assert_output ../a.txt
 }
 
+@test "names are bytes: not ASCII, not UTF-8, over 100 bytes, and long link targets" {
+	make_repo
+	local long
+	long=$(printf 'd%.0s' {1..60})/$(printf 'e%.0s' {1..60})/$(printf 'f%.0s' {1..90})
+	mkdir -p "$REPO/${long%/*}"
+	echo deep >"$REPO/$long"
+	echo accent >"$REPO/dé.txt"
+	echo raw >"$REPO/$(printf 'x\377y')"
+	ln -s "$long" "$REPO/far"
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -qm names
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	run inside_listing
+	assert_success
+	(umask 022 && git clone -q "$REPO" "$BATS_TEST_TMPDIR/co")
+	assert_equal "${output// 10001:10001/}" \
+		"$(host_listing "$BATS_TEST_TMPDIR/co")"
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work && readlink far &&
+		cat '$long' dé.txt \"\$(printf 'x\\377y')\" &&
+		echo \"status:\$(git status --porcelain)\""
+	assert_success
+	assert_equal "$output" "$long
+deep
+accent
+raw
+status:"
+}
+
 @test "git inside sees HEAD at the commit, a clean tree and the history" {
 	make_repo
 	new_alloc
