@@ -72,9 +72,22 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* The agent names the paths: quoted as git quotes them, so that none
+ * can write control sequences to a terminal. */
 static void skipped(const char *path, const char *why)
 {
-	fprintf(stderr, "%s: left out \"%.200s\": %s\n", ab_prog, path, why);
+	char q[4 * 200 + 1];
+	const unsigned char *p = (const unsigned char *)path;
+	size_t n = 0;
+
+	for (; *p != '\0' && n + 4 < sizeof q && p - (const unsigned char *)path
+	    < 200; p++)
+		if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
+			n += (size_t)snprintf(q + n, sizeof q - n, "\\%03o", *p);
+		else
+			q[n++] = (char)*p;
+	q[n] = '\0';
+	fprintf(stderr, "%s: left out \"%s\": %s\n", ab_prog, q, why);
 }
 
 /* FILE appears only whole: written to a temporary name beside it. */

@@ -130,6 +130,19 @@ CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
 	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'p.patch.*')" ]
 }
 
+@test "a name that is not ASCII is exported; one that is not UTF-8 is left out, quoted" {
+	local co=$BATS_TEST_TMPDIR/co p=$BATS_TEST_TMPDIR/p.patch
+	agent execution 'cd /work && echo new >dé.txt &&
+		echo raw >"$(printf "x\377y\033[2J")" && ln -s "$(printf "q\377")" badlink'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" 'ab-export: left out "badlink": a name or link target that is not UTF-8
+ab-export: left out "x\377y\033[2J": a name or link target that is not UTF-8'
+	checkout "$co"
+	git -C "$co" apply --index "$p"
+	assert_equal "$(git -C "$co" status --porcelain)" 'A  "d\303\251.txt"'
+	assert_equal "$(cat "$co/dé.txt")" new
+}
+
 @test "a symlink out of the tree, directly or through another symlink, is left out" {
 	agent execution 'cd /work && ln -s ../../etc/passwd out && ln -s . self &&
 		ln -s self/../../x chain && ln -s a.txt fine'
