@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "file.h"
 #include "gitpack.h"
 #include "hash.h"
 
@@ -27,21 +28,9 @@ struct ab_pack {
 	unsigned char buf[CHUNK], zbuf[CHUNK];
 };
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	ssize_t k;
-
-	for (; n > 0; p += k, n -= (size_t)k)
-		if ((k = write(fd, p, n)) < 0 && errno != EINTR)
-			return -1;
-		else if (k < 0)
-			k = 0;
-	return 0;
-}
-
 static int flush(struct ab_pack *p)
 {
-	int rc = write_all(p->fd, p->buf, p->used);
+	int rc = ab_write_all(p->fd, p->buf, p->used);
 
 	p->used = 0;
 	return rc;

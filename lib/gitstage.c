@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "file.h"
 #include "git.h"
 #include "gitpack.h"
 #include "gitstage.h"
@@ -497,21 +498,9 @@ void ab_git_bstream_close(struct ab_git_bstream *b)
 
 #define ZCHUNK (1024 * 1024)
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	ssize_t k;
-
-	for (; n > 0; p += k, n -= (size_t)k)
-		if ((k = write(fd, p, n)) < 0 && errno != EINTR)
-			return -1;
-		else if (k < 0)
-			k = 0;
-	return 0;
-}
-
 static int zout(int fd, z_stream *z, unsigned char *out)
 {
-	int rc = write_all(fd, out, ZCHUNK - z->avail_out);
+	int rc = ab_write_all(fd, out, ZCHUNK - z->avail_out);
 
 	z->next_out = out;
 	z->avail_out = ZCHUNK;

@@ -529,44 +529,35 @@ status:"
 	[ ! -s "$BATS_TEST_TMPDIR/shared" ]
 }
 
-@test "a filesystem that fills up during the upload is reported as full" {
+# seed_filled OPTION DIR: a seeding whose ceiling check passes, after which
+# someone else fills DIR in the allocation made with OPTION 1M; its
+# stderr in $output.
+seed_filled() {
 	make_repo
 	head -c 600000 /dev/urandom >"$REPO/big"
 	git -C "$REPO" add big
 	git -C "$REPO" commit -qm big
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
-	new_alloc --task-bytes 1M
+	new_alloc "$1" 1M
 	local pid st=0
 	AB_TEST_PAUSE=seed-staged ab-seed "$ALLOC" --repo "$REPO" \
 		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
 	ab_wait_stopped "$pid"
-	# The check before the upload passes; then someone else fills /work.
-	ab_on_alloc "$ALLOC" 'dd if=/dev/zero of=/work/filler bs=4k count=200 2>/dev/null'
+	ab_on_alloc "$ALLOC" "dd if=/dev/zero of=$2/filler bs=4k count=200 2>/dev/null"
 	kill -CONT "$pid"
 	wait "$pid" || st=$?
 	assert_equal "$st" 1
 	run cat "$BATS_TEST_TMPDIR/err"
+}
+
+@test "a filesystem that fills up during the upload is reported as full" {
+	seed_filled --task-bytes /work
 	assert_output --partial "task filesystem full: 1.0 MiB"
 }
 
 @test "the git filesystem filling up during the same upload is named as such" {
-	make_repo
-	head -c 600000 /dev/urandom >"$REPO/big"
-	git -C "$REPO" add big
-	git -C "$REPO" commit -qm big
-	COMMIT=$(git -C "$REPO" rev-parse HEAD)
-	new_alloc --git-bytes 1M
-	local pid st=0
-	AB_TEST_PAUSE=seed-staged ab-seed "$ALLOC" --repo "$REPO" \
-		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
-	pid=$!
-	ab_wait_stopped "$pid"
-	ab_on_alloc "$ALLOC" 'dd if=/dev/zero of=/work/.git/filler bs=4k count=200 2>/dev/null'
-	kill -CONT "$pid"
-	wait "$pid" || st=$?
-	assert_equal "$st" 1
-	run cat "$BATS_TEST_TMPDIR/err"
+	seed_filled --git-bytes /work/.git
 	assert_output --partial "git filesystem full: 1.0 MiB"
 	refute_output --partial "task filesystem"
 }
