@@ -140,6 +140,7 @@ static size_t entry_head(unsigned char h[16], int type, size_t size)
 	return k;
 }
 
+/* 0; -1 when the file cannot be written (errno); -2 when zlib fails. */
 static int deflate_in(struct ab_pack *p, const unsigned char *d, size_t len)
 {
 	z_stream *z = &p->z[len >= SMALL];
@@ -147,7 +148,7 @@ static int deflate_in(struct ab_pack *p, const unsigned char *d, size_t len)
 	int zr;
 
 	if (deflateReset(z) != Z_OK)
-		return -1;
+		return -2;
 	z->avail_in = 0;
 	do {
 		if (z->avail_in == 0 && left > 0) {
@@ -158,8 +159,9 @@ static int deflate_in(struct ab_pack *p, const unsigned char *d, size_t len)
 		z->next_out = p->zbuf;
 		z->avail_out = CHUNK;
 		zr = deflate(z, left == 0 ? Z_FINISH : Z_NO_FLUSH);
-		if (zr == Z_STREAM_ERROR ||
-		    emit(p, p->zbuf, CHUNK - z->avail_out) < 0)
+		if (zr == Z_STREAM_ERROR)
+			return -2;
+		if (emit(p, p->zbuf, CHUNK - z->avail_out) < 0)
 			return -1;
 	} while (zr != Z_STREAM_END);
 	return 0;
@@ -169,15 +171,18 @@ int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
     const void *data, size_t len, struct ab_err *err)
 {
 	unsigned char h[16];
+	int rc;
 
 	if (p->added == p->n)
 		return ab_fail(err, AB_EENGINE, "more objects than counted "
 		    "for the pack");
 	e->off = p->off;
 	p->crc = (uint32_t)crc32(0L, Z_NULL, 0);
-	if (emit(p, h, entry_head(h, type, len)) < 0 ||
-	    deflate_in(p, data, len) < 0)
+	if (emit(p, h, entry_head(h, type, len)) < 0)
 		return fail_write(err, p->tmp);
+	if ((rc = deflate_in(p, data, len)) < 0)
+		return rc == -2 ? ab_fail(err, AB_EENGINE, "zlib failed") :
+		    fail_write(err, p->tmp);
 	e->crc = p->crc;
 	p->added++;
 	return 0;
