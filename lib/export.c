@@ -206,20 +206,6 @@ static int entry(struct xp *x, struct archive_entry *ent, struct ab_err *err)
 	return skip(x, path, "not a file, directory or symlink"), 0;
 }
 
-/* Left out, and named as far as it can be: git keeps a path as bytes,
- * the engine's archive in UTF-8. */
-static void bad_name(struct xp *x, struct archive_entry *ent)
-{
-	char buf[AB_PATHCHECK_PATH_MAX + 8];
-	const char *name = archive_entry_pathname(ent), *path = NULL;
-
-	if (name != NULL)
-		path = rel_path(x, name, buf, sizeof buf);
-	if (name == NULL || path != NULL)
-		skip(x, path != NULL ? path : "?", "a name or link target "
-		    "that is not UTF-8");
-}
-
 /* -- After the archive: what the tree as a whole decides. */
 
 static int has_under(struct xp *x, const char *dir)
@@ -420,14 +406,10 @@ static int read_work(struct xp *x, struct ab_engine *e,
 	    a->keeper_id);
 	if (ab_tarread_open(&x->tr, e, path, max, "read /work back", err) < 0)
 		return -1;
-	while ((rc = ab_tarread_next(x->tr, &ent, err)) > 0) {
-		if (ab_cancel_check("ab-export finished", err) < 0)
+	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
+		if (ab_cancel_check("ab-export finished", err) < 0 ||
+		    entry(x, ent, err) < 0)
 			return -1;
-		if (rc == 2)
-			bad_name(x, ent);
-		else if (entry(x, ent, err) < 0)
-			return -1;
-	}
 	return rc;
 }
 

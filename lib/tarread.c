@@ -1,6 +1,5 @@
 #include <archive.h>
 #include <archive_entry.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,10 +86,6 @@ int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
 	if (t->s.status != 200)
 		return ab_fail(err, t->s.status == 404 ? AB_EREFUSED :
 		    AB_EENGINE, "%s: engine said %ld", what, t->s.status);
-	/* The engine writes a path that is not ASCII as a pax record in
-	 * UTF-8, which libarchive turns into the locale's charset: in the C
-	 * locale, no such file could be exported. */
-	(void)setlocale(LC_CTYPE, "C.UTF-8");
 	t->a = archive_read_new();
 	if (t->a == NULL || archive_read_support_format_tar(t->a) != ARCHIVE_OK)
 		return ab_fail(err, AB_EENGINE, "out of memory");
@@ -106,10 +101,14 @@ int ab_tarread_next(struct ab_tarread *t, struct archive_entry **ent,
 
 	if (rc == ARCHIVE_EOF)
 		return 0;
-	/* A warning is a name or link target that is not UTF-8: the entry
-	 * is whole, and can be passed over. */
-	if (rc == ARCHIVE_WARN && !t->failed && !t->s.sink_failed)
-		return 2;
+	/* The engine writes a path that is not ASCII as a pax record, and
+	 * libarchive fails to turn it into the C locale's charset, warns, and
+	 * keeps the record's bytes: what git wants, since a path is bytes
+	 * (ab_path_check judges them).  Any other warning is a failure. */
+	if (rc == ARCHIVE_WARN && !t->failed && !t->s.sink_failed &&
+	    archive_error_string(t->a) != NULL &&
+	    strstr(archive_error_string(t->a), "can't be converted") != NULL)
+		return 1;
 	if (rc != ARCHIVE_OK)
 		return fail(t, err);
 	return 1;

@@ -19,8 +19,7 @@ struct archive_entry;
 /* GETs PATH (an archive endpoint) and opens its reply as a tar archive. */
 int ab_tarread_open(struct ab_tarread **t, struct ab_engine *e,
     const char *path, long long max, const char *what, struct ab_err *err);
-/* 1 with *ent (valid until the next call); 2 with an *ent whose name or
- * link target is not UTF-8, to pass over; 0 at the end; -1 on error. */
+/* 1 with *ent (valid until the next call), 0 at the end, -1 on error. */
 int ab_tarread_next(struct ab_tarread *t, struct archive_entry **ent,
     struct ab_err *err);
 /* The current entry's bytes: count, 0 at its end, -1 on error. */
