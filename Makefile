@@ -11,7 +11,7 @@ CFLAGS ?= -O2 -g
 # Debian packages every target needs; `make` installs the missing ones as
 # root and otherwise prints the apt-get command to run.
 PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
-	libarchive-dev libssl-dev pkg-config git python3 time bats \
+	libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
@@ -24,8 +24,8 @@ UNIT_TESTS = json-test pathcheck-test
 BUILD ?= build
 BIN ?= bin
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
-PKG_CFLAGS = $(shell pkg-config --cflags libcurl libgit2 libarchive libcrypto zlib 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libarchive libcrypto zlib 2>/dev/null) -pthread
+PKG_CFLAGS = $(shell pkg-config --cflags libcurl libgit2 libcrypto zlib 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libcrypto zlib 2>/dev/null) -pthread
 AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Ilib \
 	-DAB_MULTIARCH='"$(MULTIARCH)"' $(PKG_CFLAGS)
 

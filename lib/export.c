@@ -1,4 +1,3 @@
-#include <archive_entry.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,11 +116,11 @@ static int blob(struct xp *x, long long size, git_oid *id, struct ab_err *err)
 }
 
 static int file_entry(struct xp *x, const char *path,
-    struct archive_entry *ent, struct ab_err *err)
+    const struct ab_tarread_entry *ent, struct ab_err *err)
 {
 	git_oid id;
-	long long size = archive_entry_size(ent);
-	unsigned mode = archive_entry_perm(ent) & 0100 ? 0100755 : 0100644;
+	long long size = ent->size;
+	unsigned mode = ent->mode & 0100 ? 0100755 : 0100644;
 
 	if (blob(x, size, &id, err) < 0)
 		return -1;
@@ -175,35 +174,33 @@ static const char *rel_path(struct xp *x, const char *name, char *buf,
 	return buf;
 }
 
-static int entry(struct xp *x, struct archive_entry *ent, struct ab_err *err)
+static int entry(struct xp *x, const struct ab_tarread_entry *ent,
+    struct ab_err *err)
 {
 	char buf[AB_PATHCHECK_PATH_MAX + 8];
-	const char *path, *name = archive_entry_pathname(ent);
+	const char *path;
 	struct ab_err why;
-	mode_t type = archive_entry_filetype(ent);
 
-	if (name == NULL)
-		return ab_fail(err, AB_EREFUSED, "an entry with no name");
-	if ((path = rel_path(x, name, buf, sizeof buf)) == NULL)
+	if ((path = rel_path(x, ent->path, buf, sizeof buf)) == NULL)
 		return 0;
 	if (ab_path_check(path, &why) < 0)
 		return skip(x, path, why.msg), 0;
-	if (archive_entry_hardlink(ent) != NULL)
-		return skip(x, path, "a hard link"), 0;
-	if (type == AE_IFREG)
+	switch (ent->type) {
+	case AB_TR_FILE:
 		return file_entry(x, path, ent, err);
-	if (type == AE_IFDIR) {
+	case AB_TR_DIR:
 		if (push(&x->dirs, &x->ndirs, &x->cap_dirs, path) < 0)
 			return ab_fail(err, AB_EENGINE, "out of memory");
 		return 0;
-	}
-	if (type == AE_IFLNK) {
-		if (archive_entry_symlink(ent) == NULL ||
-		    ab_symlink_check(path, archive_entry_symlink(ent), &why) < 0)
+	case AB_TR_SYMLINK:
+		if (ab_symlink_check(path, ent->link, &why) < 0)
 			return skip(x, path, why.msg), 0;
-		return link_entry(x, path, archive_entry_symlink(ent), err);
+		return link_entry(x, path, ent->link, err);
+	case AB_TR_HARDLINK:
+		return skip(x, path, "a hard link"), 0;
+	default:
+		return skip(x, path, "not a file, directory or symlink"), 0;
 	}
-	return skip(x, path, "not a file, directory or symlink"), 0;
 }
 
 /* -- After the archive: what the tree as a whole decides. */
@@ -394,7 +391,7 @@ static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
 static int read_work(struct xp *x, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
-	struct archive_entry *ent;
+	const struct ab_tarread_entry *ent;
 	char path[200];
 	long long max;
 	int rc;

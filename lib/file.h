@@ -9,6 +9,7 @@
 #define AB_FILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "buf.h"

@@ -1,9 +1,12 @@
 /* tarread.h: a tar archive read from the engine as it arrives.
  *
- * The engine's reply is a stream on the curl multi handle; libarchive
- * pulls, and each pull drives the stream until more bytes came.  So the
- * archive is never held whole, and what it may cost is bounded: at most
- * MAX bytes in all, or the read is refused.
+ * The engine's reply is a stream on the curl multi handle; each read
+ * drives the stream until more bytes came.  So the archive is never held
+ * whole, and what it may cost is bounded: at most MAX bytes in all, or
+ * the read is refused.  The reader takes what the engine writes (ustar,
+ * pax and GNU headers); a path is bytes, as git keeps it.  Anything it
+ * cannot frame exactly (a bad checksum, a number that does not parse, a
+ * sparse file) ends the read as "not a tar archive".
  */
 #ifndef AB_TARREAD_H
 #define AB_TARREAD_H
@@ -13,16 +16,27 @@
 #include "engine.h"
 #include "err.h"
 
+enum ab_tarread_type {
+	AB_TR_FILE, AB_TR_DIR, AB_TR_SYMLINK, AB_TR_HARDLINK, AB_TR_OTHER
+};
+
+struct ab_tarread_entry {
+	const char *path;	/* as in the archive: no NUL inside */
+	const char *link;	/* a symlink's target, a hard link's name */
+	long long size;		/* a file's bytes */
+	unsigned mode;		/* permission bits */
+	enum ab_tarread_type type;
+};
+
 struct ab_tarread;
-struct archive_entry;
 
 /* GETs PATH (an archive endpoint) and opens its reply as a tar archive. */
 int ab_tarread_open(struct ab_tarread **t, struct ab_engine *e,
     const char *path, long long max, const char *what, struct ab_err *err);
 /* 1 with *ent (valid until the next call), 0 at the end, -1 on error. */
-int ab_tarread_next(struct ab_tarread *t, struct archive_entry **ent,
-    struct ab_err *err);
-/* The current entry's bytes: count, 0 at its end, -1 on error. */
+int ab_tarread_next(struct ab_tarread *t,
+    const struct ab_tarread_entry **ent, struct ab_err *err);
+/* The current file's bytes: count, 0 at its end, -1 on error. */
 long ab_tarread_data(struct ab_tarread *t, char *p, size_t n,
     struct ab_err *err);
 void ab_tarread_close(struct ab_tarread *t);

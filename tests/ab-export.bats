@@ -130,17 +130,23 @@ CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
 	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'p.patch.*')" ]
 }
 
-@test "names are bytes: not ASCII or not UTF-8 they export; a control byte is refused, quoted" {
+@test "names are bytes: not ASCII, not UTF-8 or over 100 bytes they export; a control byte is refused" {
 	local co=$BATS_TEST_TMPDIR/co p=$BATS_TEST_TMPDIR/p.patch
-	agent execution 'cd /work && echo new >dé.txt && echo raw >"$(printf "x\377y")" &&
-		echo bad >"$(printf "z\033[2J")" && ln -s "$(printf "q\377")" badlink'
+	local long
+	long=$(printf 'd%.0s' {1..60})/$(printf 'e%.0s' {1..60})/$(printf 'f%.0s' {1..90})
+	agent execution "cd /work && echo new >dé.txt && echo raw >\"\$(printf 'x\\377y')\" &&
+		echo bad >\"\$(printf 'z\\033[2J')\" && ln -s \"\$(printf 'q\\377')\" badlink &&
+		mkdir -p ${long%/*} && echo deep >$long && ln -s $long far"
 	run_exact 0 ab-export "$ALLOC" -o "$p"
 	[[ $stderr == 'ab-export: left out "z\033[2J": '* ]]
 	checkout "$co"
 	git -C "$co" apply --index "$p"
-	assert_equal "$(git -C "$co" status --porcelain)" 'A  badlink
-A  "d\303\251.txt"
-A  "x\377y"'
+	assert_equal "$(git -C "$co" status --porcelain)" "A  badlink
+A  $long
+A  \"d\\303\\251.txt\"
+A  far
+A  \"x\\377y\""
+	assert_equal "$(readlink "$co/far")" "$long"
 	assert_equal "$(cat "$co/dé.txt" "$co/$(printf 'x\377y')")" "new
 raw"
 	assert_equal "$(readlink "$co/badlink")" "$(printf 'q\377')"
