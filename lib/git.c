@@ -279,6 +279,7 @@ int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
 		git_repository_free(repo);
 		return -1;
 	}
+	memcpy(t->root, git_tree_id(tree)->id, 20);
 	memset(&w, 0, sizeof w);
 	w.repo = repo;
 	w.t = t;
@@ -309,37 +310,6 @@ void ab_git_tree_free(struct ab_git_tree *t)
 	}
 	free(t->e);
 	memset(t, 0, sizeof *t);
-}
-
-int ab_git_write_index(const char *stage, const char *hex,
-    struct ab_err *err)
-{
-	git_repository *repo;
-	git_index *idx = NULL;
-	git_tree *tree = NULL;
-	char path[4200];
-	int rc = -1;
-
-	if (ab_git_open(&repo, stage, err) < 0)
-		return -1;
-	snprintf(path, sizeof path, "%s/index", stage);
-	/* A bare repository has no index of its own: lend it one. */
-	if (commit_tree(repo, hex, &tree, err) == 0) {
-		if (git_index_open(&idx, path) < 0)
-			ab_git_fail(err, AB_EENGINE, "cannot make the index");
-		else {
-			git_repository_set_index(repo, idx);
-			if (git_index_read_tree(idx, tree) < 0 ||
-			    git_index_write(idx) < 0)
-				ab_git_fail(err, AB_EENGINE, "cannot write the index");
-			else
-				rc = 0;
-		}
-	}
-	git_index_free(idx);
-	git_tree_free(tree);
-	git_repository_free(repo);
-	return rc;
 }
 
 struct ab_git_reader {

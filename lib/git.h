@@ -34,6 +34,7 @@ struct ab_git_tree {
 	struct ab_git_entry *e;
 	size_t n;
 	long long bytes;	/* file and link bytes */
+	unsigned char root[20];	/* the root tree's ID */
 	struct ab_git_block *paths;
 };
 
@@ -56,9 +57,6 @@ int ab_git_resolve(const char *dir, const char *rev, const char *expect,
 int ab_git_tree(const char *dir, const char *oid, struct ab_git_tree *t,
     struct ab_err *err);
 void ab_git_tree_free(struct ab_git_tree *t);
-/* Writes STAGE/index matching the commit's tree. */
-int ab_git_write_index(const char *stage, const char *oid,
-    struct ab_err *err);
 
 /* Reads one blob at a time from the repository at DIR for a tar source. */
 struct ab_git_reader;

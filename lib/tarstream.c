@@ -49,9 +49,18 @@ static int oom(struct ab_err *err)
 	return ab_fail(err, AB_EENGINE, "out of memory writing a tar");
 }
 
+/* WIDTH-1 zero-padded octal digits and a NUL, as snprintf "%0*llo" would
+ * write them; by hand because snprintf was a fifth of seeding's main
+ * thread at 10,000 files.  The callers keep V within WIDTH-1 digits. */
 static void octal(char *f, size_t width, unsigned long long v)
 {
-	snprintf(f, width, "%0*llo", (int)width - 1, v);
+	size_t i = width - 1;
+
+	f[i] = '\0';
+	while (i-- > 0) {
+		f[i] = (char)('0' + (v & 7));
+		v >>= 3;
+	}
 }
 
 /* One header block: name, mode, uid, gid, size, mtime, checksum, type,
@@ -79,7 +88,7 @@ static int put_block(struct ab_tar *t, const char *name, char type,
 	memset(h + 148, ' ', 8);
 	for (i = 0; i < sizeof h; i++)
 		sum += h[i];
-	snprintf((char *)h + 148, 8, "%06o", sum);
+	octal((char *)h + 148, 7, sum);
 	return ab_buf_add(&t->out, h, sizeof h);
 }
 

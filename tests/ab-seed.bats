@@ -161,6 +161,45 @@ status:"
 	assert_line --index 3 first
 }
 
+@test "the index is the one git read-tree writes, and git inside checks it" {
+	# Names that sort differently as paths and as tree entries, an
+	# executable, a symlink, a gitlink, and a 4,000-byte path through
+	# directories that hold only a directory.
+	hostile_commit '100644|blob|a.b|1' '100644|blob|a-|2' '100644|blob|a0|3'
+	local t sub long i
+	t=$(printf '100644 blob %s\tb\n' "$(printf 4 | git -C "$REPO" hash-object -w --stdin)" |
+		git -C "$REPO" mktree)
+	sub=$(printf '040000 tree %s\tc\n100755 blob %s\tc.txt\n' "$t" \
+		"$(printf 5 | git -C "$REPO" hash-object -w --stdin)" | git -C "$REPO" mktree)
+	long=$sub
+	for i in $(seq 1 19); do
+		long=$(printf '040000 tree %s\t%s\n' "$long" "$(printf 'd%.0s' $(seq 1 200))" |
+			git -C "$REPO" mktree)
+	done
+	t=$( { git -C "$REPO" ls-tree "$COMMIT"
+		printf '040000 tree %s\ta\n040000 tree %s\tab\n' "$t" "$sub"
+		printf '040000 tree %s\tlong\n' "$long"
+		printf '120000 blob %s\tlink\n' "$(printf a.b | git -C "$REPO" hash-object -w --stdin)"
+		printf '160000 commit %s\tsub\n' "$COMMIT"
+	} | git -C "$REPO" mktree)
+	COMMIT=$(git -C "$REPO" commit-tree -m names "$t")
+	new_alloc --task-bytes 64M
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	AB_RO_GIT=1 ab_on_alloc "$ALLOC" 'cat /work/.git/index' >"$BATS_TEST_TMPDIR/inside"
+	GIT_INDEX_FILE=$BATS_TEST_TMPDIR/host git -C "$REPO" read-tree "$COMMIT"
+	run python3 "$AB_ROOT/tests/lib/index-diff.py" "$BATS_TEST_TMPDIR/inside" \
+		"$BATS_TEST_TMPDIR/host"
+	assert_success
+	# fsck reads the index and its tree cache; status compares it.
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&
+		git fsck --no-dangling 2>&1 && echo fsck-ok &&
+		echo "status:$(git status --porcelain)" && git ls-files | wc -l'
+	assert_success
+	assert_line fsck-ok
+	assert_line status:
+	assert_line 10
+}
+
 @test "blobs over 1 MiB go loose, compressed or stored, and git inside reads every object" {
 	make_repo
 	head -c 2100000 /dev/urandom >"$REPO/old.bin"
@@ -370,6 +409,29 @@ status:"
 	hostile_commit "100644|blob|$name|x"
 	new_alloc
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+}
+
+@test "a tree out of git's order is refused before a byte is sent" {
+	# mktree sorts; a tree is written raw to hold "b" before "a", and
+	# "c" twice.
+	hostile_commit "100644|blob|ok|fine"
+	local one two t names
+	one=$(printf 1 | git -C "$REPO" hash-object -w --stdin)
+	two=$(printf 2 | git -C "$REPO" hash-object -w --stdin)
+	for names in "b a" "c c"; do
+		t=$(python3 -c 'import sys
+n1, n2 = sys.argv[1].split()
+e = lambda n, h: b"100644 " + n.encode() + b"\0" + bytes.fromhex(h)
+sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
+			"$names" "$one" "$two" |
+			git -C "$REPO" hash-object -t tree -w --literally --stdin)
+		COMMIT=$(git -C "$REPO" commit-tree -m unsorted "$t")
+		new_alloc
+		run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+		assert_regex "$stderr" "not in git's order at \"${names#* }\": the repository is damaged"
+		run ab_on_alloc "$ALLOC" 'ls -A /work'
+		assert_output .git
+	done
 }
 
 @test "escaping symlinks are refused before a byte is sent" {
