@@ -434,6 +434,13 @@ void ab_engine_budget_end(struct ab_engine *e, const struct ab_budget *saved)
 	e->cleanup = saved->cleanup;
 }
 
+/* "seccomp=builtin" as a security option exists from API 1.42 (Engine
+ * 23); older engines read the value as a profile file. */
+int ab_engine_seccomp_keyword(const struct ab_engine *e)
+{
+	return e->api_minor >= 42;
+}
+
 static int info_bool(const struct ab_json *j, const char *key)
 {
 	int v = 0;
@@ -472,9 +479,7 @@ int ab_engine_info(struct ab_engine *e, struct ab_info *info,
 		if (ab_json_str_eq(&j, t, "name=seccomp,profile=default") ||
 		    ab_json_str_eq(&j, t, "name=seccomp,profile=builtin"))
 			info->seccomp_builtin = 1;
-	/* "seccomp=builtin" as a security option exists from API 1.42
-	 * (Engine 23); older engines read the value as a profile file. */
-	info->seccomp_keyword = e->api_minor >= 42;
+	info->seccomp_keyword = ab_engine_seccomp_keyword(e);
 	ab_json_free(&j);
 	ab_resp_free(&r);
 	return 0;

@@ -112,6 +112,9 @@ void ab_resp_free(struct ab_resp *r);
 int ab_engine_fail(const struct ab_resp *r, int code, const char *what,
     struct ab_err *err);
 
+/* 1 when the engine takes "seccomp=builtin" (API 1.42, Engine 23 on);
+ * known from the ping, without /info. */
+int ab_engine_seccomp_keyword(const struct ab_engine *e);
 int ab_engine_info(struct ab_engine *e, struct ab_info *info,
     struct ab_err *err);
 

@@ -371,6 +371,16 @@ int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
 	return 0;
 }
 
+int ab_git_reader_whole(const struct ab_git_reader *r, const void **p,
+    size_t *n)
+{
+	if (r->blob == NULL)
+		return 0;
+	*p = git_blob_rawcontent(r->blob);
+	*n = (size_t)git_blob_rawsize(r->blob);
+	return 1;
+}
+
 long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
     struct ab_err *err)
 {

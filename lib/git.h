@@ -70,6 +70,10 @@ int ab_git_reader_load(struct ab_git_reader *r, const unsigned char oid[20],
     long long expect, long long *size, struct ab_err *err);
 long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
     struct ab_err *err);
+/* 1 and the loaded blob's bytes when it was read whole (and hashed),
+ * 0 when it streams. */
+int ab_git_reader_whole(const struct ab_git_reader *r, const void **p,
+    size_t *n);
 void ab_git_reader_close(struct ab_git_reader *r);
 
 #endif

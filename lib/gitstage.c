@@ -1,15 +1,19 @@
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <git2.h>
 #include <git2/sys/repository.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "file.h"
+#include "gitfeed.h"
 #include "git.h"
 #include "gitpack.h"
 #include "gitstage.h"
@@ -140,6 +144,7 @@ static int oidset_add(struct oidset *s, const git_oid *id)
  * find one by ID. */
 struct tipset {
 	struct ab_pack_ent *e;
+	unsigned char *type;	/* GIT_OBJECT_COMMIT, _TREE or _BLOB */
 	size_t n, cap, nslot;
 	uint32_t *slot;
 };
@@ -180,9 +185,10 @@ static int tip_grow(struct tipset *t)
 }
 
 /* 1: added; 0: already there; -1: out of memory. */
-static int tip_add(struct tipset *t, const git_oid *id)
+static int tip_add(struct tipset *t, const git_oid *id, git_object_t type)
 {
 	struct ab_pack_ent *e;
+	unsigned char *ty;
 	size_t j;
 
 	if (t->n >= UINT32_MAX - 1 ||
@@ -195,11 +201,41 @@ static int tip_add(struct tipset *t, const git_oid *id)
 		if ((e = realloc(t->e, t->cap * sizeof *e)) == NULL)
 			return -1;
 		t->e = e;
+		if ((ty = realloc(t->type, t->cap)) == NULL)
+			return -1;
+		t->type = ty;
 	}
 	memset(&t->e[t->n], 0, sizeof *t->e);
 	memcpy(t->e[t->n].id, id->id, 20);
+	t->type[t->n] = (unsigned char)type;
 	t->slot[j] = (uint32_t)++t->n;
 	return 1;
+}
+
+static void tip_free(struct tipset *t)
+{
+	free(t->e);
+	free(t->type);
+	free(t->slot);
+	memset(t, 0, sizeof *t);
+}
+
+static int tip_copy(struct tipset *to, const struct tipset *from)
+{
+	memset(to, 0, sizeof *to);
+	to->e = malloc((from->n ? from->n : 1) * sizeof *to->e);
+	to->type = malloc(from->n ? from->n : 1);
+	to->slot = malloc((from->nslot ? from->nslot : 1) * sizeof *to->slot);
+	if (to->e == NULL || to->type == NULL || to->slot == NULL) {
+		tip_free(to);
+		return -1;
+	}
+	memcpy(to->e, from->e, from->n * sizeof *to->e);
+	memcpy(to->type, from->type, from->n);
+	memcpy(to->slot, from->slot, from->nslot * sizeof *to->slot);
+	to->n = to->cap = from->n;
+	to->nslot = from->nslot;
+	return 0;
 }
 
 struct copy {
@@ -255,7 +291,7 @@ static int list_tip_tree(struct copy *c, const git_oid *id)
 	const git_oid *eid;
 	git_tree *t;
 	size_t i, n;
-	int rc = tip_add(&c->tip, id);
+	int rc = tip_add(&c->tip, id, GIT_OBJECT_TREE);
 
 	if (rc <= 0)
 		return rc < 0 ? oom(c) : 0;
@@ -272,7 +308,8 @@ static int list_tip_tree(struct copy *c, const git_oid *id)
 		case GIT_OBJECT_BLOB:
 			if ((rc = blob_is_big(c, eid)) > 0)
 				rc = add_big(c, eid);
-			else if (rc == 0 && tip_add(&c->tip, eid) < 0)
+			else if (rc == 0 &&
+			    tip_add(&c->tip, eid, GIT_OBJECT_BLOB) < 0)
 				rc = oom(c);
 			break;
 		default:	/* a gitlink: its commit is not here */
@@ -355,7 +392,7 @@ static int list_tip(struct copy *c, const git_oid *tip)
 
 	if (git_commit_lookup(&commit, c->src, tip) < 0)
 		return ab_git_fail(c->err, AB_EENGINE, "cannot read a commit");
-	rc = tip_add(&c->tip, tip) < 0 ? oom(c) :
+	rc = tip_add(&c->tip, tip, GIT_OBJECT_COMMIT) < 0 ? oom(c) :
 	    list_tip_tree(c, git_commit_tree_id(commit));
 	git_commit_free(commit);
 	return rc;
@@ -391,38 +428,194 @@ static int list_history(struct copy *c, const git_oid *tip)
 	return rc;
 }
 
-/* Each object is read by libgit2, which hashes it against its name. */
-static int write_tip(struct copy *c, const char *dir)
+/* --- the tip's pack ------------------------------------------------- */
+
+/* Writes the tip's pack: the commit and the trees first, then the blobs
+ * as the upload offers them (gitfeed.h), each read by the upload already
+ * and hashed there.  When no offer comes within a moment (the upload is
+ * busy, or gone on to the git directory), it reads a blob itself, from
+ * the end of the listing, where the upload will come last; then polls
+ * again.  Whatever it reads, libgit2 hashes against its name. */
+struct tipwriter {
+	pthread_t th;
+	git_repository *repo;
+	git_odb *odb;
+	const char *pack;
+	struct tipset tip;
+	struct ab_git_feed *feed;
+	const struct stop_cb *cb;
+	atomic_int abort;
+	int rc;
+	struct ab_err *err, own;
+};
+
+static int tw_stopped(struct tipwriter *w)
 {
-	struct ab_pack *p;
+	return atomic_load(&w->abort) ||
+	    (w->cb->stop != NULL && w->cb->stop(w->cb->arg));
+}
+
+static int tw_read(struct tipwriter *w, struct ab_pack *p, size_t i)
+{
 	git_odb_object *o;
 	git_oid id;
-	size_t i;
+	int rc;
+
+	memcpy(id.id, w->tip.e[i].id, 20);
+	if (git_odb_read(&o, w->odb, &id) < 0)
+		return ab_git_fail(w->err, AB_EENGINE, "cannot read an object");
+	rc = ab_pack_add(p, &w->tip.e[i], (int)git_odb_object_type(o),
+	    git_odb_object_data(o), git_odb_object_size(o), w->err);
+	git_odb_object_free(o);
+	return rc;
+}
+
+/* A fed blob: 1 when it was one of the tip's still to write. */
+static int tw_fed(struct tipwriter *w, struct ab_pack *p,
+    const struct ab_git_fed *d, unsigned char *done)
+{
+	git_oid id;
+	uint32_t k;
+
+	memcpy(id.id, d->id, 20);
+	k = w->tip.slot[tip_slot(&w->tip, &id)];
+	if (k == 0 || done[k - 1] || w->tip.type[k - 1] != GIT_OBJECT_BLOB)
+		return 0;
+	done[k - 1] = 1;
+	return ab_pack_add(p, &w->tip.e[k - 1], GIT_OBJECT_BLOB, d->data, d->n,
+	    w->err) < 0 ? -1 : 1;
+}
+
+static int tw_blobs(struct tipwriter *w, struct ab_pack *p,
+    unsigned char *done, size_t left)
+{
+	struct ab_git_fed *d;
+	size_t back = w->tip.n, k;
+	int rc = 0, wait = 20;
+
+	for (k = 0; rc == 0 && left > 0; k++) {
+		d = w->feed != NULL ? ab_git_feed_take(w->feed, wait) : NULL;
+		/* Asked after every wait, and every 256 objects. */
+		if ((d == NULL || (k & 255) == 0) && tw_stopped(w)) {
+			free(d);
+			return ab_fail(w->err, AB_EENGINE, "packing stopped");
+		}
+		if (d != NULL) {
+			rc = tw_fed(w, p, d, done);
+			free(d);
+			left -= rc > 0;
+			rc = rc < 0 ? -1 : 0;
+			wait = 20;
+			continue;
+		}
+		wait = 0;
+		while (done[back - 1])
+			back--;
+		done[--back] = 1;
+		left--;
+		rc = tw_read(w, p, back);
+	}
+	return rc;
+}
+
+static int write_tip(struct tipwriter *w)
+{
+	struct ab_pack *p;
+	unsigned char *done = calloc(w->tip.n ? w->tip.n : 1, 1);
+	size_t i, left = 0;
 	int rc = 0;
 
-	if (ab_pack_start(&p, dir, c->tip.n, c->err) < 0)
+	if (done == NULL)
+		return ab_fail(w->err, AB_EENGINE, "out of memory packing");
+	if (ab_pack_start(&p, w->pack, w->tip.n, w->err) < 0) {
+		free(done);
 		return -1;
-	for (i = 0; i < c->tip.n && rc == 0; i++) {
-		if ((i & 255) == 0 && c->cb->stop != NULL &&
-		    c->cb->stop(c->cb->arg)) {
-			rc = ab_fail(c->err, AB_EENGINE, "packing stopped");
-			break;
-		}
-		memcpy(id.id, c->tip.e[i].id, 20);
-		if (git_odb_read(&o, c->odb, &id) < 0) {
-			rc = ab_git_fail(c->err, AB_EENGINE,
-			    "cannot read an object");
-			break;
-		}
-		rc = ab_pack_add(p, &c->tip.e[i], (int)git_odb_object_type(o),
-		    git_odb_object_data(o), git_odb_object_size(o), c->err);
-		git_odb_object_free(o);
 	}
+	for (i = 0; i < w->tip.n && rc == 0; i++) {
+		if (w->tip.type[i] != GIT_OBJECT_BLOB) {
+			done[i] = 1;
+			rc = tw_read(w, p, i);
+		} else
+			left++;
+	}
+	if (rc == 0)
+		rc = tw_blobs(w, p, done, left);
+	free(done);
 	if (rc < 0) {
 		ab_pack_abort(p);
 		return -1;
 	}
-	return ab_pack_end(p, c->tip.e, c->tip.n, c->err);
+	return ab_pack_end(p, w->tip.e, w->tip.n, w->err);
+}
+
+static void *tw_main(void *arg)
+{
+	struct tipwriter *w = arg;
+
+	/* Per thread on Linux; failing to set it only costs time. */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	w->rc = write_tip(w);
+	return NULL;
+}
+
+static void tw_free(struct tipwriter *w)
+{
+	git_odb_free(w->odb);
+	git_repository_free(w->repo);
+	tip_free(&w->tip);
+	w->odb = NULL;
+	w->repo = NULL;
+}
+
+/* The tip's pack in a thread of its own, with its own copy of the tip's
+ * objects (the history's walk reads the set meanwhile, and the pack's
+ * end sorts it) and its own repository handle: 1 started, 0 not (write
+ * it here, later), -1. */
+static int tw_start(struct tipwriter *w, struct copy *c, const char *dir,
+    const char *pack, struct ab_git_feed *feed)
+{
+
+	memset(w, 0, sizeof *w);
+	w->pack = pack;
+	w->cb = c->cb;
+	w->err = &w->own;
+	atomic_init(&w->abort, 0);
+	if (feed == NULL || !ab_git_threads())
+		return 0;
+	if (tip_copy(&w->tip, &c->tip) < 0)
+		return oom(c);
+	if (ab_git_open(&w->repo, dir, c->err) < 0) {
+		tip_free(&w->tip);
+		return -1;
+	}
+	if (git_repository_odb(&w->odb, w->repo) < 0) {
+		tw_free(w);
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read the "
+		    "repository");
+	}
+	w->feed = feed;
+	if ((errno = pthread_create(&w->th, NULL, tw_main, w)) != 0) {
+		/* Written later, here: only slower. */
+		tw_free(w);
+		return 0;
+	}
+	return 1;
+}
+
+/* Joins a started writer, told to stop when C failed (RC < 0); its
+ * failure is C's unless C failed first. */
+static int tw_join(struct tipwriter *w, struct copy *c, int rc)
+{
+	atomic_store(&w->abort, rc < 0);
+	pthread_join(w->th, NULL);
+	tw_free(w);
+	if (rc < 0)
+		return -1;
+	if (w->rc < 0) {
+		*c->err = w->own;
+		return -1;
+	}
+	return 0;
 }
 
 /* --- big blobs, loose ------------------------------------------------ */
@@ -671,14 +864,42 @@ static int copy_big(struct copy *c, const char *stage,
 	return rc;
 }
 
+/* The history, written by libgit2's packbuilder (one delta thread: the
+ * tree's upload runs beside it), and the big blobs. */
+static int write_rest(struct copy *c, const char *pack, const char *stage)
+{
+	if (c->pb != NULL && git_packbuilder_write(c->pb, pack, 0,
+	    index_progress, c->cb) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot pack the history");
+	return copy_big(c, stage, c->cb);
+}
+
+/* Without a writer thread, the tip's pack is written here, last, from
+ * reads of its own. */
+static int write_tip_here(struct copy *c, const char *pack)
+{
+	struct tipwriter w;
+
+	memset(&w, 0, sizeof w);
+	w.odb = c->odb;
+	w.pack = pack;
+	w.tip = c->tip;
+	w.cb = c->cb;
+	w.err = c->err;
+	atomic_init(&w.abort, 0);
+	return write_tip(&w);
+}
+
 int ab_git_stage(const char *dir, const char *hex, const char *stage,
-    int (*stop)(void *), void *arg, struct ab_err *err)
+    struct ab_git_feed *feed, int (*stop)(void *), void *arg,
+    struct ab_err *err)
 {
 	struct stop_cb cb = { stop, arg };
+	struct tipwriter w;
 	struct copy c;
 	char pack[4200];
 	git_oid tip;
-	int rc = -1;
+	int rc = -1, tw = 0;
 
 	memset(&c, 0, sizeof c);
 	c.err = err;
@@ -690,17 +911,17 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 	if (git_repository_odb(&c.odb, c.src) < 0)
 		ab_git_fail(err, AB_EENGINE, "cannot read the repository");
 	else if (pack_config(c.src, stage, err) == 0 &&
-	    list_tip(&c, &tip) == 0 && list_history(&c, &tip) == 0 &&
-	    write_tip(&c, pack) == 0) {
-		/* One delta thread: the tree's upload runs beside it. */
-		if (c.pb != NULL && git_packbuilder_write(c.pb, pack, 0,
-		    index_progress, &cb) < 0)
-			ab_git_fail(err, AB_EENGINE, "cannot pack the history");
-		else
-			rc = copy_big(&c, stage, &cb);
+	    list_tip(&c, &tip) == 0 &&
+	    (tw = tw_start(&w, &c, dir, pack, feed)) >= 0) {
+		rc = list_history(&c, &tip);
+		if (rc == 0)
+			rc = write_rest(&c, pack, stage);
+		if (tw == 1)
+			rc = tw_join(&w, &c, rc);
+		else if (rc == 0)
+			rc = write_tip_here(&c, pack);
 	}
-	free(c.tip.e);
-	free(c.tip.slot);
+	tip_free(&c.tip);
 	free(c.seen.k);
 	free(c.bigs.k);
 	free(c.big);

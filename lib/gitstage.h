@@ -52,8 +52,12 @@ int ab_git_threads(void);
 int ab_git_stage_init(const char *stage, struct ab_err *err);
 /* Copies the commit and its history from the repository at DIR into
  * STAGE.  Safe to run in a thread of its own; stop(arg), when given, is
- * asked now and then and ends the copy (as a failure) when nonzero. */
+ * asked now and then and ends the copy (as a failure) when nonzero.
+ * With FEED (gitfeed.h), the tip's pack is written by a thread of its
+ * own, from the blobs the upload offers there and reads of its own. */
+struct ab_git_feed;
 int ab_git_stage(const char *dir, const char *oid, const char *stage,
-    int (*stop)(void *), void *arg, struct ab_err *err);
+    struct ab_git_feed *feed, int (*stop)(void *), void *arg,
+    struct ab_err *err);
 
 #endif

@@ -1,0 +1,113 @@
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gitfeed.h"
+
+struct ab_git_feed {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ab_git_fed *head, *tail;
+	size_t bytes, cap, n;
+	int closed;
+};
+
+/* The taker is woken when this many offers wait, not for each: a wake a
+ * blob was a futex call each side. */
+#define BATCH 64
+
+struct ab_git_feed *ab_git_feed_new(size_t cap)
+{
+	struct ab_git_feed *f = calloc(1, sizeof *f);
+
+	if (f == NULL)
+		return NULL;
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->cap = cap;
+	return f;
+}
+
+void ab_git_feed_offer(struct ab_git_feed *f, const unsigned char id[20],
+    const void *p, size_t n)
+{
+	struct ab_git_fed *d;
+	int fits;
+
+	pthread_mutex_lock(&f->mu);
+	fits = !f->closed && n <= f->cap - f->bytes;
+	if (fits)
+		f->bytes += n;	/* held before the copy, so the cap holds */
+	pthread_mutex_unlock(&f->mu);
+	if (!fits)
+		return;
+	if ((d = malloc(sizeof *d + n)) != NULL) {
+		d->next = NULL;
+		memcpy(d->id, id, 20);
+		d->n = n;
+		memcpy(d->data, p, n);
+	}
+	pthread_mutex_lock(&f->mu);
+	if (d == NULL)
+		f->bytes -= n;
+	else {
+		if (f->tail != NULL)
+			f->tail->next = d;
+		else
+			f->head = d;
+		f->tail = d;
+		if (++f->n == BATCH)
+			pthread_cond_signal(&f->cv);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void ab_git_feed_close(struct ab_git_feed *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->closed = 1;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms)
+{
+	struct ab_git_fed *d;
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&f->mu);
+	while (f->head == NULL && !f->closed &&
+	    pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
+		;
+	if ((d = f->head) != NULL) {
+		if ((f->head = d->next) == NULL)
+			f->tail = NULL;
+		f->bytes -= d->n;
+		f->n--;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return d;
+}
+
+void ab_git_feed_free(struct ab_git_feed *f)
+{
+	struct ab_git_fed *d, *next;
+
+	if (f == NULL)
+		return;
+	for (d = f->head; d != NULL; d = next) {
+		next = d->next;
+		free(d);
+	}
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->cv);
+	free(f);
+}
