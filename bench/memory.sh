@@ -42,7 +42,11 @@ for i in range(n):
         f.write(("line %d\n" % i) * 20)
 PY
 	git -C "$repo" add -A
-	git -C "$repo" -c user.name=b -c user.email=b@b commit -qm base
+	# A commit over 6,700 loose objects starts git gc --auto in the
+	# background: it would pack the repository during the first rounds.
+	# Packed in the foreground instead, as a clone is.
+	git -C "$repo" -c gc.auto=0 -c user.name=b -c user.email=b@b commit -qm base
+	git -C "$repo" gc -q
 	commit=$(git -C "$repo" rev-parse HEAD)
 	img=$(rss ab-image ab-image build 2>/dev/null)
 	alloc=$(rss ab-alloc ab-alloc --image "$img" --task-bytes 4G --task-inodes 400000 \

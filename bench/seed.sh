@@ -44,7 +44,11 @@ for i in range(n):
         f.write(("line %d\n" % i) * 20)
 PY
 	git -C "$1" add -A
-	git -C "$1" -c user.name=b -c user.email=b@b commit -qm bench
+	# A commit over 6,700 loose objects starts git gc --auto in the
+	# background: it would pack the repository during the first rounds.
+	# Packed in the foreground instead, as a clone is.
+	git -C "$1" -c gc.auto=0 -c user.name=b -c user.email=b@b commit -qm bench
+	git -C "$1" gc -q
 }
 
 docker_way() {	# REPO COMMIT IMAGE: seconds for the two docker cp steps
