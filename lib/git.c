@@ -108,6 +108,7 @@ int ab_git_resolve(const char *dir, const char *rev, const char *expect,
 
 struct walk {
 	git_repository *repo;
+	git_odb *odb;
 	struct ab_git_tree *t;
 	size_t cap;
 	struct ab_err *err;
@@ -157,7 +158,6 @@ static int read_link(struct walk *w, struct ab_git_entry *e)
 static int classify(struct walk *w, const git_tree_entry *te,
     struct ab_git_entry *e)
 {
-	git_odb *odb;
 	git_object_t type;
 	size_t len;
 
@@ -180,14 +180,9 @@ static int classify(struct walk *w, const git_tree_entry *te,
 		e->type = AB_GIT_FILE;
 		e->mode = git_tree_entry_filemode(te) ==
 		    GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
-		if (git_repository_odb(&odb, w->repo) < 0)
+		if (git_odb_read_header(&len, &type, w->odb,
+		    git_tree_entry_id(te)) < 0)
 			return ab_git_fail(w->err, AB_EENGINE, e->path);
-		if (git_odb_read_header(&len, &type, odb,
-		    git_tree_entry_id(te)) < 0) {
-			git_odb_free(odb);
-			return ab_git_fail(w->err, AB_EENGINE, e->path);
-		}
-		git_odb_free(odb);
 		e->size = (long long)len;
 		return 0;
 	default:
@@ -284,10 +279,16 @@ int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
 	w.repo = repo;
 	w.t = t;
 	w.err = err;
+	if (git_repository_odb(&w.odb, repo) < 0) {
+		git_tree_free(tree);
+		git_repository_free(repo);
+		return ab_git_fail(err, AB_EENGINE, "cannot read the repository");
+	}
 	/* Pre-order: a directory entry precedes what is inside it. */
 	rc = git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w);
 	if (rc < 0 && !w.failed)
 		ab_git_fail(err, AB_EENGINE, "cannot walk the tree");
+	git_odb_free(w.odb);
 	git_tree_free(tree);
 	git_repository_free(repo);
 	if (rc < 0) {

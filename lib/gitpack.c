@@ -13,8 +13,11 @@
 #define CHUNK (64 * 1024)
 /* zlib clears its hash table for every stream: 64 KiB at the default
  * memLevel, which on 100,000 small objects was a tenth of the packer's
- * time.  Objects under SMALL bytes get a stream with a table of 4 KiB. */
-#define SMALL (16 * 1024)
+ * time.  Objects under SMALL bytes get a stream with a table of 4 KiB;
+ * above 2 KiB the small table's collisions cost more than the clearing
+ * saves (zlib level 1, a C file: 4,000 bytes 19.4 us against 16.9, a
+ * tree of 100 entries 74 us against 28). */
+#define SMALL (2 * 1024)
 
 struct ab_pack {
 	char dir[4200], tmp[4300], tmpidx[4300];

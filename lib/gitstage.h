@@ -50,14 +50,25 @@ void ab_git_bstream_close(struct ab_git_bstream *b);
 int ab_git_threads(void);
 /* Makes STAGE an empty bare repository. */
 int ab_git_stage_init(const char *stage, struct ab_err *err);
-/* Copies the commit and its history from the repository at DIR into
- * STAGE.  Safe to run in a thread of its own; stop(arg), when given, is
- * asked now and then and ends the copy (as a failure) when nonzero.
- * With FEED (gitfeed.h), the tip's pack is written by a thread of its
- * own, from the blobs the upload offers there and reads of its own. */
+/* What ab_git_stage is given besides the repository.  With feed
+ * (gitfeed.h), the tip's pack is written by a thread of its own, from
+ * the blobs the upload offers there and reads of its own.  With tree,
+ * the tip's objects are taken from the upload's listing, which tree(arg)
+ * waits for (NULL: stopped); without, they are listed here.  stop(arg),
+ * when set, is asked now and then and ends the copy (as a failure) when
+ * nonzero. */
 struct ab_git_feed;
+struct ab_git_tree;
+struct ab_git_stage_io {
+	struct ab_git_feed *feed;
+	const struct ab_git_tree *(*tree)(void *arg);
+	int (*stop)(void *arg);
+	void *arg;
+};
+
+/* Copies the commit and its history from the repository at DIR into
+ * STAGE.  Safe to run in a thread of its own. */
 int ab_git_stage(const char *dir, const char *oid, const char *stage,
-    struct ab_git_feed *feed, int (*stop)(void *), void *arg,
-    struct ab_err *err);
+    const struct ab_git_stage_io *io, struct ab_err *err);
 
 #endif

@@ -539,7 +539,8 @@ struct packer {
 	atomic_int stop;
 	int started, rc;
 	struct ab_err err;
-	/* The tree's listing, handed over once checked, for the index. */
+	/* The tree's listing, handed over once checked: the tip's objects
+	 * and the index come from it. */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	const struct ab_git_tree *tree;
@@ -553,15 +554,11 @@ static int packer_stop(void *arg)
 	return atomic_load(&p->stop) || ab_deadline_passed(p->dl);
 }
 
-/* The index is written from the tree's listing (gitindex.h), here while
- * the tree uploads: on 100,000 files it took 10 to 25 ms, which at the
- * switch to the git directory would be the engine's to wait.  The index
- * carries no stat data, so git status inside rehashes every file and,
- * with .git read-only, cannot save the refreshed index.  Measured on
- * 10,000 files (2 MB): 0.05 s a call.  Kept so; a refresh while .git is
- * still writable waits for a tree where the rehash matters. */
-static int packer_index(struct packer *p)
+/* Waits for the checked listing (packer_give_tree); NULL once told to
+ * stop. */
+static const struct ab_git_tree *packer_tree(void *arg)
 {
+	struct packer *p = arg;
 	const struct ab_git_tree *t;
 	struct timespec until;
 
@@ -576,7 +573,30 @@ static int packer_index(struct packer *p)
 		pthread_cond_timedwait(&p->cv, &p->mu, &until);
 	}
 	pthread_mutex_unlock(&p->mu);
-	if (t == NULL)
+	return t;
+}
+
+/* The tip's objects (gitstage.h) and the index (gitindex.h) come from
+ * the tree's listing, here while the tree uploads: the index on 100,000
+ * files took 10 to 25 ms, which at the switch to the git directory would
+ * be the engine's to wait.  The index carries no stat data, so git status
+ * inside rehashes every file and, with .git read-only, cannot save the
+ * refreshed index.  Measured on 10,000 files (2 MB): 0.05 s a call.  Kept
+ * so; a refresh while .git is still writable waits for a tree where the
+ * rehash matters. */
+static int packer_run(struct packer *p)
+{
+	struct ab_git_stage_io io = { p->feed, packer_tree, packer_stop, p };
+	const struct ab_git_tree *t;
+
+	/* Without a thread, the packer runs before the listing. */
+	if (!p->started)
+		io.tree = NULL;
+	if (ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err) < 0)
+		return -1;
+	if (!p->started)
+		return 0;
+	if ((t = packer_tree(p)) == NULL)
 		return ab_fail(&p->err, AB_EENGINE, "packing stopped");
 	if (ab_git_index_write(t, p->stage, &p->err) < 0)
 		return -1;
@@ -584,16 +604,8 @@ static int packer_index(struct packer *p)
 	return 0;
 }
 
-static int packer_run(struct packer *p)
-{
-	if (ab_git_stage(p->repo, p->hex, p->stage, p->feed, packer_stop, p,
-	    &p->err) < 0)
-		return -1;
-	return p->started ? packer_index(p) : 0;
-}
-
-/* The checked listing, for the packer's index; it outlives the packer,
- * which send_all joins before freeing it. */
+/* The checked listing, for the packer; it outlives the packer, which
+ * send_all joins before freeing it. */
 static void packer_give_tree(struct packer *p, const struct ab_git_tree *t)
 {
 	pthread_mutex_lock(&p->mu);
