@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <strings.h>
 
 #include "engine.h"
@@ -65,9 +66,24 @@ static int parse_host(struct ab_engine *e, struct ab_err *err)
 	return 0;
 }
 
+/* A tar upload is bound by the engine's unpacking process, which reads
+ * the socket as fast as it extracts: a send buffer of 4 MiB (the kernel
+ * caps it at net.core.wmem_max) keeps it fed while this process waits
+ * for the CPU.  100,000 files, five pairs: 2.52-2.58 s -> 2.48-2.54 s a
+ * seeding.  Best effort: the default is only slower. */
+static int big_sndbuf(void *arg, curl_socket_t fd, curlsocktype purpose)
+{
+	int n = 4 << 20;
+
+	(void)arg, (void)purpose;
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &n, sizeof n);
+	return CURL_SOCKOPT_OK;
+}
+
 /* Options every request carries, on the shared handle or a stream's. */
 static void base_opts(struct ab_engine *e, CURL *h)
 {
+	curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, big_sndbuf);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
