@@ -648,6 +648,7 @@ static int packer_start(struct packer *p, const struct ab_seed_opts *o,
 	p->feed = ab_git_feed_new(FEED_BYTES);
 	if ((errno = pthread_create(&p->th, NULL, packer_main, p)) != 0) {
 		ab_git_feed_free(p->feed);
+		p->feed = NULL;
 		p->started = 0;
 		pthread_mutex_destroy(&p->mu);
 		pthread_cond_destroy(&p->cv);
