@@ -1,11 +1,12 @@
 # bench/plot.gp: the charts of bench/RESULTS.md, from bench/out (all.sh).
 # gnuplot -e "out='bench/out'" bench/plot.gp
-set terminal pngcairo size 900,500 font "sans,11"
+set terminal pngcairo size 1000,500 font "sans,11"
 set datafile separator whitespace
 
 # Task cost: the agentbox steps stacked, against the two references.
-system(sprintf("awk '/^floor /{f=$3} /^cli /{c=$3} /^step /{s[$2]=$4} END { \
+system(sprintf("awk '/^floor /{f=$3} /^cli /{c=$3} /^api2 /{a=$3} /^step /{s[$2]=$4} END { \
 print \"floor\", f, 0, 0, 0, 0, 0, 0; \
+print \"engine,2-lifecycles\", a, 0, 0, 0, 0, 0, 0; \
 print \"docker-CLI\", c, 0, 0, 0, 0, 0, 0; \
 print \"agentbox\", 0, s[\"ab-alloc\"], s[\"ab-seed\"], s[\"ab-profile\"], \
 s[\"ab-validate\"], s[\"ab-run\"], s[\"ab-clean\"] }' %s/task.txt > %s/task.dat", out, out))

@@ -382,6 +382,21 @@ int ab_git_reader_whole(const struct ab_git_reader *r, const void **p,
 	return 1;
 }
 
+int ab_git_reader_share(const struct ab_git_reader *r, void **ref)
+{
+	git_blob *dup;
+
+	if (r->blob == NULL || git_blob_dup(&dup, r->blob) < 0)
+		return 0;
+	*ref = dup;
+	return 1;
+}
+
+void ab_git_blob_release(void *ref)
+{
+	git_blob_free(ref);
+}
+
 long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
     struct ab_err *err)
 {

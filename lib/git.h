@@ -74,6 +74,11 @@ long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
  * 0 when it streams. */
 int ab_git_reader_whole(const struct ab_git_reader *r, const void **p,
     size_t *n);
+/* 1 and a reference of its own to the blob read whole, which stays valid
+ * (its bytes those of ab_git_reader_whole) until ab_git_blob_release,
+ * from any thread; 0 when it streams. */
+int ab_git_reader_share(const struct ab_git_reader *r, void **ref);
+void ab_git_blob_release(void *ref);
 void ab_git_reader_close(struct ab_git_reader *r);
 
 #endif

@@ -10,6 +10,8 @@ struct ab_git_feed {
 	pthread_cond_t cv;
 	struct ab_git_fed *head, *tail;
 	size_t bytes, cap, n;
+	struct ab_git_big *bhead, *btail;
+	int bigrefs;		/* references held: at most one */
 	int closed;
 };
 
@@ -71,18 +73,23 @@ void ab_git_feed_close(struct ab_git_feed *f)
 	pthread_mutex_unlock(&f->mu);
 }
 
+static void deadline_in(struct timespec *until, int wait_ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_sec += wait_ms / 1000;
+	until->tv_nsec += (long)(wait_ms % 1000) * 1000000;
+	if (until->tv_nsec >= 1000000000) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000;
+	}
+}
+
 struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms)
 {
 	struct ab_git_fed *d;
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	deadline_in(&until, wait_ms);
 	pthread_mutex_lock(&f->mu);
 	while (f->head == NULL && !f->closed &&
 	    pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
@@ -97,15 +104,88 @@ struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms)
 	return d;
 }
 
+void ab_git_feed_big(struct ab_git_feed *f, const unsigned char id[20],
+    const void *p, size_t n, void *ref, void (*release)(void *ref))
+{
+	struct ab_git_big *b = calloc(1, sizeof *b);
+
+	pthread_mutex_lock(&f->mu);
+	if (b == NULL || f->closed) {
+		pthread_mutex_unlock(&f->mu);
+		free(b);
+		if (ref != NULL)
+			release(ref);
+		return;
+	}
+	memcpy(b->id, id, 20);
+	if (p != NULL && f->bigrefs == 0) {
+		f->bigrefs++;
+		b->data = p;
+		b->n = n;
+		b->ref = ref;
+		b->release = release;
+	} else if (ref != NULL)
+		release(ref);
+	if (f->btail != NULL)
+		f->btail->next = b;
+	else
+		f->bhead = b;
+	f->btail = b;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+struct ab_git_big *ab_git_feed_take_big(struct ab_git_feed *f, int wait_ms)
+{
+	struct ab_git_big *b;
+	struct timespec until;
+
+	deadline_in(&until, wait_ms);
+	pthread_mutex_lock(&f->mu);
+	while (f->bhead == NULL && !f->closed &&
+	    pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
+		;
+	if ((b = f->bhead) != NULL && (f->bhead = b->next) == NULL)
+		f->btail = NULL;
+	pthread_mutex_unlock(&f->mu);
+	return b;
+}
+
+void ab_git_feed_big_done(struct ab_git_feed *f, struct ab_git_big *b)
+{
+	if (b->ref != NULL) {
+		b->release(b->ref);
+		pthread_mutex_lock(&f->mu);
+		f->bigrefs--;
+		pthread_mutex_unlock(&f->mu);
+	}
+	free(b);
+}
+
+int ab_git_feed_closed(struct ab_git_feed *f)
+{
+	int c;
+
+	pthread_mutex_lock(&f->mu);
+	c = f->closed;
+	pthread_mutex_unlock(&f->mu);
+	return c;
+}
+
 void ab_git_feed_free(struct ab_git_feed *f)
 {
 	struct ab_git_fed *d, *next;
+	struct ab_git_big *b, *bnext;
 
 	if (f == NULL)
 		return;
 	for (d = f->head; d != NULL; d = next) {
 		next = d->next;
 		free(d);
+	}
+	for (b = f->bhead; b != NULL; b = bnext) {
+		bnext = b->next;
+		ab_git_feed_big_done(f, b);
 	}
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cv);

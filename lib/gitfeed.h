@@ -34,6 +34,34 @@ struct ab_git_fed {
 /* The oldest offer, which the caller frees with free(); NULL when none
  * came within WAIT_MS, or none is left of a closed feed. */
 struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms);
+/* Blobs over 1 MiB go loose (gitstage.h), written by the packer.  One
+ * that libgit2 inflated whole for the upload (a packed one) is shared,
+ * not copied: the upload hands over a reference, released by release()
+ * once the packer is done, and at most one is held at a time.  For every
+ * big blob the upload streamed, or could not hand over, it says so, so
+ * that the packer, taking them in the listing's order, never waits for
+ * one that will not come. */
+struct ab_git_big {
+	struct ab_git_big *next;
+	unsigned char id[20];
+	const void *data;	/* NULL: read it yourself */
+	size_t n;
+	void *ref;
+	void (*release)(void *ref);
+};
+
+/* Offers blob ID's N bytes at P, held by REF (NULL P: it streamed).
+ * REF is released here when it cannot be taken. */
+void ab_git_feed_big(struct ab_git_feed *f, const unsigned char id[20],
+    const void *p, size_t n, void *ref, void (*release)(void *ref));
+/* The next big blob offered; NULL when none came within WAIT_MS, or the
+ * feed is closed and empty. */
+struct ab_git_big *ab_git_feed_take_big(struct ab_git_feed *f, int wait_ms);
+/* Releases what a taken big blob held. */
+void ab_git_feed_big_done(struct ab_git_feed *f, struct ab_git_big *b);
+/* 1 once the feed is closed. */
+int ab_git_feed_closed(struct ab_git_feed *f);
+
 /* Frees the feed and what is left in it. */
 void ab_git_feed_free(struct ab_git_feed *f);
 

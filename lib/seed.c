@@ -107,13 +107,32 @@ struct tree_src {
 	long long files, bytes;
 };
 
+/* The blob just loaded, to the packer (gitfeed.h): a small one copied, a
+ * big one shared when it was read whole, else named as streamed. */
+static void offer(struct tree_src *ts, const struct ab_git_entry *e)
+{
+	const void *blob;
+	size_t blen;
+	void *ref;
+
+	if (!ab_git_reader_whole(ts->r, &blob, &blen)) {
+		ab_git_feed_big(ts->feed, e->oid, NULL, 0, NULL, NULL);
+		return;
+	}
+	if (blen <= AB_GIT_BIG)
+		ab_git_feed_offer(ts->feed, e->oid, blob, blen);
+	else if (ab_git_reader_share(ts->r, &ref))
+		ab_git_feed_big(ts->feed, e->oid, blob, blen, ref,
+		    ab_git_blob_release);
+	else
+		ab_git_feed_big(ts->feed, e->oid, NULL, 0, NULL, NULL);
+}
+
 static int tree_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 {
 	struct tree_src *ts = arg;
 	const struct ab_git_entry *e;
-	const void *blob;
 	long long size;
-	size_t blen;
 
 	if (ts->next == ts->t->n)
 		return 0;
@@ -139,9 +158,8 @@ static int tree_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 	if (size != e->size)
 		return ab_fail(err, AB_EREFUSED, "%s changed size while seeding",
 		    e->path);
-	if (ts->feed != NULL && ab_git_reader_whole(ts->r, &blob, &blen) &&
-	    blen <= AB_GIT_BIG)
-		ab_git_feed_offer(ts->feed, e->oid, blob, blen);
+	if (ts->feed != NULL)
+		offer(ts, e);
 	te->size = size;
 	ts->files++;
 	ts->bytes += size;
@@ -590,18 +608,17 @@ static int packer_run(struct packer *p)
 	const struct ab_git_tree *t;
 
 	/* Without a thread, the packer runs before the listing. */
-	if (!p->started)
+	if (!p->started) {
 		io.tree = NULL;
-	if (ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err) < 0)
-		return -1;
-	if (!p->started)
-		return 0;
+		return ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err);
+	}
+	/* The index first: the big blobs wait for the upload to reach them. */
 	if ((t = packer_tree(p)) == NULL)
 		return ab_fail(&p->err, AB_EENGINE, "packing stopped");
 	if (ab_git_index_write(t, p->stage, &p->err) < 0)
 		return -1;
 	p->indexed = 1;
-	return 0;
+	return ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err);
 }
 
 /* The checked listing, for the packer; it outlives the packer, which
