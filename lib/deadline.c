@@ -93,6 +93,17 @@ long long ab_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void ab_abstime_in(struct timespec *at, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, at);
+	at->tv_sec += ms / 1000;
+	at->tv_nsec += (ms % 1000) * 1000000L;
+	if (at->tv_nsec >= 1000000000L) {
+		at->tv_sec++;
+		at->tv_nsec -= 1000000000L;
+	}
+}
+
 long long ab_deadline_left_ms(const struct ab_deadline *d)
 {
 	if (!d->set)

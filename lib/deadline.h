@@ -24,6 +24,10 @@ int ab_deadline_parse(struct ab_deadline *d, const char *text,
 /* Keeps the earlier of d and other: a deadline only ever shrinks. */
 void ab_deadline_shrink(struct ab_deadline *d, const struct ab_deadline *o);
 long long ab_now_ms(void);
+/* The CLOCK_REALTIME instant MS milliseconds from now, for
+ * pthread_cond_timedwait. */
+struct timespec;
+void ab_abstime_in(struct timespec *at, long ms);
 /* Milliseconds left (<= 0 when passed); a large value when unset. */
 long long ab_deadline_left_ms(const struct ab_deadline *d);
 int ab_deadline_passed(const struct ab_deadline *d);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "gitfeed.h"
 
 struct ab_git_feed {
@@ -73,23 +74,12 @@ void ab_git_feed_close(struct ab_git_feed *f)
 	pthread_mutex_unlock(&f->mu);
 }
 
-static void deadline_in(struct timespec *until, int wait_ms)
-{
-	clock_gettime(CLOCK_REALTIME, until);
-	until->tv_sec += wait_ms / 1000;
-	until->tv_nsec += (long)(wait_ms % 1000) * 1000000;
-	if (until->tv_nsec >= 1000000000) {
-		until->tv_sec++;
-		until->tv_nsec -= 1000000000;
-	}
-}
-
 struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms)
 {
 	struct ab_git_fed *d;
 	struct timespec until;
 
-	deadline_in(&until, wait_ms);
+	ab_abstime_in(&until, wait_ms);
 	pthread_mutex_lock(&f->mu);
 	while (f->head == NULL && !f->closed &&
 	    pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
@@ -140,7 +130,7 @@ struct ab_git_big *ab_git_feed_take_big(struct ab_git_feed *f, int wait_ms)
 	struct ab_git_big *b;
 	struct timespec until;
 
-	deadline_in(&until, wait_ms);
+	ab_abstime_in(&until, wait_ms);
 	pthread_mutex_lock(&f->mu);
 	while (f->bhead == NULL && !f->closed &&
 	    pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0)
