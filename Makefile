@@ -16,10 +16,10 @@ PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 LIB_SRC = lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
-	lib/file.c lib/git.c lib/gitfeed.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/hash.c lib/image.c lib/json.c lib/lockdown.c lib/mux.c \
-	lib/oneshot.c lib/pathcheck.c lib/profile.c lib/rootfs.c lib/run.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
+	lib/file.c lib/git.c lib/gitfeed.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/hash.c lib/image.c lib/json.c lib/lockcheck.c lib/lockdown.c lib/mux.c \
+	lib/oneshot.c lib/owned.c lib/pathcheck.c lib/profile.c lib/rootfs.c lib/run.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c
-UNIT_TESTS = json-test pathcheck-test
+UNIT_TESTS = json-test lockcheck-test pathcheck-test
 
 BUILD ?= build
 BIN ?= bin

@@ -17,9 +17,6 @@ static const char usage_text[] =
     "                [--git-bytes N] [--git-inodes N] [--inputs-bytes N]\n"
     "                [--inputs-inodes N] [--deadline FILE]\n";
 
-#define MAX_BYTES (64LL << 30)
-#define MAX_INODES (1LL << 24)
-
 struct opts {
 	const char *image, *deadline;
 	const char *size[AB_NVOL][2];	/* bytes, inodes */
@@ -83,7 +80,7 @@ static int sizes(const struct opts *o, long long sz[AB_NVOL][2],
 	for (i = 0; i < AB_NVOL; i++)
 		for (k = 0; k < 2; k++)
 			if (ab_parse_size(o->size[i][k] ? o->size[i][k] :
-			    def[i][k], k ? MAX_INODES : MAX_BYTES, what[i][k],
+			    def[i][k], k ? AB_VOL_MAX_INODES : AB_VOL_MAX_BYTES, what[i][k],
 			    &sz[i][k], err) < 0)
 				return -1;
 	return 0;

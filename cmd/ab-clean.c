@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "clean.h"
 #include "engine.h"
+#include "image.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"
@@ -81,7 +82,8 @@ static int clean_one(struct ab_state *s, struct ab_engine *e, const char *id,
 	return rc;
 }
 
-/* An alloc handle, or a profile or ctr handle that leads to one. */
+/* An alloc handle, or a profile or ctr handle that leads to one: 1 with
+ * id set; 0 for a profile or ctr handle cleaned here before. */
 static int alloc_of(struct ab_state *s, const char *text,
     char id[AB_ID_LEN + 1], struct ab_err *err)
 {
@@ -93,11 +95,13 @@ static int alloc_of(struct ab_state *s, const char *text,
 		return -1;
 	if (strcmp(h.kind, "alloc") == 0) {
 		memcpy(id, h.id, AB_ID_LEN + 1);
-		return 0;
+		return 1;
 	}
 	if (strcmp(h.kind, "profile") != 0 && strcmp(h.kind, "ctr") != 0)
 		return ab_fail(err, AB_EREFUSED, "%.80s does not lead to an "
 		    "allocation", text);
+	if (!ab_record_exists(s, &h) && ab_tombstone_has(s, h.kind, h.id))
+		return 0;
 	if (ab_record_read(s, &h, &j, err) < 0)
 		return -1;
 	v = ab_json_str(&j, ab_json_key(&j, 0, "alloc"));
@@ -109,7 +113,7 @@ static int alloc_of(struct ab_state *s, const char *text,
 	}
 	memcpy(id, v, AB_ID_LEN + 1);
 	free(v);
-	return 0;
+	return 1;
 }
 
 static int handles(const struct opts *o, struct ab_state *s,
@@ -117,18 +121,22 @@ static int handles(const struct opts *o, struct ab_state *s,
 {
 	char (*ids)[AB_ID_LEN + 1];
 	struct ab_err one;
-	int i, rc = 0;
+	int i, k, rc = 0;
 
 	ids = calloc((size_t)o->nhandles, sizeof *ids);
 	if (ids == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	/* Every handle is resolved before anything is removed. */
 	for (i = 0; i < o->nhandles; i++)
-		if (alloc_of(s, o->handles[i], ids[i], err) < 0) {
+		if ((k = alloc_of(s, o->handles[i], ids[i], err)) < 0) {
 			free(ids);
 			return -1;
+		} else if (k == 0) {
+			ids[i][0] = '\0';	/* cleaned before */
 		}
 	for (i = 0; i < o->nhandles; i++) {
+		if (ids[i][0] == '\0')
+			continue;
 		if (clean_one(s, e, ids[i], o->within_ms, &one) < 0) {
 			if (rc == 0 || one.code == AB_EENGINE)
 				*err = one;
@@ -147,15 +155,23 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	char (*ids)[AB_ID_LEN + 1];
 	struct ab_err one;
 	size_t i, n;
-	int rc = 0, tmps = 0;
+	int rc = 0, tmps = 0, built = 0;
 
-	/* Half-written records of crashed tools first: no handle names them. */
-	if (ab_state_sweep_tmp(s, &tmps, err) < 0 ||
+	/* Half-written records of crashed tools first: no handle names them;
+	 * then what killed builds left. */
+	if (ab_state_sweep_tmp(s, &tmps, err) < 0)
+		return -1;
+	ab_engine_cleanup_budget(e, o->within_ms);
+	if (ab_image_sweep(s, e, &built, err) < 0 ||
 	    ab_clean_known(s, e, &ids, &n, err) < 0)
 		return -1;
 	if (tmps > 0)
 		fprintf(stderr, "%s: removed %d half-written record%s of "
 		    "crashed tools\n", ab_prog, tmps, tmps == 1 ? "" : "s");
+	if (built > 0)
+		fprintf(stderr, "%s: removed %d image%s or probe container%s "
+		    "left by killed builds\n", ab_prog, built,
+		    built == 1 ? "" : "s", built == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
 			continue;

@@ -24,9 +24,6 @@ static const char usage_text[] =
     "                  [--allow-command CMD]...\n"
     "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n";
 
-/* What the agent needs beyond the writable ceilings (DESIGN.md: tmpfs
- * pages count against the memory limit). */
-#define WORKING_SET (256LL << 20)
 #define SCHEMA_MAX (64 * 1024)
 
 struct opts {
@@ -44,19 +41,6 @@ static int usage(FILE *f, int status)
 	return status;
 }
 
-static int safe_attempt(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 64)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		    (*s >= '0' && *s <= '9') || strchr("._-", *s)))
-			return 0;
-	return 1;
-}
-
 static int check(const struct opts *o)
 {
 	if (o->alloc == NULL || o->phase == NULL || o->attempt == NULL)
@@ -69,7 +53,7 @@ static int check(const struct opts *o)
 	if (o->nallow > 0 && strcmp(o->phase, "execution") != 0)
 		return ab_usage_error("%s cannot be granted commands",
 		    o->phase);
-	if (!safe_attempt(o->attempt))
+	if (!ab_attempt_ok(o->attempt))
 		return ab_usage_error("attempt ID: 1 to 64 of [A-Za-z0-9._-]");
 	if (o->argc < 1 || o->argc > AB_MAX_ARGV)
 		return ab_usage_error("give the agent's ARGV after --");
@@ -130,27 +114,25 @@ static int parse_cpus(const char *s, long long *out)
 	if (*s < '0' || *s > '9' || *end || v < 0.01 || v > 64)
 		return -1;
 	*out = (long long)(v * 1e9 + 0.5);
-	return 0;
+	return *out >= AB_NANO_CPUS_MIN && *out <= AB_NANO_CPUS_MAX ? 0 : -1;
 }
 
 static int limits(const struct opts *o, const struct ab_alloc *a,
     struct ab_profile *p, struct ab_err *err)
 {
-	long long writable, need;
+	long long need;
 
-	p->home_bytes = 64LL << 20;
-	p->home_inodes = 10000;
-	p->tmp_bytes = 256LL << 20;
-	p->tmp_inodes = 20000;
-	writable = p->home_bytes + p->tmp_bytes +
-	    (strcmp(p->phase, "execution") == 0 ? a->vol[AB_VOL_TASK].bytes : 0);
-	need = writable + WORKING_SET;
-	p->memory = writable + 2 * WORKING_SET;
+	p->home_bytes = AB_HOME_BYTES;
+	p->home_inodes = AB_HOME_INODES;
+	p->tmp_bytes = AB_TMP_BYTES;
+	p->tmp_inodes = AB_TMP_INODES;
+	need = ab_profile_memory_need(p, a);
+	p->memory = need + AB_WORKING_SET;
 	p->pids = 256;
 	p->nano_cpus = 1000000000LL;
-	if ((o->memory && ab_parse_size(o->memory, 1LL << 40, "--memory",
+	if ((o->memory && ab_parse_size(o->memory, AB_MEMORY_MAX, "--memory",
 	    &p->memory, err) < 0) || (o->pids && ab_parse_size(o->pids,
-	    1 << 20, "--pids", &p->pids, err) < 0))
+	    AB_PIDS_MAX, "--pids", &p->pids, err) < 0))
 		return -1;
 	if (o->cpus && parse_cpus(o->cpus, &p->nano_cpus) < 0)
 		return ab_fail(err, AB_EUSAGE, "--cpus: 0.01 to 64: %.20s",

@@ -8,6 +8,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "oneshot.h"
+#include "owned.h"
 #include "profile.h"
 #include "state.h"
 #include "tool.h"
@@ -95,19 +96,21 @@ static int create(struct ctx *c, struct ab_err *err)
 	memcpy(r.profile, c->p.id, sizeof r.profile);
 	memcpy(r.alloc, c->a.id, sizeof r.alloc);
 	snprintf(r.name, sizeof r.name, "%s", c->k.name);
-	if (ab_inflight_begin(&c->s, c->a.id, err) < 0)
+	if (ab_inflight_begin(&c->s, "alloc", c->a.id, err) < 0)
 		return -1;
 	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
 	    r.container, &conflict, err) == 0 &&
 	    ab_ctr_check(&c->e, &c->k.l, r.container, err) == 0 &&
 	    ab_ctr_save(&c->s, &r, err) == 0) {
-		ab_inflight_end(&c->s, c->a.id);
+		ab_inflight_end(&c->s, "alloc", c->a.id);
 		return ab_print_handle("ctr", r.id, err);
 	}
-	/* Only what this call created is removed: a held name is not ours. */
+	/* Only what this call created is removed: a held name is not ours,
+	 * and nothing without this allocation's labels is touched. */
 	if (!conflict)
-		ab_remove_container(&c->e, c->k.name, &cerr);
-	ab_inflight_end(&c->s, c->a.id);
+		ab_owned_remove(&c->e, AB_CONTAINER, c->k.name, c->s.sid,
+		    c->a.id, &cerr);
+	ab_inflight_end(&c->s, "alloc", c->a.id);
 	return -1;
 }
 

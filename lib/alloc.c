@@ -4,15 +4,17 @@
 
 #include "alloc.h"
 #include "cancel.h"
+#include "git.h"
 #include "json.h"
 #include "oneshot.h"
+#include "owned.h"
 #include "testhook.h"
 
 static const char *const roles[AB_NVOL] = { "task", "git", "inputs" };
 static const char *const targets[AB_NVOL] = { "/work", "/work/.git",
     "/run/agentbox/inputs" };
 /* busybox sleep as PID 1 ignores SIGTERM: the keeper is killed, never
- * stopped politely (ab_remove_container forces). */
+ * stopped politely (ab_owned_remove forces). */
 static const char *const keeper_entry[] = { "/bin/sleep", "2147483647",
     NULL };
 static const char *const keeper_env = "PATH=/usr/bin:/bin";
@@ -58,6 +60,8 @@ void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
 	k->l.pids = 8;
 	k->l.nano_cpus = 100000000LL;
 	k->l.log_max_size = "64k";
+	k->l.shm_size = 64LL << 20;
+	k->l.nofile = 1024;
 	k->l.seccomp_keyword = seccomp_keyword;
 	k->l.mounts = k->mounts;
 	k->l.nmounts = AB_NVOL;
@@ -128,22 +132,43 @@ static int get_str(const struct ab_json *j, int obj, const char *key,
 static int load_volumes(const struct ab_json *j, struct ab_alloc *a)
 {
 	int vs = ab_json_key(j, 0, "volumes"), i, t;
+	struct ab_volume *v;
 	char name[96];
 
 	if (ab_json_count(j, vs) != AB_NVOL)
 		return -1;
 	for (i = 0; i < AB_NVOL; i++) {
 		t = ab_json_elem(j, vs, i);
+		v = &a->vol[i];
 		if (!ab_json_str_eq(j, ab_json_key(j, t, "role"), roles[i]) ||
 		    get_str(j, t, "name", name, sizeof name) < 0 ||
-		    strcmp(name, a->vol[i].name) != 0 ||
-		    ab_json_int(j, ab_json_key(j, t, "bytes"),
-		    &a->vol[i].bytes) < 0 ||
-		    ab_json_int(j, ab_json_key(j, t, "inodes"),
-		    &a->vol[i].inodes) < 0)
+		    strcmp(name, v->name) != 0 ||
+		    ab_json_int(j, ab_json_key(j, t, "bytes"), &v->bytes) < 0 ||
+		    ab_json_int(j, ab_json_key(j, t, "inodes"), &v->inodes) < 0 ||
+		    v->bytes < 1 || v->bytes > AB_VOL_MAX_BYTES ||
+		    v->inodes < 1 || v->inodes > AB_VOL_MAX_INODES)
 			return -1;
 	}
 	return 0;
+}
+
+static int known_status(const char *s)
+{
+	return strcmp(s, "creating") == 0 || strcmp(s, "ready") == 0 ||
+	    strcmp(s, "seeding") == 0 || strcmp(s, "seeded") == 0;
+}
+
+/* The values the tools wrote, within the bounds they write them with. */
+static int bounded(const struct ab_alloc *a)
+{
+	return known_status(a->status) && ab_is_id(a->image) &&
+	    strncmp(a->digest, "sha256:", 7) == 0 &&
+	    ab_git_is_hex(a->digest + 7, 64) &&
+	    (a->keeper_id[0] == '\0' || ab_git_is_hex(a->keeper_id, 64)) &&
+	    (a->commit[0] == '\0' || ab_git_is_hex(a->commit, 40)) &&
+	    (!a->lease.set || (a->lease.at_ms > 0 &&
+	    a->lease.at_ms <= AB_TIME_MAX_MS)) &&
+	    a->stage_dev >= 0 && a->stage_ino >= 0 && a->objects_ino >= 0;
 }
 
 int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
@@ -173,9 +198,9 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 	    ab_json_int(&j, ab_json_key(&j, 0, "stage_dev"), &a->stage_dev) ||
 	    ab_json_int(&j, ab_json_key(&j, 0, "stage_ino"), &a->stage_ino) ||
 	    ab_json_int(&j, ab_json_key(&j, 0, "objects_ino"),
-	    &a->objects_ino))
-		rc = ab_fail(err, AB_EREFUSED, "record of alloc:%s is corrupt",
-		    h->id);
+	    &a->objects_ino) || !bounded(a))
+		rc = ab_fail(err, AB_EREFUSED, "record of alloc:%s is corrupt "
+		    "or out of bounds", h->id);
 	ab_json_free(&j);
 	return rc;
 }
@@ -258,7 +283,6 @@ static int volume_create(struct ab_engine *e, struct ab_volume *v,
 			err->code = AB_EENGINE;
 		else {
 			rc = volume_check(&j, v, id, sid, err);
-			v->foreign = rc < 0;
 			ab_json_free(&j);
 		}
 	}
@@ -267,44 +291,25 @@ static int volume_create(struct ab_engine *e, struct ab_volume *v,
 	return rc;
 }
 
-static int volume_remove(struct ab_engine *e, const char *name,
-    struct ab_err *err)
-{
-	struct ab_resp r;
-	char path[160];
-	int rc;
-
-	snprintf(path, sizeof path, "/volumes/%s?force=1", name);
-	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a volume", &r,
-	    err);
-	if (rc == 0 && r.status != 204 && r.status != 404)
-		rc = ab_engine_fail(&r, AB_EENGINE, "remove a volume", err);
-	ab_resp_free(&r);
-	return rc;
-}
-
 int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
-    struct ab_err *err)
+    const char *sid, struct ab_err *err)
 {
-	struct ab_budget saved;
 	int i, rc = 0;
 	struct ab_err one;
 
-	/* Containers first: a volume still referenced cannot go (409). */
-	if (!a->keeper_foreign && ab_remove_container(e, a->keeper, &one) < 0) {
+	/* Containers first: a volume still referenced cannot go (409).  By
+	 * name, so a create whose reply was lost is found too; never an
+	 * object that is not this allocation's (ab_owned_remove checks). */
+	if (ab_owned_remove(e, AB_CONTAINER, a->keeper, sid, a->id, &one) < 0) {
 		*err = one;
 		rc = -1;
 	}
-	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
-	/* By name, so a create whose reply was lost is found too; never a
-	 * volume that was there before and is not ours. */
 	for (i = 0; i < AB_NVOL; i++)
-		if (!a->vol[i].foreign &&
-		    volume_remove(e, a->vol[i].name, &one) < 0 && rc == 0) {
+		if (ab_owned_remove(e, AB_VOLUME, a->vol[i].name, sid, a->id,
+		    &one) < 0 && rc == 0) {
 			*err = one;
 			rc = -1;
 		}
-	ab_engine_budget_end(e, &saved);
 	return rc;
 }
 
@@ -320,10 +325,8 @@ static int keeper_start(struct ab_state *s, struct ab_engine *e,
 
 	ab_alloc_keeper_lock(a, s->sid, seccomp_keyword, &k);
 	if (ab_ctr_create(e, &k.l, a->keeper, "create the keeper",
-	    a->keeper_id, &conflict, err) < 0) {
-		a->keeper_foreign = conflict;
+	    a->keeper_id, &conflict, err) < 0)
 		return -1;
-	}
 	if (ab_alloc_save(s, a, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "/containers/%s/start", a->keeper_id);
@@ -369,18 +372,18 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 	ab_test_pause("alloc-recorded");
 	/* A cancellation is honoured once the creates are done: what they
 	 * made is removed, so no handle is lost with the tool. */
-	if (ab_inflight_begin(s, a->id, err) < 0)
+	if (ab_inflight_begin(s, "alloc", a->id, err) < 0)
 		return -1;
 	if (create_all(s, e, a, err) == 0 &&
 	    ab_cancel_check("ab-alloc could finish", err) == 0) {
-		ab_inflight_end(s, a->id);
+		ab_inflight_end(s, "alloc", a->id);
 		return 0;
 	}
-	if (ab_alloc_remove(e, a, &cerr) == 0) {
+	if (ab_alloc_remove(e, a, s->sid, &cerr) == 0) {
 		snprintf(h.kind, sizeof h.kind, "alloc");
 		memcpy(h.id, a->id, sizeof h.id);
 		ab_record_remove(s, &h, &cerr);
 	}
-	ab_inflight_end(s, a->id);
+	ab_inflight_end(s, "alloc", a->id);
 	return -1;
 }

@@ -17,12 +17,17 @@
 
 enum { AB_VOL_TASK, AB_VOL_GIT, AB_VOL_INPUTS, AB_NVOL };
 
+/* The ceilings a volume may have, on the command line and in a record. */
+#define AB_VOL_MAX_BYTES (64LL << 30)
+#define AB_VOL_MAX_INODES (1LL << 24)
+/* No deadline or lease lies beyond the year 9999. */
+#define AB_TIME_MAX_MS 253402300799999LL
+
 struct ab_volume {
 	char name[96];
 	const char *role;	/* "task", "git", "inputs" */
 	const char *target;	/* its mount point */
 	long long bytes, inodes;
-	int foreign;		/* the name was held by a volume not ours */
 };
 
 struct ab_alloc {
@@ -33,7 +38,6 @@ struct ab_alloc {
 	struct ab_volume vol[AB_NVOL];
 	char keeper[96];		/* the keeper's name */
 	char keeper_id[80];		/* "" until created */
-	int keeper_foreign;		/* its name was held by another's */
 	char status[16];		/* creating, ready, seeding, seeded */
 	/* The staging clone's identity, once ab-seed made it. */
 	char commit[41];
@@ -49,11 +53,18 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err);
 int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
     struct ab_err *err);
+/* Loads and bounds a record: every value is re-checked as the command
+ * line would be (sizes, names, digests, the lease), so a corrupt record
+ * fails here instead of producing absurd limits downstream.  The record
+ * is trusted as its owner's; what the engine knows (the keeper, the
+ * volumes' options) is cross-checked against the engine by the steps. */
 int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
     struct ab_alloc *a, struct ab_err *err);
-/* Removes keeper and volumes (containers first); 0 when all are gone. */
+/* Removes keeper and volumes (containers first), each only when it
+ * carries this state's and this allocation's labels; 0 when all of ours
+ * are gone. */
 int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
-    struct ab_err *err);
+    const char *sid, struct ab_err *err);
 /* The keeper's lockdown and the storage it points into, so later steps
  * validate the keeper with the very description it was created from. */
 struct ab_keeper_lock {

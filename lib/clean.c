@@ -12,25 +12,9 @@
 #include "clean.h"
 #include "json.h"
 #include "oneshot.h"
+#include "owned.h"
 
 #define SETTLE_MS 500
-
-/* GET path: 1 when the engine says 404, 0 when it exists. */
-static int absent(struct ab_engine *e, const char *path, struct ab_err *err)
-{
-	struct ab_resp r;
-	int rc;
-
-	if (ab_engine_json(e, "GET", path, NULL, "look for an object", &r,
-	    err) < 0) {
-		ab_resp_free(&r);
-		return -1;
-	}
-	rc = r.status == 404 ? 1 : r.status == 200 ? 0 :
-	    ab_engine_fail(&r, AB_EENGINE, "look for an object", err);
-	ab_resp_free(&r);
-	return rc;
-}
 
 /* The containers or volumes of this state, and of allocation ID when it
  * is not NULL. */
@@ -48,30 +32,15 @@ static int by_label(struct ab_state *s, struct ab_engine *e, const char *what,
 	return ab_engine_list(e, what, labels, j, list, err);
 }
 
-static int remove_volume(struct ab_engine *e, const char *name,
-    struct ab_err *err)
-{
-	struct ab_resp r;
-	char path[200];
-	int rc;
-
-	snprintf(path, sizeof path, "/volumes/%s?force=1", name);
-	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a volume", &r,
-	    err);
-	if (rc == 0 && r.status != 204 && r.status != 404)
-		rc = ab_engine_fail(&r, r.status == 409 ? AB_EREFUSED :
-		    AB_EENGINE, "remove a volume", err);
-	ab_resp_free(&r);
-	return rc;
-}
-
-/* Calls fn for the Id of every labelled container or Name of every
- * labelled volume; with left, names them there instead. */
+/* Removes every container or volume labelled with this state and
+ * allocation ID; with left, names them there instead.  Each is inspected
+ * again right before it goes (ab_owned_remove). */
 static int each_labelled(struct ab_state *s, struct ab_engine *e,
-    const char *what, const char *id, struct ab_buf *left,
+    enum ab_kind kind, const char *id, struct ab_buf *left,
     struct ab_err *err)
 {
-	const char *key = strcmp(what, "containers") == 0 ? "Id" : "Name";
+	const char *what = kind == AB_CONTAINER ? "containers" : "volumes";
+	const char *key = kind == AB_CONTAINER ? "Id" : "Name";
 	struct ab_json j;
 	int list, i, t, rc = 0;
 	char *v;
@@ -83,11 +52,8 @@ static int each_labelled(struct ab_state *s, struct ab_engine *e,
 		if (v == NULL)
 			continue;
 		if (left != NULL)
-			ab_buf_addf(left, "%s %s\n", what[0] == 'c' ?
-			    "container" : "volume", v);
-		else if (what[0] == 'c' && ab_remove_container(e, v, err) < 0)
-			rc = -1;
-		else if (what[0] == 'v' && remove_volume(e, v, err) < 0)
+			ab_buf_addf(left, "%s %s\n", ab_kind_name(kind), v);
+		else if (ab_owned_remove(e, kind, v, s->sid, id, err) < 0)
 			rc = -1;
 		free(v);
 	}
@@ -95,46 +61,51 @@ static int each_labelled(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
-/* Containers before volumes: a referenced volume cannot go (409). */
+/* Containers before volumes: a referenced volume cannot go (409).  The
+ * derived names are tried too, for an object whose listing lags its
+ * create; each goes only if it carries this state's and ID's labels. */
 static int remove_pass(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
 	int i, rc = 0;
 
-	if (each_labelled(s, e, "containers", a->id, NULL, err) < 0 ||
-	    ab_remove_container(e, a->keeper, err) < 0)
+	if (each_labelled(s, e, AB_CONTAINER, a->id, NULL, err) < 0 ||
+	    ab_owned_remove(e, AB_CONTAINER, a->keeper, s->sid, a->id,
+	    err) < 0)
 		rc = -1;
 	for (i = 0; i < AB_NVOL; i++)
-		if (remove_volume(e, a->vol[i].name, err) < 0)
+		if (ab_owned_remove(e, AB_VOLUME, a->vol[i].name, s->sid, a->id,
+		    err) < 0)
 			rc = -1;
-	if (each_labelled(s, e, "volumes", a->id, NULL, err) < 0)
+	if (each_labelled(s, e, AB_VOLUME, a->id, NULL, err) < 0)
 		rc = -1;
 	return rc;
 }
 
-/* Absence: 404 for every derived name, and nothing under the label. */
+/* Absence: no derived name is held by an object of ours, and nothing
+ * carries the labels.  An object of another owner under a derived name
+ * is not ours to remove, nor a remainder of this allocation. */
 static int prove(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_buf *left, struct ab_err *err)
 {
-	char path[200];
 	int i, k;
 
-	snprintf(path, sizeof path, "/containers/%s/json", a->keeper);
-	if ((k = absent(e, path, err)) < 0)
+	if ((k = ab_owned_lookup(e, AB_CONTAINER, a->keeper, s->sid, a->id,
+	    NULL, err)) < 0)
 		return -1;
-	if (k == 0)
+	if (k == AB_OURS)
 		ab_buf_addf(left, "container %s\n", a->keeper);
 	for (i = 0; i < AB_NVOL; i++) {
-		snprintf(path, sizeof path, "/volumes/%s", a->vol[i].name);
-		if ((k = absent(e, path, err)) < 0)
+		if ((k = ab_owned_lookup(e, AB_VOLUME, a->vol[i].name, s->sid,
+		    a->id, NULL, err)) < 0)
 			return -1;
-		if (k == 0)
+		if (k == AB_OURS)
 			ab_buf_addf(left, "volume %s\n", a->vol[i].name);
 	}
 	if (left->len > 0)
 		return 0;
-	if (each_labelled(s, e, "containers", a->id, left, err) < 0 ||
-	    each_labelled(s, e, "volumes", a->id, left, err) < 0)
+	if (each_labelled(s, e, AB_CONTAINER, a->id, left, err) < 0 ||
+	    each_labelled(s, e, AB_VOLUME, a->id, left, err) < 0)
 		return -1;
 	return 0;
 }
@@ -187,7 +158,7 @@ static int remove_children(struct ab_state *s, const char *kind,
 			continue;
 		mine = ab_json_str_eq(&j, ab_json_key(&j, 0, "alloc"), id);
 		ab_json_free(&j);
-		if (mine)
+		if (mine && (rc = ab_tombstone_set(s, kind, h.id, err)) == 0)
 			rc = ab_record_remove(s, &h, err);
 	}
 	free(ids);
@@ -214,9 +185,11 @@ static int remove_local(struct ab_state *s, const struct ab_alloc *a,
 		}
 		close(fd);
 	}
-	ab_inflight_any(s, a->id, 1);
+	ab_inflight_any(s, "alloc", a->id, 1);
 	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, a->id, sizeof h.id);
+	if (ab_tombstone_set(s, "alloc", a->id, err) < 0)
+		return -1;
 	return ab_record_remove(s, &h, err);
 }
 
@@ -242,19 +215,50 @@ static void settle(void)
 		;
 }
 
+/* Whether ID is this state's to clean: its record is here and bound to
+ * this state, or objects carry this state's and ID's labels.  1: clean
+ * it; 0: cleaned here before (a tombstone, nothing labelled); -1: refused,
+ * nothing removed. */
+static int ours(struct ab_state *s, struct ab_engine *e, const char *id,
+    struct ab_buf *seen, struct ab_err *err)
+{
+	struct ab_handle h;
+	struct ab_json j;
+
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, id, sizeof h.id);
+	if (ab_record_exists(s, &h)) {
+		if (ab_record_read(s, &h, &j, err) < 0)
+			return -1;
+		ab_json_free(&j);
+		return 1;
+	}
+	if (each_labelled(s, e, AB_CONTAINER, id, seen, err) < 0 ||
+	    each_labelled(s, e, AB_VOLUME, id, seen, err) < 0)
+		return -1;
+	if (seen->len > 0)
+		return 1;
+	if (ab_tombstone_has(s, "alloc", id))
+		return 0;
+	return ab_fail(err, AB_EREFUSED, "alloc:%s is not an allocation of "
+	    "state directory %s", id, s->path);
+}
+
 int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_buf *left, struct ab_err *err)
 {
 	struct ab_alloc a;
-	int pass, late;
+	int pass, late, rc;
 
+	if ((rc = ours(s, e, id, left, err)) <= 0)
+		return rc;
 	ab_alloc_init(&a, id);
 	/* Twice: a create that lands late is caught by the second look.  A
 	 * create can land late only while its request is in flight, so the
 	 * settle window is waited only when a tool left its in-flight marker
 	 * (it was killed, or still runs); otherwise every create has had its
 	 * reply and the second look follows at once. */
-	late = ab_inflight_any(s, id, 0);
+	late = ab_inflight_any(s, "alloc", id, 0);
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 1 && late)
 			settle();

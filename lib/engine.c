@@ -698,8 +698,11 @@ int ab_engine_list(struct ab_engine *e, const char *kind,
 		ab_jw_str(&w, *labels);
 	ab_jw_arr_end(&w);
 	ab_jw_obj_end(&w);
-	ab_buf_addf(&q, "/%s%s", kind, strcmp(kind, "volumes") == 0 ?
-	    "?filters=" : "/json?all=1&filters=");
+	/* /volumes and /networks list without "/json"; containers need
+	 * all=1 to include stopped ones. */
+	ab_buf_addf(&q, "/%s%s", kind, strcmp(kind, "volumes") == 0 ||
+	    strcmp(kind, "networks") == 0 ? "?filters=" :
+	    "/json?all=1&filters=");
 	memset(&r, 0, sizeof r);
 	if (ab_jw_done(&w) < 0 || ab_url_escape(&q, f.data) < 0 ||
 	    q.data == NULL)

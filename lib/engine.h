@@ -149,7 +149,8 @@ int ab_stream_pump(struct ab_engine *e, long timeout_ms, struct ab_err *err);
 int ab_stream_result(const struct ab_stream *s, struct ab_err *err);
 void ab_stream_close(struct ab_stream *s);
 
-/* Lists the "containers" (all, stopped too), "volumes" or "images" that
+/* Lists the "containers" (all, stopped too), "volumes", "images" or
+ * "networks" that
  * carry every label of LABELS ("key=value" strings, NULL-terminated).  On
  * success *list is the array token of their descriptions in j. */
 int ab_engine_list(struct ab_engine *e, const char *kind,

@@ -8,12 +8,15 @@
 
 #include "buf.h"
 #include "file.h"
+#include "git.h"
 #include "hash.h"
 #include "image.h"
 #include "json.h"
 #include "lockdown.h"
 #include "oneshot.h"
+#include "owned.h"
 #include "rootfs.h"
+#include "testhook.h"
 #include "tarstream.h"
 #include "version.h"
 
@@ -249,6 +252,8 @@ static int version_probe(struct ab_engine *e, const struct spec *sp,
 	l.pids = 64;
 	l.nano_cpus = 1000000000LL;
 	l.log_max_size = "1m";
+	l.shm_size = 64LL << 20;
+	l.nofile = 1024;
 	l.seccomp_keyword = info.seccomp_keyword;
 	snprintf(name, sizeof name, "agentbox-probe-%s", rnd);
 	rc = ab_oneshot_run(e, &l, name, &o, err);
@@ -310,6 +315,24 @@ static int copy_field(const struct ab_json *j, const char *key, char *dst,
 	return rc;
 }
 
+/* The values ab-image writes, as it writes them. */
+static int spec_bounded(const struct spec *sp)
+{
+	const char *p;
+
+	if (strncmp(sp->digest, "sha256:", 7) != 0 ||
+	    !ab_git_is_hex(sp->digest + 7, 64) ||
+	    (strcmp(sp->kind, "default") != 0 &&
+	    strcmp(sp->kind, "production") != 0) ||
+	    !ab_git_is_hex(sp->recipe, 64) || sp->path_env[0] != '/')
+		return 0;
+	for (p = sp->path_env; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/:._-", *p)))
+			return 0;
+	return 1;
+}
+
 static int read_spec(struct ab_state *s, const struct ab_handle *h,
     struct spec *sp, struct ab_err *err)
 {
@@ -326,7 +349,7 @@ static int read_spec(struct ab_state *s, const struct ab_handle *h,
 	    copy_field(&j, "recipe_kind", sp->kind, sizeof sp->kind) < 0 ||
 	    copy_field(&j, "recipe", sp->recipe, sizeof sp->recipe) < 0 ||
 	    copy_field(&j, "path", sp->path_env, sizeof sp->path_env) < 0 ||
-	    strncmp(sp->digest, "sha256:", 7) != 0)
+	    !spec_bounded(sp))
 		rc = ab_fail(err, AB_EREFUSED, "record of image:%s is corrupt",
 		    h->id);
 	vs = ab_json_key(&j, 0, "versions");
@@ -358,22 +381,16 @@ int ab_image_verify(struct ab_state *s, struct ab_engine *e,
 	return 0;
 }
 
+/* Only an image that carries this state's label is removed (a record
+ * edited to name another's image removes nothing). */
 static int remove_image(struct ab_engine *e, const char *digest,
-    struct ab_err *err)
+    const char *sid, struct ab_err *err)
 {
-	struct ab_budget saved;
-	int rc;
-	struct ab_resp r;
-	char path[160];
+	int rc = ab_owned_remove(e, AB_IMAGE, digest, sid, NULL, err);
 
-	snprintf(path, sizeof path, "/images/%s?force=1", digest);
-	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
-	rc = ab_engine_json(e, "DELETE", path, NULL, "remove the image", &r,
-	    err);
-	if (rc == 0 && r.status != 200 && r.status != 404)
-		rc = ab_engine_fail(&r, AB_EENGINE, "remove the image", err);
-	ab_resp_free(&r);
-	ab_engine_budget_end(e, &saved);
+	if (rc == AB_FOREIGN)
+		return ab_fail(err, AB_EREFUSED, "image %.80s is not this state "
+		    "directory's: left alone", digest);
 	return rc;
 }
 
@@ -383,7 +400,7 @@ int ab_image_remove(struct ab_state *s, struct ab_engine *e,
 	struct spec sp;
 
 	if (read_spec(s, h, &sp, err) < 0 ||
-	    remove_image(e, sp.digest, err) < 0)
+	    remove_image(e, sp.digest, s->sid, err) < 0)
 		return -1;
 	return ab_record_remove(s, h, err);
 }
@@ -734,10 +751,11 @@ static int build_production(struct ab_engine *e, const char *dir,
 
 /* An import or build whose reply was lost may still have made the image:
  * find it by its handle label and remove it, within a budget of its own. */
-static void remove_by_label(struct ab_engine *e, const char *id)
+static void remove_by_label(struct ab_engine *e, const char *sid,
+    const char *id)
 {
-	char label[64];
-	const char *labels[2] = { label, NULL };
+	char label[64], state[64];
+	const char *labels[3] = { label, state, NULL };
 	struct ab_budget saved;
 	struct ab_json j;
 	struct ab_err err;
@@ -745,12 +763,13 @@ static void remove_by_label(struct ab_engine *e, const char *id)
 	char *v;
 
 	snprintf(label, sizeof label, "org.agentbox.image=%s", id);
+	snprintf(state, sizeof state, "org.agentbox.state=%s", sid);
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	if (ab_engine_list(e, "images", labels, &j, &list, &err) == 0) {
 		for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
 			v = ab_json_str(&j, ab_json_key(&j, t, "Id"));
 			if (v != NULL)
-				remove_image(e, v, &err);
+				remove_image(e, v, sid, &err);
 			free(v);
 		}
 		ab_json_free(&j);
@@ -835,7 +854,7 @@ static int register_new(struct ab_state *s, struct ab_engine *e,
 	if (inspect_image(e, sp, err) == 0 && version_probe(e, sp, err) == 0 &&
 	    inspect_image(e, sp, err) == 0 && write_record(s, sp, err) == 0)
 		return 0;
-	remove_image(e, sp->digest, &cerr);
+	remove_image(e, sp->digest, sp->sid, &cerr);
 	return -1;
 }
 
@@ -881,6 +900,31 @@ void ab_image_plan_free(struct ab_image_plan *p)
 	free(p);
 }
 
+static int make_and_register(struct ab_state *s, struct ab_engine *e,
+    struct ab_image_plan *p, const struct ab_image_opts *o,
+    struct ab_err *err)
+{
+	struct spec *sp = &p->sp;
+	int rc;
+
+	if (!p->prod) {
+		say(o->progress, "importing the default image: %s%lld bytes",
+		    "", p->rf.bytes);
+		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
+		    err);
+	} else {
+		say(o->progress, "building from %s", o->base, 0);
+		rc = build_production(e, o->dir, o->base, sp, o->progress,
+		    sp->digest, err);
+	}
+	if (rc < 0) {
+		remove_by_label(e, sp->sid, sp->id);
+		return -1;
+	}
+	ab_test_pause("image-made");
+	return register_new(s, e, sp, o->progress, err);
+}
+
 int ab_image_build(struct ab_state *s, struct ab_engine *e,
     struct ab_image_plan *p, const struct ab_image_opts *o,
     char id[AB_ID_LEN + 1], struct ab_err *err)
@@ -896,23 +940,79 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 	}
 	if (rc == 0)
 		rc = ab_new_id(sp->id, err);
-	if (rc == 0 && !p->prod) {
-		say(o->progress, "importing the default image: %s%lld bytes",
-		    "", p->rf.bytes);
-		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
-		    err);
-	} else if (rc == 0) {
-		say(o->progress, "building from %s", o->base, 0);
-		rc = build_production(e, o->dir, o->base, sp, o->progress,
-		    sp->digest, err);
-	}
-	if (rc < 0 && sp->id[0] != '\0')
-		remove_by_label(e, sp->id);
-	if (rc == 0)
-		rc = register_new(s, e, sp, o->progress, err);
+	/* From here until the record exists, a sweep leaves this build's
+	 * objects alone while this process lives, and removes them once it
+	 * is gone (ab_image_sweep). */
+	if (rc == 0 && (rc = ab_inflight_begin(s, "image", sp->id, err)) < 0)
+		return -1;
+	rc = make_and_register(s, e, p, o, err);
+	ab_inflight_end(s, "image", sp->id);
 	if (rc == 0)
 		memcpy(id, sp->id, AB_ID_LEN + 1);
 	return rc;
+}
+
+/* Whether image ID of this state is being made by a live ab-image, or is
+ * registered as DIGEST: either way not a leftover. */
+static int kept(struct ab_state *s, const char *id, const char *digest)
+{
+	struct ab_handle h;
+	struct ab_err skip;
+	struct spec sp;
+
+	if (!ab_is_id(id))
+		return 0;
+	if (ab_inflight_any(s, "image", id, AB_INFLIGHT_LIVE))
+		return 1;
+	snprintf(h.kind, sizeof h.kind, "image");
+	memcpy(h.id, id, sizeof h.id);
+	return digest != NULL && read_spec(s, &h, &sp, &skip) == 0 &&
+	    strcmp(sp.digest, digest) == 0;
+}
+
+/* Removes the listed objects of KIND that are not kept; counts them. */
+static int sweep_list(struct ab_state *s, struct ab_engine *e,
+    enum ab_kind kind, const char *const *labels, int *n,
+    struct ab_err *err)
+{
+	struct ab_json j;
+	int list, i, t, rc = 0;
+	char *id, *img;
+
+	if (ab_engine_list(e, kind == AB_IMAGE ? "images" : "containers",
+	    labels, &j, &list, err) < 0)
+		return -1;
+	for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
+		id = ab_json_str(&j, ab_json_key(&j, t, "Id"));
+		img = ab_json_str(&j, ab_json_key(&j, ab_json_key(&j, t,
+		    "Labels"), "org.agentbox.image"));
+		if (id != NULL && !kept(s, img ? img : "", kind == AB_IMAGE ?
+		    id : NULL)) {
+			if (ab_owned_remove(e, kind, id, s->sid, NULL, err) < 0)
+				rc = -1;
+			else
+				(*n)++;
+		}
+		free(id);
+		free(img);
+	}
+	ab_json_free(&j);
+	return rc;
+}
+
+int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
+    struct ab_err *err)
+{
+	char state[64];
+	const char *probes[3] = { state, "org.agentbox.role=version-probe",
+	    NULL };
+	const char *images[2] = { state, NULL };
+
+	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
+	/* Containers first: an image in use cannot go. */
+	if (sweep_list(s, e, AB_CONTAINER, probes, n, err) < 0)
+		return -1;
+	return sweep_list(s, e, AB_IMAGE, images, n, err);
 }
 
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,

@@ -46,7 +46,13 @@ int ab_image_verify(struct ab_state *s, struct ab_engine *e,
 /* The PATH a registered image pins, from its record. */
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
     struct ab_err *err);
-/* Removes the engine image of a handle and its record. */
+/* Removes what killed builds left: images of this state that no record
+ * registers and version-probe containers, unless a live ab-image is
+ * still making them (its in-flight marker).  *n counts what went. */
+int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
+    struct ab_err *err);
+/* Removes the engine image of a handle and its record; refuses an image
+ * that does not carry this state's label. */
 int ab_image_remove(struct ab_state *s, struct ab_engine *e,
     const struct ab_handle *h, struct ab_err *err);
 

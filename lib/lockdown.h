@@ -16,6 +16,8 @@
 
 #define AB_AGENT_UID 10001
 #define AB_AGENT_USER "10001:10001"
+/* Every container's working directory. */
+#define AB_LOCK_WORKDIR "/work"
 
 /* A named volume mounted into the container, nothing copied into it. */
 struct ab_mount {
@@ -26,6 +28,7 @@ struct ab_mount {
 
 struct ab_lock {
 	const char *image;		/* sha256:..., never a tag */
+	const char *user;		/* NULL: AB_AGENT_USER */
 	const char *const *entrypoint;	/* NULL-terminated */
 	const char *const *cmd;		/* NULL-terminated, or NULL */
 	const char *const *env;		/* NAME=VALUE, NULL-terminated */
@@ -38,22 +41,29 @@ struct ab_lock {
 	const struct ab_mount *mounts;	/* the exact set; none when NULL */
 	int nmounts;
 	int running;			/* State.Running must be true */
-	/* Agent containers: HostConfig.Tmpfs (path, options pairs), the shm
-	 * size and the open-files limit; none when NULL / 0. */
+	/* HostConfig.Tmpfs (path, options pairs; none when NULL), the shm
+	 * size (always given) and the open-files limit (none when 0). */
 	const char *const *tmpfs;
 	long long shm_size;
 	long long nofile;
 };
 
+/* The value of label KEY in l, or "" (never NULL). */
+const char *ab_lock_label(const struct ab_lock *l, const char *key);
 /* Refuses a host that cannot enforce the lockdown (memory, swap, pids,
  * the builtin seccomp profile) rather than running weaker. */
 int ab_lock_host_check(const struct ab_info *info, struct ab_err *err);
 /* Writes the create body. */
 int ab_lock_body(const struct ab_lock *l, struct ab_buf *out,
     struct ab_err *err);
-/* Compares an inspect reply with l; refusal naming the first field that
+/* The SecurityOpt list the lockdown sets. */
+const char *const *ab_lock_security_opts(const struct ab_lock *l);
+/* Compares a container's whole inspect document with l, deny by default
+ * (lockcheck.c): every field must be what l implies, but for a commented
+ * few that may vary.  IMG is the image's inspect document (a container
+ * inherits its labels), or NULL.  Refusal naming the first field that
  * differs ("lockdown drift: HostConfig.CapDrop"). */
-int ab_lock_check(const struct ab_json *ins, const struct ab_lock *l,
-    struct ab_err *err);
+int ab_lock_check_doc(const struct ab_json *ins, const struct ab_json *img,
+    const struct ab_lock *l, struct ab_err *err);
 
 #endif

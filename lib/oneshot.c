@@ -5,27 +5,10 @@
 #include "json.h"
 #include "mux.h"
 #include "oneshot.h"
+#include "owned.h"
+#include "testhook.h"
 
 #define OUTPUT_MAX (64 * 1024)
-
-int ab_remove_container(struct ab_engine *e, const char *name,
-    struct ab_err *err)
-{
-	struct ab_budget saved;
-	int rc;
-	struct ab_resp r;
-	char path[512];
-
-	snprintf(path, sizeof path, "/containers/%s?force=1&v=1", name);
-	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
-	rc = ab_engine_json(e, "DELETE", path, NULL, "remove a container", &r,
-	    err);
-	if (rc == 0 && r.status != 204 && r.status != 404)
-		rc = ab_engine_fail(&r, AB_EENGINE, "remove a container", err);
-	ab_resp_free(&r);
-	ab_engine_budget_end(e, &saved);
-	return rc;
-}
 
 /* Any warning means the engine dropped or changed part of the request. */
 int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
@@ -104,6 +87,45 @@ out:
 	return rc;
 }
 
+static int image_inspect(struct ab_engine *e, const char *digest,
+    struct ab_json *j, struct ab_err *err)
+{
+	struct ab_resp r;
+	char path[160];
+	int rc = -1;
+
+	memset(j, 0, sizeof *j);
+	snprintf(path, sizeof path, "/images/%s/json", digest);
+	if (ab_engine_json(e, "GET", path, NULL, "inspect the image", &r,
+	    err) < 0)
+		goto out;
+	if (r.status != 200) {
+		ab_engine_fail(&r, r.status == 404 ? AB_EREFUSED : AB_EENGINE,
+		    "inspect the image", err);
+		goto out;
+	}
+	if ((rc = ab_json_parse(j, r.body.data, r.body.len, err)) < 0)
+		err->code = AB_EENGINE;
+out:
+	ab_resp_free(&r);
+	return rc;
+}
+
+int ab_ctr_check_doc(struct ab_engine *e, const struct ab_lock *l,
+    const struct ab_json *ins, struct ab_err *err)
+{
+	struct ab_json img;
+	int rc;
+
+	/* The image by the lockdown's digest: what the container must run,
+	 * and whose labels it inherits. */
+	if (image_inspect(e, l->image, &img, err) < 0)
+		return -1;
+	rc = ab_lock_check_doc(ins, &img, l, err);
+	ab_json_free(&img);
+	return rc;
+}
+
 int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
     const char *id, struct ab_err *err)
 {
@@ -112,7 +134,7 @@ int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
 
 	if (ab_ctr_inspect(e, id, &j, err) < 0)
 		return -1;
-	rc = ab_lock_check(&j, l, err);
+	rc = ab_ctr_check_doc(e, l, &j, err);
 	ab_json_free(&j);
 	return rc;
 }
@@ -216,12 +238,16 @@ int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
 	if (rc == 0)
 		rc = ab_ctr_check(e, l, id, err);
 	if (rc == 0)
+		ab_test_pause("probe-created");
+	if (rc == 0)
 		rc = start_and_wait(e, id, &o->status, err);
 	if (rc == 0)
 		rc = read_logs(e, id, o, err);
 	/* By name: it also finds a create whose reply never reached us;
 	 * unless the name was another's (409), which is left alone. */
-	if (!conflict && ab_remove_container(e, name, &cerr) < 0 && rc == 0) {
+	if (!conflict && ab_owned_remove(e, AB_CONTAINER, name,
+	    ab_lock_label(l, "org.agentbox.state"), NULL, &cerr) < 0 &&
+	    rc == 0) {
 		*err = cerr;
 		rc = -1;
 	}

@@ -28,14 +28,12 @@ int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
  * engine does not know it. */
 int ab_ctr_inspect(struct ab_engine *e, const char *id, struct ab_json *j,
     struct ab_err *err);
-/* Inspects container ID and compares it with l (ab_lock_check). */
+/* Compares a container's inspect document with l, and with the labels
+ * of the image l names (ab_lock_check_doc). */
+int ab_ctr_check_doc(struct ab_engine *e, const struct ab_lock *l,
+    const struct ab_json *ins, struct ab_err *err);
+/* Inspects container ID and compares it with l (ab_ctr_check_doc). */
 int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
     const char *id, struct ab_err *err);
-
-/* Force-removes container NAME (with its anonymous volumes) within a
- * cleanup budget of its own, even after the deadline passed; 0 also when
- * it was not there. */
-int ab_remove_container(struct ab_engine *e, const char *name,
-    struct ab_err *err);
 
 #endif

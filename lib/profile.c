@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "git.h"
 #include "hash.h"
 #include "image.h"
 #include "json.h"
@@ -43,6 +44,83 @@ static void profile_env(const struct ab_profile *p, struct ab_profile_lock *k)
 	env_add(k, &n, "AB_PROBE_HOME_BYTES=%s%lld", "", p->home_bytes);
 	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
 	k->env[n] = NULL;
+}
+
+int ab_attempt_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("._-", *s)))
+			return 0;
+	return 1;
+}
+
+long long ab_profile_memory_need(const struct ab_profile *p,
+    const struct ab_alloc *a)
+{
+	long long writable = p->home_bytes + p->tmp_bytes;
+
+	if (strcmp(p->phase, "execution") == 0)
+		writable += a->vol[AB_VOL_TASK].bytes;
+	return writable + AB_WORKING_SET;
+}
+
+static int known_phase(const char *s)
+{
+	return strcmp(s, "planning") == 0 || strcmp(s, "questions") == 0 ||
+	    strcmp(s, "execution") == 0;
+}
+
+/* A PATH: absolute directories of plain characters, colon-separated. */
+static int plain_path(const char *s)
+{
+	if (*s != '/')
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("/:._-", *s)))
+			return 0;
+	return 1;
+}
+
+static int bound_fail(const struct ab_profile *p, const char *what,
+    struct ab_err *err)
+{
+	return ab_fail(err, AB_EREFUSED, "profile:%s: %s is out of bounds",
+	    p->id, what);
+}
+
+int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	if (!known_phase(p->phase))
+		return bound_fail(p, "the phase", err);
+	if (!ab_attempt_ok(p->attempt) || !ab_is_id(p->nonce))
+		return bound_fail(p, "the attempt or nonce", err);
+	if (!plain_path(p->path_env))
+		return bound_fail(p, "PATH", err);
+	if (p->schema_sha[0] != '\0' && !ab_git_is_hex(p->schema_sha, 64))
+		return bound_fail(p, "the schema's hash", err);
+	if (p->dl.at_ms <= 0 || p->dl.at_ms > AB_TIME_MAX_MS)
+		return bound_fail(p, "the deadline", err);
+	if (p->home_bytes != AB_HOME_BYTES || p->home_inodes != AB_HOME_INODES ||
+	    p->tmp_bytes != AB_TMP_BYTES || p->tmp_inodes != AB_TMP_INODES)
+		return bound_fail(p, "a HOME or /tmp ceiling", err);
+	if (p->memory < ab_profile_memory_need(p, a) ||
+	    p->memory > AB_MEMORY_MAX)
+		return bound_fail(p, "the memory limit", err);
+	if (p->pids < 1 || p->pids > AB_PIDS_MAX)
+		return bound_fail(p, "the pids limit", err);
+	if (p->nano_cpus < AB_NANO_CPUS_MIN || p->nano_cpus > AB_NANO_CPUS_MAX)
+		return bound_fail(p, "the CPU limit", err);
+	if (p->argc < 1 || (p->nallow > 0 && strcmp(p->phase,
+	    "execution") != 0))
+		return bound_fail(p, "the argv or approved commands", err);
+	return 0;
 }
 
 void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
@@ -219,7 +297,8 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "nonce", p->nonce, sizeof p->nonce) ||
 	    copy_str(&j, "path", p->path_env, sizeof p->path_env) ||
 	    copy_str(&j, "schema_sha256", p->schema_sha, sizeof p->schema_sha) ||
-	    copy_str(&j, "body_sha256", body_sha, 65) || copy_ints(&j, p) ||
+	    copy_str(&j, "body_sha256", body_sha, 65) ||
+	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
 	    copy_array(&j, "allow_commands", p->allow, &p->nallow) ||
 	    !ab_is_id(p->alloc))
@@ -304,7 +383,7 @@ int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
 	if (rc == 0 && strcmp(sha, body_sha) != 0)
 		rc = ab_fail(err, AB_EREFUSED, "profile:%s: its record was "
 		    "altered", p->id);
-	return rc;
+	return rc == 0 ? ab_profile_bounded(p, a, err) : rc;
 }
 
 int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,

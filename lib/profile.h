@@ -3,8 +3,12 @@
  * A profile records the parameters of an invocation; the container-create
  * body and everything validation expects are rebuilt from them by the same
  * code every time (ab_profile_lock), and the body stored with the record
- * must hash to the same SHA-256.  So a record edited to relax a value is
- * refused, and no lockdown value ever comes from a record.
+ * must hash to the same SHA-256, so a record damaged or edited by hand
+ * without care is refused.  That hash is not a seal against the state
+ * directory's owner, who can recompute it: a record is trusted as its
+ * owner's (the directory is 0700 and theirs), every value read from it is
+ * re-checked against the bounds the command line has (ab_profile_bounded),
+ * and everything the engine knows is compared with the engine itself.
  */
 #ifndef AB_PROFILE_H
 #define AB_PROFILE_H
@@ -17,6 +21,20 @@
 
 #define AB_HOME "/home/agent"
 #define AB_MAX_ARGV 256
+
+/* HOME and /tmp of every agent container (tmpfs), fixed. */
+#define AB_HOME_BYTES (64LL << 20)
+#define AB_HOME_INODES 10000
+#define AB_TMP_BYTES (256LL << 20)
+#define AB_TMP_INODES 20000
+/* What an agent needs beyond its writable ceilings (DESIGN.md: tmpfs
+ * pages count against the memory limit). */
+#define AB_WORKING_SET (256LL << 20)
+/* The bounds of --memory, --pids and --cpus (in nano-CPUs). */
+#define AB_MEMORY_MAX (1LL << 40)
+#define AB_PIDS_MAX (1LL << 20)
+#define AB_NANO_CPUS_MIN 10000000LL
+#define AB_NANO_CPUS_MAX 64000000000LL
 
 struct ab_profile {
 	char id[AB_ID_LEN + 1];
@@ -46,6 +64,17 @@ struct ab_profile_lock {
 	const char *entry[2];
 	char name[96];
 };
+
+/* 1 when S is an attempt ID: 1 to 64 of [A-Za-z0-9._-]. */
+int ab_attempt_ok(const char *s);
+/* The memory a profile of this phase needs on allocation a: its writable
+ * ceilings plus a working set; below it "disk full" would be an OOM. */
+long long ab_profile_memory_need(const struct ab_profile *p,
+    const struct ab_alloc *a);
+/* Refuses a profile whose values lie outside what ab-profile accepts
+ * (AB_EREFUSED naming the value). */
+int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
+    struct ab_err *err);
 
 /* The lockdown for profile p on allocation a. */
 void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,

@@ -206,7 +206,7 @@ int ab_run_check(struct ab_engine *e, struct ab_run *r,
 		rc = ab_fail(err, AB_EREFUSED, "lockdown drift: State.Status: "
 		    "the container was started before");
 	else
-		rc = ab_lock_check(&j, l, err);
+		rc = ab_ctr_check_doc(e, l, &j, err);
 	if (rc == 0)
 		rc = keep_enforced(&j, r, err);
 	ab_json_free(&j);

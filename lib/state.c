@@ -303,6 +303,14 @@ int ab_record_read(struct ab_state *s, const struct ab_handle *h,
 	return rc;
 }
 
+int ab_record_exists(struct ab_state *s, const struct ab_handle *h)
+{
+	char name[64];
+
+	snprintf(name, sizeof name, "%s/%s", h->kind, h->id);
+	return faccessat(s->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
     struct ab_err *err)
 {
@@ -322,6 +330,38 @@ int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
 	fsync(fd);
 	close(fd);
 	return 0;
+}
+
+#define TOMBS "cleaned"
+
+int ab_tombstone_set(struct ab_state *s, const char *kind, const char *id,
+    struct ab_err *err)
+{
+	char name[64];
+	int dfd, fd;
+
+	snprintf(name, sizeof name, "%s-%s", kind, id);
+	if ((dfd = open_dir(s->dirfd, TOMBS, TOMBS, 1, err)) < 0)
+		return -1;
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0) {
+		close(dfd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot write %s/%s/%s",
+		    s->path, TOMBS, name);
+	}
+	close(fd);
+	fsync(dfd);
+	close(dfd);
+	return 0;
+}
+
+int ab_tombstone_has(struct ab_state *s, const char *kind, const char *id)
+{
+	char name[80];
+
+	snprintf(name, sizeof name, "%s/%s-%s", TOMBS, kind, id);
+	return faccessat(s->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 int ab_record_list(struct ab_state *s, const char *kind,
@@ -406,21 +446,22 @@ int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
 	return 0;
 }
 
-static void inflight_name(char *b, size_t cap, const char *alloc, long pid)
+static void inflight_name(char *b, size_t cap, const char *kind,
+    const char *id, long pid)
 {
-	snprintf(b, cap, "alloc/.inflight-%s-%ld", alloc, pid);
+	snprintf(b, cap, "%s/.inflight-%s-%ld", kind, id, pid);
 }
 
-int ab_inflight_begin(struct ab_state *s, const char *alloc,
+int ab_inflight_begin(struct ab_state *s, const char *kind, const char *id,
     struct ab_err *err)
 {
 	char name[128];
 	int fd;
 
-	if (mkdirat(s->dirfd, "alloc", 0700) < 0 && errno != EEXIST)
-		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/alloc",
-		    s->path);
-	inflight_name(name, sizeof name, alloc, (long)getpid());
+	if (mkdirat(s->dirfd, kind, 0700) < 0 && errno != EEXIST)
+		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/%s",
+		    s->path, kind);
+	inflight_name(name, sizeof name, kind, id, (long)getpid());
 	fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 	if (fd < 0 || fsync(fd) < 0) {
@@ -432,35 +473,55 @@ int ab_inflight_begin(struct ab_state *s, const char *alloc,
 	return 0;
 }
 
-void ab_inflight_end(struct ab_state *s, const char *alloc)
+void ab_inflight_end(struct ab_state *s, const char *kind, const char *id)
 {
 	char name[128];
 
-	inflight_name(name, sizeof name, alloc, (long)getpid());
+	inflight_name(name, sizeof name, kind, id, (long)getpid());
 	unlinkat(s->dirfd, name, 0);
 }
 
-int ab_inflight_any(struct ab_state *s, const char *alloc, int clear)
+/* The PID a marker names, or 0. */
+static long marker_pid(const char *name, const char *prefix)
+{
+	size_t k = strlen(prefix);
+	char *end;
+	long pid;
+
+	if (strncmp(name, prefix, k) != 0)
+		return 0;
+	pid = strtol(name + k, &end, 10);
+	return end != name + k && *end == '\0' && pid > 0 ? pid : 0;
+}
+
+int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
+    int clear)
 {
 	char prefix[64];
 	struct dirent *d;
 	DIR *dir;
 	int fd, found = 0;
+	long pid;
 
-	snprintf(prefix, sizeof prefix, ".inflight-%s-", alloc);
-	fd = openat(s->dirfd, "alloc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	snprintf(prefix, sizeof prefix, ".inflight-%s-", id);
+	fd = openat(s->dirfd, kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
 		if (fd >= 0)
 			close(fd);
 		return 0;
 	}
-	while ((d = readdir(dir)) != NULL)
-		if (strncmp(d->d_name, prefix, strlen(prefix)) == 0) {
-			found = 1;
-			if (clear)
-				unlinkat(dirfd(dir), d->d_name, 0);
+	while ((d = readdir(dir)) != NULL) {
+		if ((pid = marker_pid(d->d_name, prefix)) == 0)
+			continue;
+		if (clear == AB_INFLIGHT_LIVE) {
+			found |= kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+			continue;
 		}
+		found = 1;
+		if (clear)
+			unlinkat(dirfd(dir), d->d_name, 0);
+	}
 	closedir(dir);
 	return found;
 }

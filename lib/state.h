@@ -54,22 +54,36 @@ void ab_record_begin(struct ab_jw *w, const struct ab_state *s,
  * is not bound to this state directory. */
 int ab_record_read(struct ab_state *s, const struct ab_handle *h,
     struct ab_json *j, struct ab_err *err);
+/* 1 when a record file of that name exists (bound or not). */
+int ab_record_exists(struct ab_state *s, const struct ab_handle *h);
 /* 0 also when it was already gone. */
 int ab_record_remove(struct ab_state *s, const struct ab_handle *h,
     struct ab_err *err);
+/* Tombstones: $STATE/cleaned/KIND-ID, an empty file that ab-clean leaves
+ * for every record it removed, so cleaning a handle again is "already
+ * clean" (0), while a handle this directory never issued stays a refusal.
+ * Written before the record goes: a crash between leaves both. */
+int ab_tombstone_set(struct ab_state *s, const char *kind, const char *id,
+    struct ab_err *err);
+int ab_tombstone_has(struct ab_state *s, const char *kind, const char *id);
 /* The IDs of every record of KIND, malloc'd array of AB_ID_LEN+1 strings. */
 int ab_record_list(struct ab_state *s, const char *kind,
     char (**ids)[AB_ID_LEN + 1], size_t *n, struct ab_err *err);
 
-/* A create request on allocation ALLOC's behalf is in flight: a marker
- * $STATE/alloc/.inflight-ALLOC-PID exists from before the request until
- * its reply.  One left by a killed tool tells ab-clean that a create may
- * still land late, so only then does it wait a settle window. */
-int ab_inflight_begin(struct ab_state *s, const char *alloc,
+/* A create request on behalf of KIND:ID (an allocation, or an image being
+ * built) is in flight: a marker $STATE/KIND/.inflight-ID-PID exists from
+ * before the request until its reply.  One left by a killed tool tells
+ * ab-clean that a create may still land late, so only then does it wait a
+ * settle window; one whose PID still lives tells a sweep that the objects
+ * are still being made. */
+int ab_inflight_begin(struct ab_state *s, const char *kind, const char *id,
     struct ab_err *err);
-void ab_inflight_end(struct ab_state *s, const char *alloc);
-/* 1 when a marker of ALLOC exists; with clear, removes them all. */
-int ab_inflight_any(struct ab_state *s, const char *alloc, int clear);
+void ab_inflight_end(struct ab_state *s, const char *kind, const char *id);
+/* 1 when a marker of ID exists; with clear 1, removes them all; with
+ * AB_INFLIGHT_LIVE, 1 only when a marker's PID still exists. */
+#define AB_INFLIGHT_LIVE 2
+int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
+    int clear);
 
 /* Removes the temporary records that writers killed before their rename
  * left behind: those whose writer's PID is gone.  *n counts them. */

@@ -207,6 +207,148 @@ objects_of() {
 	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
 }
 
+@test "a handle of another state directory removes nothing and is refused" {
+	new_alloc
+	local other
+	other=$(ab_new_state)
+	AB_STATE_DIR=$other run_exact 1 ab-clean "$ALLOC"
+	assert_one_error_line ab-clean
+	assert_regex "$stderr" "alloc:$AID is not an allocation of state directory"
+	[ "$(objects_of "$AID" | grep -c .)" -eq 4 ]
+	# Nor does a copy of its record make it the other's.
+	mkdir -m 0700 "$other/alloc"
+	cp "$AB_STATE_DIR/alloc/$AID" "$other/alloc/"
+	AB_STATE_DIR=$other run_exact 1 ab-clean "$ALLOC"
+	assert_regex "$stderr" "not issued by state directory"
+	AB_STATE_DIR=$other run_exact 1 ab-clean --sweep --all
+	[ "$(objects_of "$AID" | grep -c .)" -eq 4 ]
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "an unlabelled object under a derived name survives; a handle never issued is refused" {
+	local id=0123456789abcdef0123456789abcdef
+	docker volume create "agentbox-$id-task" >/dev/null
+	run_exact 1 ab-clean "alloc:$id"
+	assert_regex "$stderr" "not an allocation of state directory"
+	docker volume inspect "agentbox-$id-task" >/dev/null
+	run_exact 0 ab-clean --sweep --all
+	docker volume inspect "agentbox-$id-task" >/dev/null
+	docker volume rm "agentbox-$id-task" >/dev/null
+	# A keeper replaced by a container of someone else's, same name.
+	new_alloc
+	docker rm -f "agentbox-$AID-keeper" >/dev/null
+	docker create --name "agentbox-$AID-keeper" --entrypoint /bin/true \
+		"$(docker image inspect "$(ab_image_digest)" --format '{{.Id}}')" >/dev/null
+	run_exact 0 ab-clean "$ALLOC"
+	docker inspect "agentbox-$AID-keeper" >/dev/null
+	docker rm -f "agentbox-$AID-keeper" >/dev/null
+	run objects_of "$AID"
+	assert_output ""
+}
+
+@test "a handle cleaned here cleans again to 0; its profile and ctr handles too" {
+	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline prof ctr
+	git init -q "$repo"
+	echo x >"$repo/a"
+	git -C "$repo" add a
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_deadline_in "$dl" 600
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "again-$RANDOM$RANDOM" --deadline "$dl" -- true
+	prof=$output
+	run_exact 0 ab-validate "$prof"
+	ctr=$output
+	run_exact 0 ab-clean "$ALLOC"
+	run_exact 0 ab-clean "$ALLOC"
+	run_exact 0 ab-clean "$prof"
+	run_exact 0 ab-clean "$ctr"
+	assert_output ""
+	# A profile handle never issued here is still a refusal.
+	run_exact 1 ab-clean profile:0123456789abcdef0123456789abcdef
+	assert_regex "$stderr" "unknown handle"
+}
+
+@test "two state directories clean, sweep and remove images while the other's agent runs" {
+	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline
+	local other oimg oalloc prof ctr pid sid res
+	git init -q "$repo"
+	echo x >"$repo/a"
+	git -C "$repo" add a
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_deadline_in "$dl" 600
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "both-$RANDOM$RANDOM" --deadline "$dl" -- sh -c 'sleep 4; echo done'
+	prof=$output
+	run_exact 0 ab-validate "$prof"
+	ctr=$output
+	ab-run "$ctr" >"$BATS_TEST_TMPDIR/result" 2>/dev/null &
+	pid=$!
+	other=$(ab_new_state)
+	oimg=$(AB_STATE_DIR=$other ab-image build 2>/dev/null)
+	oalloc=$(AB_STATE_DIR=$other ab-alloc --image "$oimg")
+	AB_STATE_DIR=$other run_exact 0 ab-clean "$oalloc"
+	AB_STATE_DIR=$other run_exact 0 ab-clean --sweep
+	AB_STATE_DIR=$other run_exact 0 ab-clean --sweep --all
+	# Its record edited to name this directory's image removes nothing.
+	sed -i "s/\"digest\":\"[^\"]*\"/\"digest\":\"$(ab_image_digest)\"/" \
+		"$other/image/${oimg#image:}"
+	AB_STATE_DIR=$other run_exact 1 ab-image remove "$oimg"
+	assert_regex "$stderr" "not this state directory's"
+	docker image inspect "$(ab_image_digest)" >/dev/null
+	[ "$(objects_of "$AID" | grep -c .)" -eq 5 ]
+	wait "$pid"
+	res=$(cat "$BATS_TEST_TMPDIR/result")
+	ab-run --show "$res" | grep -q '"reason":"exited"'
+	sid=$(ab_state_sid "$other")
+	docker images -q --filter "label=org.agentbox.state=$sid" | xargs -r docker rmi -f >/dev/null
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "records are bounded: an allocation edited to an absurd size is refused downstream" {
+	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline
+	git init -q "$repo"
+	echo x >"$repo/a"
+	git -C "$repo" add a
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_deadline_in "$dl" 600
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	sed -i 's/"role":"task","name":\("[^"]*"\),"bytes":[0-9]*/"role":"task","name":\1,"bytes":4611686018427387904/' \
+		"$AB_STATE_DIR/alloc/$AID"
+	grep -q 4611686018427387904 "$AB_STATE_DIR/alloc/$AID"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "bound-$RANDOM$RANDOM" --deadline "$dl" -- true
+	assert_one_error_line ab-profile
+	assert_regex "$stderr" "record of alloc:$AID is corrupt or out of bounds"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "records are bounded: a profile edited consistently to an absurd limit is refused" {
+	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline prof
+	git init -q "$repo"
+	echo x >"$repo/a"
+	git -C "$repo" add a
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_deadline_in "$dl" 600
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "bound-$RANDOM$RANDOM" --deadline "$dl" -- true
+	prof=$output
+	# The hash is recomputed: the owner of the directory can, so only
+	# the bounds stand between such an edit and the engine.
+	python3 "$AB_ROOT/tests/lib/edit-profile.py" \
+		"$AB_STATE_DIR/profile/${prof#profile:}" memory $((1 << 50))
+	run_exact 1 ab-validate "$prof"
+	assert_one_error_line ab-validate
+	assert_regex "$stderr" "profile:${prof#profile:}: the memory limit is out of bounds"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
 @test "bad arguments are usage errors; other handles are refused" {
 	run_exact 2 ab-clean
 	run_exact 2 ab-clean --all

@@ -263,6 +263,66 @@ count_records() {
 		xargs -r docker rmi -f >/dev/null
 }
 
+# What this state has on the engine that no record registers: probe
+# containers, and images whose handle has no record.
+build_leftovers() {
+	local sid img id
+	sid=$(ab_state_sid)
+	docker ps -aq --filter "label=org.agentbox.state=$sid" \
+		--filter label=org.agentbox.role=version-probe
+	for img in $(docker images -q --no-trunc \
+		--filter "label=org.agentbox.state=$sid"); do
+		id=$(docker image inspect "$img" \
+			--format '{{index .Config.Labels "org.agentbox.image"}}')
+		[ -f "$AB_STATE_DIR/image/$id" ] || echo "$img"
+	done
+}
+
+@test "ab-image killed at each pause point leaves what a sweep removes, and only that" {
+	local point pid other oimg sid
+	other=$(ab_new_state)
+	oimg=$(AB_STATE_DIR=$other ab-image build 2>/dev/null)
+	for point in image-made probe-created record-written; do
+		AB_TEST_PAUSE=$point ab-image build --rebuild >/dev/null 2>&1 &
+		pid=$!
+		ab_wait_stopped "$pid"
+		# Stopped, it is still alive: a sweep leaves its build alone.
+		run_exact 0 ab-clean --sweep --all
+		[ -n "$(build_leftovers)" ]
+		kill -KILL "$pid"
+		wait "$pid" || true
+		run_exact 0 ab-clean --sweep
+		assert_regex "$stderr" "left by killed builds"
+		run build_leftovers
+		assert_output ""
+	done
+	# The other state directory's image was never touched.
+	AB_STATE_DIR=$other run_exact 0 ab-image verify "$oimg"
+	sid=$(ab_state_sid "$other")
+	docker images -q --filter "label=org.agentbox.state=$sid" | xargs -r docker rmi -f >/dev/null
+}
+
+@test "ab-image killed at random moments of a build leaves what a sweep removes" {
+	local delay pid h
+	for delay in 0.05 0.1 0.2 0.3 0.5; do
+		ab-image build --rebuild >/dev/null 2>&1 &
+		pid=$!
+		sleep "$delay"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" || true
+		run_exact 0 ab-clean --sweep
+		run build_leftovers
+		assert_output ""
+	done
+	# A build that finished meanwhile registered an image: verify it is
+	# whole, then drop the extra registrations.
+	run_exact 0 ab-image list
+	for h in "${lines[@]}"; do
+		run_exact 0 ab-image verify "$h"
+		[ "$h" = "$AB_IMAGE" ] || run_exact 0 ab-image remove "$h"
+	done
+}
+
 @test "a reply that arrives after the deadline registers nothing (124)" {
 	local f=$BATS_TEST_TMPDIR/deadline n
 	n=$(count_records)

@@ -37,6 +37,12 @@ ab_setup_file() {
 	export AB_IMAGE
 }
 
+# The engine digest of this file's registered image.
+ab_image_digest() {
+	sed -n 's/.*"digest":"\([^"]*\)".*/\1/p' \
+		"$AB_STATE_DIR/image/${AB_IMAGE#image:}"
+}
+
 # The engine objects of state directory $1 (default: this file's).
 ab_state_sid() {
 	cat "${1:-$AB_STATE_DIR}/sid"

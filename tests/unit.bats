@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# The C unit tests of lib/ (JSON reading and writing), run as TAP programs.
+# The C unit tests of lib/ (JSON, path checks, the lockdown comparison),
+# run as TAP programs.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 load helpers
@@ -13,6 +14,14 @@ load helpers
 
 @test "lib/pathcheck: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/pathcheck-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
+@test "lib/lockcheck: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/lockcheck-test" \
+		"$AB_ROOT/tests/unit/fixtures"
 	assert_success
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
