@@ -12,14 +12,25 @@ CFLAGS ?= -O2 -g
 # root and otherwise prints the apt-get command to run.
 PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libssl-dev pkg-config git python3 time bats \
-	bats-support bats-assert shellcheck busybox-static
+	bats-support bats-assert shellcheck busybox-static ca-certificates \
+	openssl clang libclang-rt-dev
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
-LIB_SRC = lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
+# Programs that run only inside containers, put into images by the
+# manifest's "tool" directive: linked with libc alone, never sanitized
+# (the image carries no sanitizer runtime).
+IMAGE_PROGS = ab-proxy ab-relay
+LIB_SRC = lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/hash.c lib/image.c lib/json.c lib/lockcheck.c lib/lockdown.c lib/mux.c \
-	lib/oneshot.c lib/owned.c lib/pathcheck.c lib/profile.c lib/rootfs.c lib/run.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
+	lib/oneshot.c lib/owned.c lib/pathcheck.c lib/profile.c lib/proxy.c lib/rootfs.c lib/run.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c
-UNIT_TESTS = json-test lockcheck-test pathcheck-test
+UNIT_TESTS = egress-test json-test lockcheck-test pathcheck-test
+# libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
+# with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
+FUZZERS = egress
+FUZZ_LIB_egress = lib/egress.c lib/err.c
+FUZZ_CC = clang
+FUZZ_SECONDS ?= 60
 
 BUILD ?= build
 BIN ?= bin
@@ -31,9 +42,12 @@ AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Ilib \
 
 LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
 TOOL_BIN = $(TOOLS:%=$(BIN)/%)
+IMAGE_BIN = $(IMAGE_PROGS:%=$(BIN)/%)
+IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
+FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
-.PHONY: all deps tools check asan demo bench install lint clean
+.PHONY: all deps tools check asan demo bench fuzz install lint clean
 
 all: deps
 	@$(MAKE) --no-print-directory tools
@@ -41,7 +55,7 @@ all: deps
 deps:
 	@sh sh/ensure-deps $(PACKAGES)
 
-tools: $(TOOL_BIN) $(UNIT_BIN)
+tools: $(TOOL_BIN) $(IMAGE_BIN) $(UNIT_BIN) $(FUZZ_BIN)
 
 $(BUILD)/lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
@@ -55,6 +69,19 @@ $(BUILD)/libagentbox.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJ)
 
+$(BUILD)/image/%.o: cmd/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(AB_CFLAGS) $(IMAGE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/image/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(AB_CFLAGS) $(IMAGE_CFLAGS) -c -o $@ $<
+
+$(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o $(BUILD)/image/lib/egress.o \
+		$(BUILD)/image/lib/err.o
+	@mkdir -p $(@D)
+	$(CC) $(IMAGE_CFLAGS) -o $@ $^ -pthread
+
 $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
@@ -63,10 +90,26 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
 
+.SECONDEXPANSION:
+$(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c17 -D_GNU_SOURCE -Ilib -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_$*)
+
+# Each harness for FUZZ_SECONDS from its committed corpus; what it finds
+# new goes to $(BUILD)/fuzz/new-NAME, a crash to $(BUILD)/fuzz/crash-*.
+fuzz: all
+	@for f in $(FUZZERS); do \
+		mkdir -p $(BUILD)/fuzz/new-$$f || exit 1; \
+		$(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) \
+			-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/new-$$f \
+			tests/fuzz/corpus/$$f || exit 1; \
+	done
+
 # The suite runs against the real engine; AB_BIN says which build it tests.
 check: all
 	@AB_BIN=$(CURDIR)/$(BIN) AB_UNIT=$(CURDIR)/$(BUILD)/tests \
-		sh tests/run-suite
+		AB_FUZZ=$(CURDIR)/$(BUILD)/fuzz sh tests/run-suite
 
 # The same suite with every tool built with ASan and UBSan.
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -75,6 +118,7 @@ asan: deps
 	@$(MAKE) --no-print-directory tools BUILD=build-asan BIN=bin-asan \
 		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined"
 	@AB_BIN=$(CURDIR)/bin-asan AB_UNIT=$(CURDIR)/build-asan/tests \
+		AB_FUZZ=$(CURDIR)/build-asan/fuzz \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 		sh tests/run-suite
@@ -101,8 +145,11 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/image \
 		$(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(PREFIX)/lib/agentbox
+	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(PREFIX)/lib/agentbox/
 	install -m 0755 sh/run-task $(DESTDIR)$(BINDIR)/ab-run-task
 	install -m 0644 image/Dockerfile image/default.manifest image/passwd image/group \
+		image/nsswitch.conf \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
 		$(DESTDIR)$(DATADIR)/image/

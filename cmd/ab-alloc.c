@@ -15,10 +15,11 @@
 static const char usage_text[] =
     "usage: ab-alloc --image IMAGE [--task-bytes N] [--task-inodes N]\n"
     "                [--git-bytes N] [--git-inodes N] [--inputs-bytes N]\n"
-    "                [--inputs-inodes N] [--deadline FILE]\n";
+    "                [--inputs-inodes N] [--egress LIST [--egress-conns N]]\n"
+    "                [--deadline FILE]\n";
 
 struct opts {
-	const char *image, *deadline;
+	const char *image, *deadline, *egress, *conns;
 	const char *size[AB_NVOL][2];	/* bytes, inodes */
 };
 
@@ -39,6 +40,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "git-inodes", required_argument, NULL, 3 },
 		{ "inputs-bytes", required_argument, NULL, 4 },
 		{ "inputs-inodes", required_argument, NULL, 5 },
+		{ "egress", required_argument, NULL, 'e' },
+		{ "egress-conns", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -53,6 +56,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'i': o->image = optarg; break;
 		case 'd': o->deadline = optarg; break;
+		case 'e': o->egress = optarg; break;
+		case 'c': o->conns = optarg; break;
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}
@@ -61,6 +66,39 @@ static int parse(int argc, char **argv, struct opts *o)
 		return ab_usage_error("unexpected operand %s", argv[optind]);
 	if (o->image == NULL)
 		return ab_usage_error("--image is required");
+	if (o->conns != NULL && o->egress == NULL)
+		return ab_usage_error("--egress-conns goes with --egress");
+	return 0;
+}
+
+/* The list, parsed and bounded before anything exists. */
+static int egress(const struct opts *o, struct ab_alloc_egress *eg,
+    struct ab_err *err)
+{
+	memset(eg, 0, sizeof *eg);
+	if (o->egress == NULL)
+		return 0;
+	if (ab_egress_parse(&eg->list, o->egress, err) < 0)
+		return -1;
+	eg->max_conns = 64;
+	if (o->conns != NULL && ab_parse_size(o->conns, AB_EGRESS_CONNS_MAX,
+	    "--egress-conns", &eg->max_conns, err) < 0)
+		return -1;
+	eg->on = 1;
+	return 0;
+}
+
+/* Egress needs the proxy and the relay in the image, as its probe saw. */
+static int image_can_egress(struct ab_state *s, const char *img,
+    struct ab_err *err)
+{
+	int p = ab_image_has(s, img, "ab-proxy", err), r;
+
+	if (p < 0 || (r = ab_image_has(s, img, "ab-relay", err)) < 0)
+		return -1;
+	if (!p || !r)
+		return ab_fail(err, AB_EREFUSED, "image:%s has no ab-proxy and "
+		    "ab-relay: it cannot give egress", img);
 	return 0;
 }
 
@@ -88,7 +126,8 @@ static int sizes(const struct opts *o, long long sz[AB_NVOL][2],
 
 static int create(struct ab_state *s, struct ab_engine *e,
     const struct ab_handle *img, const struct ab_deadline *dl,
-    long long sz[AB_NVOL][2], struct ab_err *err)
+    long long sz[AB_NVOL][2], const struct ab_alloc_egress *eg,
+    struct ab_err *err)
 {
 	char id[AB_ID_LEN + 1];
 	struct ab_alloc a;
@@ -96,7 +135,10 @@ static int create(struct ab_state *s, struct ab_engine *e,
 
 	if (ab_new_id(id, err) < 0)
 		return -1;
-	ab_alloc_init(&a, id);
+	ab_alloc_init(&a, id, s->sid);
+	a.eg.on = eg->on;
+	a.eg.list = eg->list;
+	a.eg.max_conns = eg->max_conns;
 	a.lease = *dl;
 	memcpy(a.image, img->id, sizeof a.image);
 	for (i = 0; i < AB_NVOL; i++) {
@@ -112,6 +154,7 @@ static int create(struct ab_state *s, struct ab_engine *e,
 
 static int run(const struct opts *o, struct ab_err *err)
 {
+	static struct ab_alloc_egress eg;
 	long long sz[AB_NVOL][2];
 	struct ab_deadline dl;
 	struct ab_handle img;
@@ -119,14 +162,15 @@ static int run(const struct opts *o, struct ab_err *err)
 	struct ab_state s;
 	int rc = -1;
 
-	if (sizes(o, sz, err) < 0 ||
+	if (sizes(o, sz, err) < 0 || egress(o, &eg, err) < 0 ||
 	    ab_handle_parse(&img, o->image, "image", err) < 0 ||
 	    ab_deadline_load(&dl, o->deadline, err) < 0 ||
 	    ab_state_open(&s, err) < 0)
 		return -1;
-	if (ab_deadline_check(&dl, "ab-alloc started", err) == 0 &&
+	if ((!eg.on || image_can_egress(&s, img.id, err) == 0) &&
+	    ab_deadline_check(&dl, "ab-alloc started", err) == 0 &&
 	    ab_engine_open(&e, &dl, err) == 0) {
-		rc = create(&s, &e, &img, &dl, sz, err);
+		rc = create(&s, &e, &img, &dl, sz, &eg, err);
 		ab_engine_close(&e);
 	}
 	ab_state_close(&s);

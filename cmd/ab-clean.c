@@ -8,6 +8,7 @@
 #include "clean.h"
 #include "engine.h"
 #include "image.h"
+#include "proxy.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"
@@ -183,6 +184,8 @@ static int sweep(const struct opts *o, struct ab_state *s,
 		printf("alloc:%s\n", ids[i]);
 	}
 	free(ids);
+	/* A network left by an allocation killed before its proxy existed. */
+	ab_egress_network_release(s, e);
 	fflush(stdout);
 	return rc;
 }

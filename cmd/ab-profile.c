@@ -21,14 +21,16 @@
 static const char usage_text[] =
     "usage: ab-profile --alloc ALLOC --phase planning|questions|execution\n"
     "                  --attempt ID [--deadline FILE] [--schema FILE]\n"
+    "                  [--ca FILE]\n"
     "                  [--allow-command CMD]...\n"
     "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n";
 
 #define SCHEMA_MAX (64 * 1024)
+#define CA_MAX (512 * 1024)
 
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
-	const char *schema;
+	const char *schema, *ca;
 	char **allow;
 	int nallow;
 	char **argv;
@@ -72,6 +74,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "pids", required_argument, NULL, 'P' },
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "schema", required_argument, NULL, 's' },
+		{ "ca", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -91,6 +94,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P': o->pids = optarg; break;
 		case 'C': o->cpus = optarg; break;
 		case 's': o->schema = optarg; break;
+		case 'A': o->ca = optarg; break;
 		case 'c':
 			if (o->nallow == AB_MAX_ARGV)
 				return ab_usage_error("too many --allow-command");
@@ -145,34 +149,39 @@ static int limits(const struct opts *o, const struct ab_alloc *a,
 	return 0;
 }
 
-/* The schema is read once, through O_NOFOLLOW, from a regular file, and
- * the read itself is bounded: a file that grows past the bound while it
- * is read is refused, not read past it.  Its snapshot goes into the
- * inputs filesystem, read-only to the agent; no host path is mounted. */
-static int schema(const struct opts *o, struct ab_state *s,
-    const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
+/* A file the agent reads (the schema, the trust anchors) is read once,
+ * through O_NOFOLLOW, from a regular file, and the read itself is
+ * bounded: a file that grows past the bound while it is read is refused,
+ * not read past it.  Its snapshot goes into the inputs filesystem,
+ * read-only to the agent, and its SHA-256 into the record; no host path
+ * is mounted. */
+static int snapshot(const char *path, size_t max, const char *what,
+    const char *name, struct ab_state *s, const struct ab_alloc *a,
+    struct ab_profile *p, char sha[65], struct ab_err *err)
 {
 	struct ab_sha256 h;
 	struct ab_engine e;
 	struct ab_buf b;
-	char name[80];
 	int rc;
 
-	ab_buf_init(&b, SCHEMA_MAX);
-	rc = ab_file_read_at(AT_FDCWD, o->schema, &b, NULL, err);
+	ab_buf_init(&b, max);
+	rc = ab_file_read_at(AT_FDCWD, path, &b, NULL, err);
 	if (rc < 0 && err->code == AB_EENGINE)
 		err->code = AB_EUSAGE;
+	/* Trust anchors are PEM: anything else is a mistake worth naming. */
+	if (rc == 0 && strcmp(what, "--ca") == 0 && (b.data == NULL ||
+	    memmem(b.data, b.len, "-----BEGIN CERTIFICATE-----", 27) == NULL))
+		rc = ab_fail(err, AB_EUSAGE, "no PEM certificate in it");
 	if (rc < 0) {
 		ab_buf_free(&b);
-		return ab_err_wrap(err, "schema");
+		return ab_err_wrap(err, "%s", what);
 	}
 	if (ab_sha256_init(&h, err) == 0) {
 		ab_sha256_add(&h, b.data ? b.data : "", b.len);
-		rc = ab_sha256_hex(&h, p->schema_sha, err);
+		rc = ab_sha256_hex(&h, sha, err);
 	} else {
 		rc = -1;
 	}
-	snprintf(name, sizeof name, "schema-%s.json", p->id);
 	if (rc == 0 && (rc = ab_engine_open(&e, &p->dl, err)) == 0) {
 		rc = ab_inputs_put(s, &e, a, name, b.data ? b.data : "", b.len,
 		    err);
@@ -180,6 +189,22 @@ static int schema(const struct opts *o, struct ab_state *s,
 	}
 	ab_buf_free(&b);
 	return rc;
+}
+
+static int snapshots(const struct opts *o, struct ab_state *s,
+    const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
+{
+	char name[80];
+
+	snprintf(name, sizeof name, "schema-%s.json", p->id);
+	if (o->schema != NULL && snapshot(o->schema, SCHEMA_MAX, "schema",
+	    name, s, a, p, p->schema_sha, err) < 0)
+		return -1;
+	snprintf(name, sizeof name, "ca-%s.pem", p->id);
+	if (o->ca != NULL && snapshot(o->ca, CA_MAX, "--ca", name, s, a, p,
+	    p->ca_sha, err) < 0)
+		return -1;
+	return 0;
 }
 
 static int capture(const struct opts *o, struct ab_state *s,
@@ -224,7 +249,7 @@ static int capture(const struct opts *o, struct ab_state *s,
 		return -1;
 	/* The body is checked against the default seccomp form; ab-validate
 	 * rebuilds it for the engine it meets and compares the parameters. */
-	if (o->schema != NULL && schema(o, s, &a, p, err) < 0)
+	if (snapshots(o, s, &a, p, err) < 0)
 		return -1;
 	ab_profile_lock(p, &a, a.digest, s->sid, 0, &k);
 	ab_buf_init(&body, 0);

@@ -9,7 +9,9 @@
 #include "deadline.h"
 #include "engine.h"
 #include "json.h"
+#include "oneshot.h"
 #include "profile.h"
+#include "proxy.h"
 #include "run.h"
 #include "size.h"
 #include "state.h"
@@ -241,6 +243,25 @@ static void tell(const struct ab_run *r, const struct ab_err *err)
 	}
 }
 
+/* What the proxy allowed and refused while the agent ran; a log that
+ * cannot be read gives null and never changes the reason. */
+static void egress(struct ctx *c)
+{
+	struct ab_budget saved;
+	struct ab_err skip;
+
+	if (!c->a.eg.on)
+		return;
+	c->r.egress = -1;
+	if (!c->r.started || c->e.easy == NULL)
+		return;
+	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
+	if (ab_proxy_summary(&c->e, &c->a, c->r.cid, c->r.started_ms,
+	    c->r.ended_ms, &c->r.egress_json, &skip) == 0)
+		c->r.egress = 1;
+	ab_engine_budget_end(&c->e, &saved);
+}
+
 static int record(struct ctx *c, struct ab_err *err)
 {
 	struct ab_result_ids ids = {
@@ -270,6 +291,7 @@ static int run(struct ctx *c, const struct opts *o)
 	} else {
 		ab_run_follow(&c->e, &c->r, &err);
 	}
+	egress(c);
 	tell(&c->r, &err);
 	rc = exit_status(&c->r);
 	if (record(c, &rerr) < 0)

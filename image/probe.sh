@@ -4,7 +4,10 @@
 #
 # The profile pins what it checks through the environment: AB_PROBE_NONCE,
 # AB_PROBE_PHASE (planning, questions, execution), AB_PROBE_HOME and
-# AB_PROBE_HOME_BYTES, AB_PROBE_TMP_BYTES (page-rounded tmpfs ceilings).
+# AB_PROBE_HOME_BYTES, AB_PROBE_TMP_BYTES (page-rounded tmpfs ceilings);
+# with egress AB_PROBE_EGRESS (the proxy's socket: the relay is started
+# on 127.0.0.1:3128 before the agent), with --ca AB_PROBE_CA (the given
+# trust anchors, put together with the image's into /tmp/agentbox-ca.pem).
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -109,15 +112,34 @@ check_network() {
 	done
 }
 
+# The agent reaches the proxy only through the socket on its read-only
+# egress mount; the relay must be listening before the agent starts.
+check_egress() {
+	[ -n "${AB_PROBE_EGRESS:-}" ] || return 0
+	want_ro "${AB_PROBE_EGRESS%/*}"
+	[ -S "$AB_PROBE_EGRESS" ] || refuse "egress socket"
+	/usr/lib/agentbox/ab-relay --socket "$AB_PROBE_EGRESS" \
+		--listen 127.0.0.1:3128 || refuse "egress relay"
+}
+
+check_ca() {
+	[ -n "${AB_PROBE_CA:-}" ] || return 0
+	[ -f "$AB_PROBE_CA" ] || refuse "trust anchors"
+	(umask 022 && cat /etc/ssl/certs/ca-certificates.crt "$AB_PROBE_CA" \
+		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
+}
+
 check_identity
 check_mounts
 check_host_paths
 check_network
+check_egress
+check_ca
 [ "$#" -gt 0 ] || refuse argv
 
 [ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
 nonce=$AB_PROBE_NONCE
 unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_HOME AB_PROBE_HOME_BYTES \
-	AB_PROBE_TMP_BYTES
+	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA
 echo "agentbox-probe: ok $nonce"
 exec "$@"

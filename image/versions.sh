@@ -12,6 +12,8 @@ for name in "$@"; do
 	git)
 		v=$(git --version)
 		v=${v#git version } ;;
+	ab-proxy | ab-relay)
+		v=$("/usr/lib/agentbox/$name" --version) ;;
 	node)
 		v=$(node --version)
 		v=${v#v} ;;

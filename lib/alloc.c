@@ -8,19 +8,21 @@
 #include "json.h"
 #include "oneshot.h"
 #include "owned.h"
+#include "proxy.h"
 #include "testhook.h"
 
 static const char *const roles[AB_NVOL] = { "task", "git", "inputs" };
 static const char *const targets[AB_NVOL] = { "/work", "/work/.git",
-    "/run/agentbox/inputs" };
+    AB_INPUTS_DIR };
 /* busybox sleep as PID 1 ignores SIGTERM: the keeper is killed, never
  * stopped politely (ab_owned_remove forces). */
 static const char *const keeper_entry[] = { "/bin/sleep", "2147483647",
     NULL };
 static const char *const keeper_env = "PATH=/usr/bin:/bin";
 
-void ab_alloc_init(struct ab_alloc *a, const char *id)
+void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 {
+	struct ab_volume *v = &a->eg.vol;
 	int i;
 
 	memset(a, 0, sizeof *a);
@@ -28,11 +30,22 @@ void ab_alloc_init(struct ab_alloc *a, const char *id)
 	for (i = 0; i < AB_NVOL; i++) {
 		a->vol[i].role = roles[i];
 		a->vol[i].target = targets[i];
+		a->vol[i].uid = AB_AGENT_UID;
 		snprintf(a->vol[i].name, sizeof a->vol[i].name,
 		    "agentbox-%s-%s", id, roles[i]);
 	}
 	snprintf(a->keeper, sizeof a->keeper, "agentbox-%s-keeper", id);
 	snprintf(a->status, sizeof a->status, "creating");
+	/* Named even without egress: cleanup looks for them all. */
+	v->role = "egress";
+	v->target = AB_EGRESS_DIR;
+	v->uid = AB_PROXY_UID;
+	v->bytes = 1LL << 20;
+	v->inodes = 16;
+	snprintf(v->name, sizeof v->name, "agentbox-%s-egress", id);
+	snprintf(a->eg.proxy, sizeof a->eg.proxy, "agentbox-%s-proxy", id);
+	snprintf(a->eg.network, sizeof a->eg.network, "agentbox-%s-egress",
+	    sid);
 }
 
 void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
@@ -70,10 +83,34 @@ void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
 static void vol_opts(const struct ab_volume *v, char *o, size_t cap)
 {
 	snprintf(o, cap, "size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=0755",
-	    v->bytes, v->inodes, AB_AGENT_UID, AB_AGENT_UID);
+	    v->bytes, v->inodes, v->uid, v->uid);
 }
 
 /* --- the record ---------------------------------------------------- */
+
+static void egress_save(struct ab_jw *w, const struct ab_alloc *a)
+{
+	char text[400];
+	int i;
+
+	ab_jw_key(w, "egress");
+	if (!a->eg.on) {
+		ab_jw_null(w);
+		return;
+	}
+	ab_jw_obj(w);
+	ab_jw_key(w, "allow");
+	ab_jw_arr(w);
+	for (i = 0; i < a->eg.list.n; i++) {
+		ab_egress_entry_text(&a->eg.list.e[i], text, sizeof text);
+		ab_jw_str(w, text);
+	}
+	ab_jw_arr_end(w);
+	ab_jw_kint(w, "max_conns", a->eg.max_conns);
+	ab_jw_kstr(w, "proxy_id", a->eg.proxy_id);
+	ab_jw_kstr(w, "network_id", a->eg.network_id);
+	ab_jw_obj_end(w);
+}
 
 int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
     struct ab_err *err)
@@ -110,6 +147,7 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
 		ab_jw_obj_end(&w);
 	}
 	ab_jw_arr_end(&w);
+	egress_save(&w, a);
 	ab_jw_obj_end(&w);
 	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
 	    ab_record_write(s, "alloc", a->id, b.data, b.len, err);
@@ -152,6 +190,44 @@ static int load_volumes(const struct ab_json *j, struct ab_alloc *a)
 	return 0;
 }
 
+/* The list is parsed again as ab-alloc parsed it: bounded the same. */
+static int egress_load(const struct ab_json *j, struct ab_alloc *a)
+{
+	int eg = ab_json_key(j, 0, "egress"), list, i, t;
+	struct ab_err skip;
+	char *v;
+
+	if (ab_json_type(j, eg) == AB_JSON_NULL)
+		return 0;
+	list = ab_json_key(j, eg, "allow");
+	if (ab_json_type(j, list) != AB_JSON_ARRAY ||
+	    ab_json_count(j, list) < 1 ||
+	    ab_json_count(j, list) > AB_EGRESS_MAX ||
+	    ab_json_int(j, ab_json_key(j, eg, "max_conns"),
+	    &a->eg.max_conns) < 0 || a->eg.max_conns < 1 ||
+	    a->eg.max_conns > AB_EGRESS_CONNS_MAX ||
+	    get_str(j, eg, "proxy_id", a->eg.proxy_id,
+	    sizeof a->eg.proxy_id) < 0 ||
+	    get_str(j, eg, "network_id", a->eg.network_id,
+	    sizeof a->eg.network_id) < 0 ||
+	    (a->eg.proxy_id[0] && !ab_git_is_hex(a->eg.proxy_id, 64)) ||
+	    (a->eg.network_id[0] && !ab_git_is_hex(a->eg.network_id, 64)))
+		return -1;
+	for (i = 0; (t = ab_json_elem(j, list, i)) >= 0; i++) {
+		v = ab_json_str(j, t);
+		if (v == NULL || ab_egress_entry_parse(&a->eg.list.e[i], v,
+		    &skip) < 0 || ab_egress_find(&a->eg.list,
+		    a->eg.list.e[i].host, a->eg.list.e[i].port) != NULL) {
+			free(v);
+			return -1;
+		}
+		free(v);
+		a->eg.list.n++;
+	}
+	a->eg.on = 1;
+	return 0;
+}
+
 static int known_status(const char *s)
 {
 	return strcmp(s, "creating") == 0 || strcmp(s, "ready") == 0 ||
@@ -180,7 +256,7 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 
 	if (ab_record_read(s, h, &j, err) < 0)
 		return -1;
-	ab_alloc_init(a, h->id);
+	ab_alloc_init(a, h->id, s->sid);
 	t = ab_json_key(&j, 0, "deadline_ms");
 	if (ab_json_type(&j, t) != AB_JSON_NULL) {
 		a->lease.set = 1;
@@ -198,7 +274,7 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 	    ab_json_int(&j, ab_json_key(&j, 0, "stage_dev"), &a->stage_dev) ||
 	    ab_json_int(&j, ab_json_key(&j, 0, "stage_ino"), &a->stage_ino) ||
 	    ab_json_int(&j, ab_json_key(&j, 0, "objects_ino"),
-	    &a->objects_ino) || !bounded(a))
+	    &a->objects_ino) || egress_load(&j, a) < 0 || !bounded(a))
 		rc = ab_fail(err, AB_EREFUSED, "record of alloc:%s is corrupt "
 		    "or out of bounds", h->id);
 	ab_json_free(&j);
@@ -291,25 +367,33 @@ static int volume_create(struct ab_engine *e, struct ab_volume *v,
 	return rc;
 }
 
-int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
-    const char *sid, struct ab_err *err)
+int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
 {
+	const char *ctrs[2] = { a->keeper, a->eg.proxy };
+	const struct ab_volume *v;
 	int i, rc = 0;
 	struct ab_err one;
 
 	/* Containers first: a volume still referenced cannot go (409).  By
 	 * name, so a create whose reply was lost is found too; never an
 	 * object that is not this allocation's (ab_owned_remove checks). */
-	if (ab_owned_remove(e, AB_CONTAINER, a->keeper, sid, a->id, &one) < 0) {
-		*err = one;
-		rc = -1;
-	}
-	for (i = 0; i < AB_NVOL; i++)
-		if (ab_owned_remove(e, AB_VOLUME, a->vol[i].name, sid, a->id,
+	for (i = 0; i < 2; i++)
+		if (ab_owned_remove(e, AB_CONTAINER, ctrs[i], s->sid, a->id,
 		    &one) < 0 && rc == 0) {
 			*err = one;
 			rc = -1;
 		}
+	for (i = 0; i <= AB_NVOL; i++) {
+		v = i < AB_NVOL ? &a->vol[i] : &a->eg.vol;
+		if (ab_owned_remove(e, AB_VOLUME, v->name, s->sid, a->id,
+		    &one) < 0 && rc == 0) {
+			*err = one;
+			rc = -1;
+		}
+	}
+	if (a->eg.on)
+		ab_egress_network_release(s, e);
 	return rc;
 }
 
@@ -353,8 +437,13 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	for (i = 0; i < AB_NVOL; i++)
 		if (volume_create(e, &a->vol[i], a->id, s->sid, err) < 0)
 			return -1;
+	if (a->eg.on && volume_create(e, &a->eg.vol, a->id, s->sid, err) < 0)
+		return -1;
 	ab_test_pause("alloc-volumes-created");
 	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)
+		return -1;
+	if (a->eg.on && ab_proxy_create(s, e, a, info.seccomp_keyword,
+	    err) < 0)
 		return -1;
 	snprintf(a->status, sizeof a->status, "ready");
 	return ab_alloc_save(s, a, err);
@@ -379,7 +468,7 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 		ab_inflight_end(s, "alloc", a->id);
 		return 0;
 	}
-	if (ab_alloc_remove(e, a, s->sid, &cerr) == 0) {
+	if (ab_alloc_remove(s, e, a, &cerr) == 0) {
 		snprintf(h.kind, sizeof h.kind, "alloc");
 		memcpy(h.id, a->id, sizeof h.id);
 		ab_record_remove(s, &h, &cerr);

@@ -10,6 +10,7 @@
 #define AB_ALLOC_H
 
 #include "deadline.h"
+#include "egress.h"
 #include "engine.h"
 #include "err.h"
 #include "lockdown.h"
@@ -25,9 +26,30 @@ enum { AB_VOL_TASK, AB_VOL_GIT, AB_VOL_INPUTS, AB_NVOL };
 
 struct ab_volume {
 	char name[96];
-	const char *role;	/* "task", "git", "inputs" */
+	const char *role;	/* "task", "git", "inputs", "egress" */
 	const char *target;	/* its mount point */
 	long long bytes, inodes;
+	int uid;		/* its owner: the agents', or the proxy's */
+};
+
+/* Egress (ab-alloc --egress): a fourth volume holding the proxy's socket,
+ * the proxy container, and the state directory's network it is on. */
+#define AB_INPUTS_DIR "/run/agentbox/inputs"
+#define AB_PROXY_UID 10002
+#define AB_PROXY_USER "10002:10002"
+#define AB_EGRESS_DIR "/run/agentbox/egress"
+#define AB_EGRESS_SOCKET AB_EGRESS_DIR "/proxy.sock"
+#define AB_EGRESS_CONNS_MAX 1024
+
+struct ab_alloc_egress {
+	int on;
+	struct ab_egress_list list;	/* fixed at ab-alloc, never widened */
+	long long max_conns;
+	char proxy[96];			/* the proxy container's name */
+	char proxy_id[80];		/* "" until created */
+	char network[96];		/* agentbox-SID-egress */
+	char network_id[80];		/* "" until known */
+	struct ab_volume vol;
 };
 
 struct ab_alloc {
@@ -39,13 +61,14 @@ struct ab_alloc {
 	char keeper[96];		/* the keeper's name */
 	char keeper_id[80];		/* "" until created */
 	char status[16];		/* creating, ready, seeding, seeded */
+	struct ab_alloc_egress eg;
 	/* The staging clone's identity, once ab-seed made it. */
 	char commit[41];
 	long long stage_dev, stage_ino, objects_ino;
 };
 
-/* Fills names, roles and mount points for a new ID. */
-void ab_alloc_init(struct ab_alloc *a, const char *id);
+/* Fills names, roles and mount points for a new ID of state SID. */
+void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid);
 /* Creates volumes and keeper and validates the keeper; on failure removes
  * what it made, within a cleanup budget, and keeps the record only when
  * something could not be removed. */
@@ -60,11 +83,12 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
  * volumes' options) is cross-checked against the engine by the steps. */
 int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
     struct ab_alloc *a, struct ab_err *err);
-/* Removes keeper and volumes (containers first), each only when it
- * carries this state's and this allocation's labels; 0 when all of ours
- * are gone. */
-int ab_alloc_remove(struct ab_engine *e, const struct ab_alloc *a,
-    const char *sid, struct ab_err *err);
+/* Removes keeper, proxy and volumes (containers first), each only when
+ * it carries this state's and this allocation's labels, then the state's
+ * egress network if nothing uses it any more; 0 when all of ours are
+ * gone. */
+int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err);
 /* The keeper's lockdown and the storage it points into, so later steps
  * validate the keeper with the very description it was created from. */
 struct ab_keeper_lock {

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "oneshot.h"
 #include "owned.h"
+#include "proxy.h"
 
 #define SETTLE_MS 500
 
@@ -67,19 +68,33 @@ static int each_labelled(struct ab_state *s, struct ab_engine *e,
 static int remove_pass(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
+	const char *ctrs[2] = { a->keeper, a->eg.proxy };
 	int i, rc = 0;
 
-	if (each_labelled(s, e, AB_CONTAINER, a->id, NULL, err) < 0 ||
-	    ab_owned_remove(e, AB_CONTAINER, a->keeper, s->sid, a->id,
-	    err) < 0)
+	if (each_labelled(s, e, AB_CONTAINER, a->id, NULL, err) < 0)
 		rc = -1;
-	for (i = 0; i < AB_NVOL; i++)
-		if (ab_owned_remove(e, AB_VOLUME, a->vol[i].name, s->sid, a->id,
+	for (i = 0; i < 2; i++)
+		if (ab_owned_remove(e, AB_CONTAINER, ctrs[i], s->sid, a->id,
 		    err) < 0)
+			rc = -1;
+	for (i = 0; i <= AB_NVOL; i++)
+		if (ab_owned_remove(e, AB_VOLUME, i < AB_NVOL ?
+		    a->vol[i].name : a->eg.vol.name, s->sid, a->id, err) < 0)
 			rc = -1;
 	if (each_labelled(s, e, AB_VOLUME, a->id, NULL, err) < 0)
 		rc = -1;
 	return rc;
+}
+
+/* One derived name: named in left when an object of ours holds it. */
+static int still(struct ab_state *s, struct ab_engine *e, enum ab_kind kind,
+    const char *name, const char *id, struct ab_buf *left, struct ab_err *err)
+{
+	int k = ab_owned_lookup(e, kind, name, s->sid, id, NULL, err);
+
+	if (k == AB_OURS)
+		ab_buf_addf(left, "%s %s\n", ab_kind_name(kind), name);
+	return k < 0 ? -1 : 0;
 }
 
 /* Absence: no derived name is held by an object of ours, and nothing
@@ -88,20 +103,16 @@ static int remove_pass(struct ab_state *s, struct ab_engine *e,
 static int prove(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_buf *left, struct ab_err *err)
 {
-	int i, k;
+	int i;
 
-	if ((k = ab_owned_lookup(e, AB_CONTAINER, a->keeper, s->sid, a->id,
-	    NULL, err)) < 0)
+	if (still(s, e, AB_CONTAINER, a->keeper, a->id, left, err) < 0 ||
+	    still(s, e, AB_CONTAINER, a->eg.proxy, a->id, left, err) < 0 ||
+	    still(s, e, AB_VOLUME, a->eg.vol.name, a->id, left, err) < 0)
 		return -1;
-	if (k == AB_OURS)
-		ab_buf_addf(left, "container %s\n", a->keeper);
-	for (i = 0; i < AB_NVOL; i++) {
-		if ((k = ab_owned_lookup(e, AB_VOLUME, a->vol[i].name, s->sid,
-		    a->id, NULL, err)) < 0)
+	for (i = 0; i < AB_NVOL; i++)
+		if (still(s, e, AB_VOLUME, a->vol[i].name, a->id, left,
+		    err) < 0)
 			return -1;
-		if (k == AB_OURS)
-			ab_buf_addf(left, "volume %s\n", a->vol[i].name);
-	}
 	if (left->len > 0)
 		return 0;
 	if (each_labelled(s, e, AB_CONTAINER, a->id, left, err) < 0 ||
@@ -252,7 +263,7 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 
 	if ((rc = ours(s, e, id, left, err)) <= 0)
 		return rc;
-	ab_alloc_init(&a, id);
+	ab_alloc_init(&a, id, s->sid);
 	/* Twice: a create that lands late is caught by the second look.  A
 	 * create can land late only while its request is in flight, so the
 	 * settle window is waited only when a tool left its in-flight marker
@@ -269,6 +280,8 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 		if (left->len > 0)
 			return remains(id, left, err);
 	}
+	/* The state's egress network goes with its last proxy. */
+	ab_egress_network_release(s, e);
 	/* Staged inputs and the clone go only once the filesystems are. */
 	return remove_local(s, &a, err);
 }

@@ -1015,6 +1015,23 @@ int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
 	return sweep_list(s, e, AB_IMAGE, images, n, err);
 }
 
+int ab_image_has(struct ab_state *s, const char *id, const char *component,
+    struct ab_err *err)
+{
+	struct ab_handle h;
+	struct spec sp;
+	int i;
+
+	snprintf(h.kind, sizeof h.kind, "image");
+	snprintf(h.id, sizeof h.id, "%s", id);
+	if (read_spec(s, &h, &sp, err) < 0)
+		return -1;
+	for (i = 0; i < sp.nv; i++)
+		if (strcmp(sp.vname[i], component) == 0)
+			return 1;
+	return 0;
+}
+
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
     struct ab_err *err)
 {

@@ -43,6 +43,10 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
  * probe set the version probe too.  digest (>= 80 bytes) may be NULL. */
 int ab_image_verify(struct ab_state *s, struct ab_engine *e,
     const struct ab_handle *h, int probe, char *digest, struct ab_err *err);
+/* 1 when registered image ID carries COMPONENT (a version label its probe
+ * confirmed: "ab-proxy", "claude-code"), 0 when not. */
+int ab_image_has(struct ab_state *s, const char *id, const char *component,
+    struct ab_err *err);
 /* The PATH a registered image pins, from its record. */
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
     struct ab_err *err);

@@ -223,7 +223,57 @@ static int c_hostname(struct ctx *c, int t)
 
 static int c_netdisabled(struct ctx *c, int t)
 {
-	return bool_is(c->j, t, 1);
+	return c->l->network ? is_zero(c->j, t) : bool_is(c->j, t, 1);
+}
+
+static int c_netmode(struct ctx *c, int t)
+{
+	return ab_json_str_eq(c->j, t, c->l->network ? c->l->network :
+	    "none");
+}
+
+/* The engine's aliases on a user network: none, or the short ID. */
+static int aliases_ok(struct ctx *c, int t)
+{
+	char *id = ab_json_str(c->j, ab_json_key(c->j, 0, "Id"));
+	char want[13];
+	int ok;
+
+	if (is_zero(c->j, t)) {
+		free(id);
+		return 1;
+	}
+	snprintf(want, sizeof want, "%.12s", id ? id : "");
+	ok = ab_json_type(c->j, t) == AB_JSON_ARRAY &&
+	    ab_json_count(c->j, t) == 1 &&
+	    ab_json_str_eq(c->j, ab_json_elem(c->j, t, 0), want);
+	free(id);
+	return ok;
+}
+
+/* Exactly the lockdown's network (none: no endpoint at all), joined with
+ * nothing of its own: the addresses are the engine's to assign. */
+static int c_networks(struct ctx *c, int t)
+{
+	static const char *const keys[] = { "IPAMConfig", "Links", "Aliases",
+	    "NetworkID", "EndpointID", "Gateway", "IPAddress", "IPPrefixLen",
+	    "IPv6Gateway", "GlobalIPv6Address", "GlobalIPv6PrefixLen",
+	    "MacAddress", "DriverOpts", "DNSNames", NULL };
+	const struct ab_json *j = c->j;
+	int n = ab_json_key(j, t, c->l->network ? c->l->network : "");
+
+	if (c->l->network == NULL)
+		return is_zero(j, t);
+	return ab_json_count(j, t) == 1 && keys_within(j, n, keys) &&
+	    is_zero(j, ab_json_key(j, n, "IPAMConfig")) &&
+	    is_zero(j, ab_json_key(j, n, "Links")) &&
+	    aliases_ok(c, ab_json_key(j, n, "Aliases")) &&
+	    ab_json_str_eq(j, ab_json_key(j, n, "NetworkID"),
+	    c->l->network_id) &&
+	    is_zero(j, ab_json_key(j, n, "IPv6Gateway")) &&
+	    is_zero(j, ab_json_key(j, n, "GlobalIPv6Address")) &&
+	    is_zero(j, ab_json_key(j, n, "GlobalIPv6PrefixLen")) &&
+	    is_zero(j, ab_json_key(j, n, "DriverOpts"));
 }
 
 static const char *label_of(const struct ab_lock *l, const char *key)
@@ -477,7 +527,7 @@ static const struct rule first[] = {
 	Z("HostConfig.PidMode"), Z("HostConfig.UTSMode"),
 	Z("HostConfig.UsernsMode"), S("HostConfig.IpcMode", "private"),
 	S("HostConfig.CgroupnsMode", "private"),
-	S("HostConfig.NetworkMode", "none"), Z("HostConfig.Privileged"),
+	C("HostConfig.NetworkMode", c_netmode), Z("HostConfig.Privileged"),
 	{ NULL, VARY, NULL, NULL }
 };
 
@@ -506,7 +556,7 @@ static const struct rule rules[] = {
 	S("HostConfig.LogConfig.Type", "json-file"),
 	S("HostConfig.LogConfig.Config.max-file", "1"),
 	C("HostConfig.LogConfig.Config.max-size", c_log_size),
-	S("HostConfig.NetworkMode", "none"), Z("HostConfig.PortBindings"),
+	C("HostConfig.NetworkMode", c_netmode), Z("HostConfig.PortBindings"),
 	S("HostConfig.RestartPolicy.Name", "no"),
 	Z("HostConfig.RestartPolicy.MaximumRetryCount"),
 	Z("HostConfig.AutoRemove"), Z("HostConfig.VolumeDriver"),
@@ -574,7 +624,7 @@ static const struct rule rules[] = {
 	Z("NetworkSettings.GlobalIPv6PrefixLen"),
 	Z("NetworkSettings.IPAddress"), Z("NetworkSettings.IPPrefixLen"),
 	Z("NetworkSettings.IPv6Gateway"), Z("NetworkSettings.MacAddress"),
-	Z("NetworkSettings.Networks"),
+	C("NetworkSettings.Networks", c_networks),
 	{ NULL, VARY, NULL, NULL }
 };
 

@@ -110,7 +110,7 @@ static void host_config(struct ab_jw *w, const struct ab_lock *l)
 {
 	ab_jw_key(w, "HostConfig");
 	ab_jw_obj(w);
-	ab_jw_kstr(w, "NetworkMode", "none");
+	ab_jw_kstr(w, "NetworkMode", l->network ? l->network : "none");
 	ab_jw_kbool(w, "ReadonlyRootfs", 1);
 	ab_jw_kbool(w, "Privileged", 0);
 	str_list(w, "CapDrop", cap_drop);
@@ -155,7 +155,7 @@ int ab_lock_body(const struct ab_lock *l, struct ab_buf *out,
 	str_list(&w, "Entrypoint", l->entrypoint);
 	str_list(&w, "Cmd", l->cmd);
 	str_list(&w, "Env", l->env);
-	ab_jw_kbool(&w, "NetworkDisabled", 1);
+	ab_jw_kbool(&w, "NetworkDisabled", l->network == NULL);
 	ab_jw_kbool(&w, "AttachStdin", 0);
 	ab_jw_kbool(&w, "OpenStdin", 0);
 	ab_jw_kbool(&w, "Tty", 0);

@@ -29,6 +29,9 @@ struct ab_mount {
 struct ab_lock {
 	const char *image;		/* sha256:..., never a tag */
 	const char *user;		/* NULL: AB_AGENT_USER */
+	/* The one network it joins, by name and engine ID; NULL: none (no
+	 * network at all, only lo). */
+	const char *network, *network_id;
 	const char *const *entrypoint;	/* NULL-terminated */
 	const char *const *cmd;		/* NULL-terminated, or NULL */
 	const char *const *env;		/* NAME=VALUE, NULL-terminated */

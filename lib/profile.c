@@ -13,6 +13,7 @@
 #include "json.h"
 #include "oneshot.h"
 #include "profile.h"
+#include "proxy.h"
 #include "version.h"
 
 #define LEDGER "attempts"
@@ -26,9 +27,44 @@ static void env_add(struct ab_profile_lock *k, int *n, const char *fmt,
 	(*n)++;
 }
 
+/* Egress: every spelling of the proxy variables points at the relay,
+ * and nothing is exempt from it. */
+static void egress_env(const struct ab_alloc *a, struct ab_profile_lock *k,
+    int *n)
+{
+	static const char *const names[] = { "HTTPS_PROXY", "https_proxy",
+	    "HTTP_PROXY", "http_proxy", NULL };
+	int i;
+
+	if (!a->eg.on)
+		return;
+	for (i = 0; names[i] != NULL; i++)
+		env_add(k, n, "%s=" AB_RELAY_URL "%.0lld", names[i], 0);
+	env_add(k, n, "NO_PROXY=%s", "", 0);
+	env_add(k, n, "no_proxy=%s", "", 0);
+	env_add(k, n, "AB_PROBE_EGRESS=%s", AB_EGRESS_SOCKET, 0);
+}
+
+/* --ca: OpenSSL-based clients read the whole bundle the probe builds,
+ * Node and Codex add the given anchors to their own. */
+static void ca_env(const struct ab_profile *p, struct ab_profile_lock *k,
+    int *n)
+{
+	char ca[200];
+
+	if (p->ca_sha[0] == '\0')
+		return;
+	snprintf(ca, sizeof ca, "%s/ca-%s.pem", AB_INPUTS_DIR, p->id);
+	env_add(k, n, "SSL_CERT_FILE=%s", AB_CA_BUNDLE, 0);
+	env_add(k, n, "NODE_EXTRA_CA_CERTS=%s", ca, 0);
+	env_add(k, n, "CODEX_CA_CERTIFICATE=%s", ca, 0);
+	env_add(k, n, "AB_PROBE_CA=%s", ca, 0);
+}
+
 /* The environment is rebuilt from this list alone: nothing of the
  * caller's passes through. */
-static void profile_env(const struct ab_profile *p, struct ab_profile_lock *k)
+static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
+    struct ab_profile_lock *k)
 {
 	int n = 0;
 
@@ -43,6 +79,8 @@ static void profile_env(const struct ab_profile *p, struct ab_profile_lock *k)
 	env_add(k, &n, "AB_PROBE_HOME=%s", AB_HOME, 0);
 	env_add(k, &n, "AB_PROBE_HOME_BYTES=%s%lld", "", p->home_bytes);
 	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
+	egress_env(a, k, &n);
+	ca_env(p, k, &n);
 	k->env[n] = NULL;
 }
 
@@ -103,8 +141,9 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 		return bound_fail(p, "the attempt or nonce", err);
 	if (!plain_path(p->path_env))
 		return bound_fail(p, "PATH", err);
-	if (p->schema_sha[0] != '\0' && !ab_git_is_hex(p->schema_sha, 64))
-		return bound_fail(p, "the schema's hash", err);
+	if ((p->schema_sha[0] != '\0' && !ab_git_is_hex(p->schema_sha, 64)) ||
+	    (p->ca_sha[0] != '\0' && !ab_git_is_hex(p->ca_sha, 64)))
+		return bound_fail(p, "a snapshot's hash", err);
 	if (p->dl.at_ms <= 0 || p->dl.at_ms > AB_TIME_MAX_MS)
 		return bound_fail(p, "the deadline", err);
 	if (p->home_bytes != AB_HOME_BYTES || p->home_inodes != AB_HOME_INODES ||
@@ -130,7 +169,7 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 	int i;
 
 	memset(k, 0, sizeof *k);
-	profile_env(p, k);
+	profile_env(p, a, k);
 	k->labels[0] = "org.agentbox.alloc";
 	k->labels[1] = a->id;
 	k->labels[2] = "org.agentbox.state";
@@ -171,6 +210,13 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 	k->l.seccomp_keyword = seccomp_keyword;
 	k->l.mounts = k->mounts;
 	k->l.nmounts = AB_NVOL;
+	/* The proxy's socket, read-only: connecting to it needs no more. */
+	if (a->eg.on) {
+		k->mounts[AB_NVOL].volume = a->eg.vol.name;
+		k->mounts[AB_NVOL].target = AB_EGRESS_DIR;
+		k->mounts[AB_NVOL].readonly = 1;
+		k->l.nmounts = AB_NVOL + 1;
+	}
 	k->l.tmpfs = k->tmpfs;
 	k->l.shm_size = 64LL << 20;
 	k->l.nofile = 1024;
@@ -215,6 +261,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_kstr(&w, "nonce", p->nonce);
 	ab_jw_kstr(&w, "path", p->path_env);
 	ab_jw_kstr(&w, "schema_sha256", p->schema_sha);
+	ab_jw_kstr(&w, "ca_sha256", p->ca_sha);
 	ab_jw_kint(&w, "deadline_ms", p->dl.at_ms);
 	ab_jw_kint(&w, "memory", p->memory);
 	ab_jw_kint(&w, "pids", p->pids);
@@ -297,6 +344,7 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "nonce", p->nonce, sizeof p->nonce) ||
 	    copy_str(&j, "path", p->path_env, sizeof p->path_env) ||
 	    copy_str(&j, "schema_sha256", p->schema_sha, sizeof p->schema_sha) ||
+	    copy_str(&j, "ca_sha256", p->ca_sha, sizeof p->ca_sha) ||
 	    copy_str(&j, "body_sha256", body_sha, 65) ||
 	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
@@ -447,6 +495,8 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
 	kl.l.running = 1;
 	if (ab_ctr_check(e, &kl.l, a->keeper_id, err) < 0)
 		return ab_err_wrap(err, "keeper of alloc:%s", a->id);
+	if (a->eg.on && ab_proxy_check(s, e, a, info.seccomp_keyword, err) < 0)
+		return -1;
 	ab_profile_lock(p, a, a->digest, s->sid, info.seccomp_keyword, k);
 	return 0;
 }

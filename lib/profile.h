@@ -20,6 +20,10 @@
 #include "state.h"
 
 #define AB_HOME "/home/agent"
+/* What the agent's TLS clients trust with --ca: the image's anchors and
+ * the given ones, which the probe puts together. */
+#define AB_CA_BUNDLE "/tmp/agentbox-ca.pem"
+#define AB_RELAY_URL "http://127.0.0.1:3128"
 #define AB_MAX_ARGV 256
 
 /* HOME and /tmp of every agent container (tmpfs), fixed. */
@@ -44,6 +48,7 @@ struct ab_profile {
 	char nonce[AB_ID_LEN + 1];
 	char path_env[256];
 	char schema_sha[65];
+	char ca_sha[65];		/* --ca: "" when none */
 	struct ab_deadline dl;
 	long long memory, pids, nano_cpus;
 	long long home_bytes, home_inodes, tmp_bytes, tmp_inodes;
@@ -53,14 +58,16 @@ struct ab_profile {
 	int nallow;
 };
 
+#define AB_PROFILE_ENV_MAX 32
+
 struct ab_profile_lock {
 	struct ab_lock l;
-	char env_text[12][600];
-	const char *env[13];
+	char env_text[AB_PROFILE_ENV_MAX][600];
+	const char *env[AB_PROFILE_ENV_MAX + 1];
 	const char *labels[9];
 	char tmpfs_text[2][200];
 	const char *tmpfs[5];
-	struct ab_mount mounts[AB_NVOL];
+	struct ab_mount mounts[AB_NVOL + 1];	/* and egress */
 	const char *entry[2];
 	char name[96];
 };

@@ -12,6 +12,7 @@
 #include "file.h"
 #include "hash.h"
 #include "rootfs.h"
+#include "version.h"
 
 #ifndef AB_MULTIARCH
 #define AB_MULTIARCH "x86_64-linux-gnu"
@@ -154,14 +155,49 @@ static int parse_uid(const char *s, unsigned *uid)
 	return 0;
 }
 
+/* An agentbox program that runs only in containers (ab-proxy, ab-relay):
+ * beside the running tool in a build tree, or in ../lib/agentbox when
+ * installed. */
+static int tool_path(const char *name, char *out, size_t cap,
+    struct ab_err *err)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (strchr(name, '/') != NULL)
+		return ab_fail(err, AB_EUSAGE, "tool %s: a name, not a path",
+		    name);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot find myself");
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	if (strlen(exe) + strlen(name) + 20 > cap)
+		return ab_fail(err, AB_EUSAGE, "tool %s: path too long", name);
+	if (snprintf(out, cap, "%s/%s", exe, name) > 0 &&
+	    access(out, R_OK) == 0)
+		return 0;
+	if (snprintf(out, cap, "%s/../lib/agentbox/%s", exe, name) > 0 &&
+	    access(out, R_OK) == 0)
+		return 0;
+	return ab_fail(err, AB_EUSAGE, "tool %s is neither beside %s nor in "
+	    "its ../lib/agentbox: build it first (make)", name, exe);
+}
+
 static int add_version(struct ab_rootfs *r, const char *name,
     const char *pkg, struct ab_err *err)
 {
 	struct ab_version *v;
 	char *val;
 
-	if (ab_deb_version(pkg, &val, err) < 0)
+	/* "@agentbox": this agentbox's own version, for its programs. */
+	if (strcmp(pkg, "@agentbox") == 0)
+		val = strdup(AB_VERSION);
+	else if (ab_deb_version(pkg, &val, err) < 0)
 		return -1;
+	if (val == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
 	v = realloc(r->v, (r->nv + 1) * sizeof *v);
 	if (v == NULL || (v[r->nv].name = strdup(name)) == NULL) {
 		if (v != NULL)
@@ -212,6 +248,9 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 		return add_host(r, f[1], mode, nf == 4 ? f[3] : f[1], err);
 	if (strcmp(f[0], "elf") == 0 && nf == 3)
 		return add_elf(r, f[1], mode, f[1], 0, err);
+	if (strcmp(f[0], "tool") == 0 && nf == 4)
+		return tool_path(f[3], src, sizeof src, err) < 0 ? -1 :
+		    add_elf(r, f[1], mode, src, 0, err);
 	if (strcmp(f[0], "file") == 0 && nf == 4) {
 		if (strchr(f[3], '/') != NULL)
 			return bad(p, "recipe files are named without '/'",

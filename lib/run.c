@@ -33,6 +33,7 @@ void ab_run_init(struct ab_run *r)
 	capture_init(&r->out, AB_RUN_RECORD_OUTPUT);
 	capture_init(&r->err, AB_RUN_RECORD_OUTPUT);
 	ab_buf_init(&r->enforced, 0);
+	ab_buf_init(&r->egress_json, 0);
 }
 
 void ab_run_free(struct ab_run *r)
@@ -47,6 +48,7 @@ void ab_run_free(struct ab_run *r)
 		ab_buf_free(&c[i]->keep);
 	}
 	ab_buf_free(&r->enforced);
+	ab_buf_free(&r->egress_json);
 }
 
 int ab_run_open_outputs(struct ab_run *r, struct ab_err *err)
@@ -576,6 +578,13 @@ int ab_result_save(struct ab_state *s, const char *id,
 		ab_jw_raw(&w, r->enforced.data, r->enforced.len);
 	else
 		ab_jw_null(&w);
+	if (r->egress != 0) {
+		ab_jw_key(&w, "egress");
+		if (r->egress > 0 && r->egress_json.len > 0)
+			ab_jw_raw(&w, r->egress_json.data, r->egress_json.len);
+		else
+			ab_jw_null(&w);
+	}
 	if (r->error[0] != '\0') {
 		ascii(msg, sizeof msg, r->error);
 		ab_jw_kstr(&w, "error", msg);

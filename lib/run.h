@@ -51,6 +51,8 @@ struct ab_run {
 	long long started_ms, ended_ms;
 	char started_at[48], finished_at[48];
 	struct ab_buf enforced;	/* JSON: the lockdown the check passed */
+	int egress;		/* 0 none; 1 egress is the summary; -1 null */
+	struct ab_buf egress_json;
 	char error[768];	/* an engine failure, for the record */
 };
 

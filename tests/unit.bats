@@ -26,3 +26,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/egress: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/egress-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}

@@ -64,7 +64,8 @@ static void make_lock(struct ab_profile *p, struct ab_alloc *a)
 	for (i = 0; argv[i] != NULL; i++)
 		p->argv[i] = argv[i];
 	p->argc = i;
-	ab_alloc_init(a, "e95266f99b0f37934b282aacb9ecbc63");
+	ab_alloc_init(a, "e95266f99b0f37934b282aacb9ecbc63",
+	    "f1e8a27a9fae69b845ff67e6bd15e7a1");
 	ab_profile_lock(p, a, "sha256:fd5a6f74866c2d235c8521574207fb04697d0f"
 	    "46bcba05a94d3b28545b2c209c", "f1e8a27a9fae69b845ff67e6bd15e7a1",
 	    0, &k);

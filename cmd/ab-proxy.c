@@ -1,0 +1,525 @@
+/* ab-proxy: an allocation's egress proxy.  It runs only inside the
+ * allocation's proxy container (ab-alloc --egress), never on the host.
+ *
+ * CONNECT only, one request per connection, HOST:PORT compared exactly
+ * with the list it was started with, names resolved here and every
+ * resolved address checked before it is dialled (no second lookup), one
+ * JSON line on stdout per decision and per closed tunnel.  One thread per
+ * connection: a slow resolution or a slow peer holds up only its own
+ * connection, and the number of threads is the connection bound.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "egress.h"
+#include "version.h"
+
+#define HEAD_TIMEOUT_MS 10000
+#define CONNECT_TIMEOUT_MS 10000
+#define STACK_SIZE (256 * 1024)
+
+static const char usage_text[] =
+    "usage: ab-proxy --socket PATH [--max-conns N] [--lease EPOCH_MS]\n"
+    "                [--idle SECONDS] ENTRY...\n"
+    "       ab-proxy --version\n";
+
+struct conf {
+	const char *socket;
+	long max_conns;
+	long long lease_ms;	/* 0: none */
+	long idle_ms;
+	struct ab_egress_list list;
+};
+
+static struct conf cf;
+static volatile int stopping;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long active;
+static long long n_allowed, n_refused;
+static int sigpipe_fd[2] = { -1, -1 };
+
+struct conn {
+	int fd;
+	long long t0;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One line on stdout, whole, under the lock. */
+static void log_line(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void log_line(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	pthread_mutex_lock(&lock);
+	if (write(STDOUT_FILENO, line, (size_t)n) < 0) {
+		/* Nobody to tell: the log is the engine's. */
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void refuse(struct conn *c, int status, const char *reason,
+    const char *host, int port)
+{
+	char msg[128];
+	const char *text = status == 403 ? "Forbidden" : status == 405 ?
+	    "Method Not Allowed" : status == 408 ? "Request Timeout" :
+	    status == 502 ? "Bad Gateway" : status == 503 ?
+	    "Service Unavailable" : "Bad Request";
+	int n;
+
+	n = snprintf(msg, sizeof msg, "HTTP/1.1 %d %s\r\nConnection: close"
+	    "\r\nContent-Length: 0\r\n\r\n", status, text);
+	if (send(c->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* The client is gone; the decision is logged all the same. */
+	}
+	pthread_mutex_lock(&lock);
+	n_refused++;
+	pthread_mutex_unlock(&lock);
+	if (host != NULL)
+		log_line("{\"t\":%lld,\"event\":\"refused\",\"host\":\"%s\","
+		    "\"port\":%d,\"reason\":\"%s\",\"status\":%d}", now_ms(),
+		    host, port, reason, status);
+	else
+		log_line("{\"t\":%lld,\"event\":\"refused\",\"reason\":\"%s\","
+		    "\"status\":%d}", now_ms(), reason, status);
+}
+
+/* Reads the request head within HEAD_TIMEOUT_MS.  Its length, or 0 with
+ * *reason and *status set. */
+static size_t read_head(struct conn *c, char *buf, const char **reason,
+    int *status)
+{
+	struct pollfd p = { c->fd, POLLIN, 0 };
+	size_t got = 0, head;
+	long long end = now_ms() + HEAD_TIMEOUT_MS, left;
+	ssize_t k;
+
+	for (;;) {
+		left = end - now_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			*reason = "request-timeout";
+			*status = 408;
+			return 0;
+		}
+		k = recv(c->fd, buf + got, AB_EGRESS_HEAD_MAX - got, 0);
+		if (k <= 0) {
+			/* Closed before a byte: no request, no decision (the
+			 * relay's check that the socket answers). */
+			*reason = got == 0 ? NULL : "client-gone";
+			*status = 400;
+			return 0;
+		}
+		if (got == 0 && (*reason = ab_egress_first_byte(
+		    (unsigned char)buf[0], status)) != NULL)
+			return 0;
+		got += (size_t)k;
+		if ((head = ab_egress_head_len(buf, got)) > 0) {
+			/* Nothing may follow the head before the tunnel
+			 * exists: a second request, or early data. */
+			if (head != got) {
+				*reason = "pipelined";
+				*status = 400;
+				return 0;
+			}
+			return head;
+		}
+		if (got == AB_EGRESS_HEAD_MAX) {
+			*reason = "head-too-large";
+			*status = 400;
+			return 0;
+		}
+	}
+}
+
+static int connect_within(const struct sockaddr *sa, socklen_t len)
+{
+	struct pollfd p;
+	socklen_t el = sizeof(int);
+	int fd, e = 0;
+
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, sa, len) == 0)
+		return fd;
+	if (errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	p.fd = fd;
+	p.events = POLLOUT;
+	if (poll(&p, 1, CONNECT_TIMEOUT_MS) != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void addr_text(const struct sockaddr *sa, char *buf, size_t cap)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+		    a, sizeof a);
+		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		snprintf(buf, cap, "%s:%d", a, port);
+	} else {
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->
+		    sin6_addr, a, sizeof a);
+		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+		snprintf(buf, cap, "[%s]:%d", a, port);
+	}
+}
+
+/* Dials the pin, or each resolved address the guard allows, in turn:
+ * exactly the addresses checked, no second lookup.  The socket, or -1
+ * with *reason and *status. */
+static int dial(const struct ab_egress_entry *e, char *addr, size_t cap,
+    const char **reason, int *status)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char port[8];
+	const char *why;
+	int fd = -1;
+
+	if (e->pinned) {
+		addr_text((const struct sockaddr *)&e->pin, addr, cap);
+		if ((fd = connect_within((const struct sockaddr *)&e->pin,
+		    e->pin_len)) < 0) {
+			*reason = "connect-failed";
+			*status = 502;
+		}
+		return fd;
+	}
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof port, "%d", e->port);
+	if (getaddrinfo(e->host, port, &hints, &res) != 0) {
+		*reason = "resolve-failed";
+		*status = 502;
+		return -1;
+	}
+	*reason = "connect-failed";
+	*status = 502;
+	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+		addr_text(ai->ai_addr, addr, cap);
+		if ((why = ab_egress_guard(ai->ai_addr)) != NULL) {
+			*reason = why;
+			*status = 403;
+			continue;
+		}
+		fd = connect_within(ai->ai_addr, ai->ai_addrlen);
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static void tunnel(struct conn *c, const struct ab_egress_entry *e)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	char addr[80] = "", why[48];
+	const char *reason = NULL;
+	long long up, down;
+	int status, fd;
+
+	fd = dial(e, addr, sizeof addr, &reason, &status);
+	if (fd < 0) {
+		if (status == 403) {
+			snprintf(why, sizeof why, "address-%s", reason);
+			reason = why;
+		}
+		refuse(c, status, reason, e->host, e->port);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	n_allowed++;
+	pthread_mutex_unlock(&lock);
+	log_line("{\"t\":%lld,\"event\":\"open\",\"host\":\"%s\",\"port\":%d,"
+	    "\"addr\":\"%s\"}", now_ms(), e->host, e->port, addr);
+	if (send(c->fd, ok, sizeof ok - 1, MSG_NOSIGNAL) ==
+	    (ssize_t)(sizeof ok - 1))
+		ab_egress_pump(c->fd, fd, cf.idle_ms, &stopping, &up, &down);
+	else
+		up = down = 0;
+	close(fd);
+	log_line("{\"t\":%lld,\"event\":\"close\",\"host\":\"%s\",\"port\":%d,"
+	    "\"addr\":\"%s\",\"up\":%lld,\"down\":%lld,\"ms\":%lld}", now_ms(),
+	    e->host, e->port, addr, up, down, now_ms() - c->t0);
+}
+
+static void *serve(void *arg)
+{
+	char head[AB_EGRESS_HEAD_MAX], host[AB_EGRESS_HOST_MAX + 1];
+	struct conn *c = arg;
+	const struct ab_egress_entry *e;
+	const char *reason = NULL;
+	int status = 400, port = 0;
+	size_t n;
+
+	n = read_head(c, head, &reason, &status);
+	if (n > 0)
+		reason = ab_egress_request(head, n, host, &port, &status);
+	/* A refused request names no host: what it said is not logged.  A
+	 * connection gone before its first byte made no request at all. */
+	if (reason != NULL)
+		refuse(c, status, reason, NULL, 0);
+	else if (n > 0 && (e = ab_egress_find(&cf.list, host, port)) == NULL)
+		refuse(c, 403, "not-allowed", host, port);
+	else if (n > 0)
+		tunnel(c, e);
+	close(c->fd);
+	free(c);
+	pthread_mutex_lock(&lock);
+	active--;
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char b = (char)sig;
+
+	stopping = 1;
+	if (write(sigpipe_fd[1], &b, 1) < 0) {
+		/* The loop sees stopping at its next wake. */
+	}
+	errno = saved;
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof sa.sun_path)
+		return -1;
+	/* A socket left by an earlier run of this proxy, and nothing else. */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* 0666: the agents' uid connects, through a read-only mount. */
+	umask(0111);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    listen(fd, 128) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void accept_one(int lfd)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	struct conn *c;
+	int fd, busy;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	c = calloc(1, sizeof *c);
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->t0 = now_ms();
+	if (cf.lease_ms > 0 && c->t0 > cf.lease_ms) {
+		refuse(c, 403, "lease-expired", NULL, 0);
+		close(fd);
+		free(c);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	busy = active >= cf.max_conns;
+	if (!busy)
+		active++;
+	pthread_mutex_unlock(&lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	if (!busy && pthread_create(&t, &attr, serve, c) == 0) {
+		pthread_attr_destroy(&attr);
+		return;
+	}
+	pthread_attr_destroy(&attr);
+	if (!busy) {
+		pthread_mutex_lock(&lock);
+		active--;
+		pthread_mutex_unlock(&lock);
+	}
+	refuse(c, 503, "busy", NULL, 0);
+	close(fd);
+	free(c);
+}
+
+/* Until SIGTERM or SIGINT: then no new connection, every tunnel told to
+ * end (each sees it within a second), a last line with the counters. */
+static int run(int lfd)
+{
+	struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sigpipe_fd[0], POLLIN,
+	    0 } };
+	long left;
+	int i;
+
+	while (!stopping) {
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			return 1;
+		if (!stopping && (p[0].revents & POLLIN))
+			accept_one(lfd);
+	}
+	close(lfd);
+	unlink(cf.socket);
+	for (i = 0; i < 50; i++) {
+		pthread_mutex_lock(&lock);
+		left = active;
+		pthread_mutex_unlock(&lock);
+		if (left == 0)
+			break;
+		poll(NULL, 0, 100);
+	}
+	log_line("{\"t\":%lld,\"event\":\"stop\",\"allowed\":%lld,"
+	    "\"refused\":%lld,\"open\":%ld}", now_ms(), n_allowed, n_refused,
+	    left);
+	return 0;
+}
+
+static int number(const char *s, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *s < '0' || *s > '9' || *end || v < 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "max-conns", required_argument, NULL, 'm' },
+		{ "lease", required_argument, NULL, 'l' },
+		{ "idle", required_argument, NULL, 'i' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct ab_err err;
+	long long v;
+	int c, i;
+
+	cf.max_conns = 64;
+	cf.idle_ms = 600000;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': cf.socket = optarg; break;
+		case 'm':
+			if (number(optarg, 4096, &v) < 0 || v < 1)
+				goto usage;
+			cf.max_conns = (long)v;
+			break;
+		case 'l':
+			if (number(optarg, 253402300799999LL, &v) < 0)
+				goto usage;
+			cf.lease_ms = v;
+			break;
+		case 'i':
+			if (number(optarg, 86400, &v) < 0 || v < 10)
+				goto usage;
+			cf.idle_ms = (long)v * 1000;
+			break;
+		case 'V':
+			printf("%s\n", AB_VERSION);
+			exit(0);
+		default:
+			goto usage;
+		}
+	}
+	if (cf.socket == NULL || optind == argc ||
+	    argc - optind > AB_EGRESS_MAX)
+		goto usage;
+	for (i = optind; i < argc; i++) {
+		if (ab_egress_entry_parse(&cf.list.e[cf.list.n], argv[i],
+		    &err) < 0) {
+			fprintf(stderr, "ab-proxy: %s\n", err.msg);
+			return 2;
+		}
+		cf.list.n++;
+	}
+	return 0;
+usage:
+	fputs(usage_text, stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	int lfd, rc;
+
+	if ((rc = parse(argc, argv)) != 0)
+		return rc;
+	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((lfd = listen_on(cf.socket)) < 0) {
+		fprintf(stderr, "ab-proxy: cannot listen on %s: %s\n",
+		    cf.socket, strerror(errno));
+		return 1;
+	}
+	log_line("{\"t\":%lld,\"event\":\"start\",\"entries\":%d,"
+	    "\"max_conns\":%ld}", now_ms(), cf.list.n, cf.max_conns);
+	return run(lfd);
+}

@@ -1,0 +1,82 @@
+/* egress.h: the egress allowlist and what the proxy decides (DESIGN.md,
+ * "Egress").
+ *
+ * ab-alloc parses the list a user gives; ab-proxy, inside the allocation's
+ * proxy container, parses each request, compares its HOST:PORT exactly with
+ * the list, refuses addresses an agent must never reach, and moves the
+ * bytes.  Everything here is pure (no engine, no state), so the parsers of
+ * untrusted bytes can be fuzzed alone.
+ */
+#ifndef AB_EGRESS_H
+#define AB_EGRESS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "err.h"
+
+#define AB_EGRESS_MAX 32		/* entries in a list */
+#define AB_EGRESS_HOST_MAX 253		/* a DNS name, no trailing dot */
+#define AB_EGRESS_HEAD_MAX 8192		/* request line and headers */
+#define AB_EGRESS_HEADERS_MAX 64
+
+struct ab_egress_entry {
+	char host[AB_EGRESS_HOST_MAX + 1];	/* lowercase */
+	int port;
+	int pinned;				/* =ADDR:PORT given */
+	struct sockaddr_storage pin;
+	socklen_t pin_len;
+};
+
+struct ab_egress_list {
+	struct ab_egress_entry e[AB_EGRESS_MAX];
+	int n;
+};
+
+/* LIST: NAME[,NAME...], each a built-in set (claude, claude-oauth, codex,
+ * codex-chatgpt) or HOST:PORT[=ADDR:PORT].  Duplicates are dropped;
+ * AB_EUSAGE naming the bad entry. */
+int ab_egress_parse(struct ab_egress_list *l, const char *list,
+    struct ab_err *err);
+/* One HOST:PORT[=ADDR:PORT] entry. */
+int ab_egress_entry_parse(struct ab_egress_entry *e, const char *s,
+    struct ab_err *err);
+/* The canonical text of e: "host:port" or "host:port=addr:port". */
+void ab_egress_entry_text(const struct ab_egress_entry *e, char *buf,
+    size_t cap);
+/* The entry allowing HOST:PORT exactly, or NULL. */
+const struct ab_egress_entry *ab_egress_find(const struct ab_egress_list *l,
+    const char *host, int port);
+
+/* HOST:PORT as a CONNECT request names it (N bytes at S): NULL with the
+ * lowercased host and the port, or the reason it is refused
+ * ("ip-literal", "malformed-authority"). */
+const char *ab_egress_authority(const char *s, size_t n,
+    char host[AB_EGRESS_HOST_MAX + 1], int *port);
+
+/* A request head: everything up to and including its blank line, N
+ * bytes.  NULL with host and port; or the reason, with *status the HTTP
+ * status to answer (400 malformed, 405 not CONNECT). */
+const char *ab_egress_request(const char *head, size_t n,
+    char host[AB_EGRESS_HOST_MAX + 1], int *port, int *status);
+/* The first byte of a connection, judged alone: a TLS handshake or a
+ * SOCKS greeting is refused at once (400), without waiting for a head. */
+const char *ab_egress_first_byte(unsigned char c, int *status);
+/* The length of the head in the N bytes at P (through "\r\n\r\n"), 0 when
+ * it has not ended yet. */
+size_t ab_egress_head_len(const char *p, size_t n);
+
+/* NULL when an agent may reach SA; else why not: "loopback",
+ * "unspecified", "private", "cgnat", "link-local", "multicast",
+ * "reserved", "documentation".  Mapped and embedded IPv4 addresses are
+ * judged by the IPv4 address inside. */
+const char *ab_egress_guard(const struct sockaddr *sa);
+
+/* Moves bytes between sockets A and B (both made non-blocking here) until
+ * both directions have ended, nothing moved for IDLE_MS, or *stop is set.
+ * An end of one direction is passed on as a half-close.  Counts the bytes
+ * each way. */
+void ab_egress_pump(int a, int b, long idle_ms, volatile int *stop,
+    long long *a_to_b, long long *b_to_a);
+
+#endif

@@ -1,0 +1,580 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "mux.h"
+#include "oneshot.h"
+#include "owned.h"
+#include "proxy.h"
+#include "testhook.h"
+
+#define ICC_OPTION "com.docker.network.bridge.enable_icc"
+#define SUMMARY_MAX 32
+
+/* --- the lockdown ---------------------------------------------------- */
+
+static void arg(struct ab_proxy_lock *k, int *n, const char *fmt,
+    const char *s, long long v)
+{
+	snprintf(k->text[*n], sizeof k->text[0], fmt, s, v);
+	k->cmd[*n] = k->text[*n];
+	(*n)++;
+}
+
+void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
+    int seccomp_keyword, struct ab_proxy_lock *k)
+{
+	int n = 0, i;
+
+	memset(k, 0, sizeof *k);
+	k->labels[0] = "org.agentbox.alloc";
+	k->labels[1] = a->id;
+	k->labels[2] = "org.agentbox.state";
+	k->labels[3] = sid;
+	k->labels[4] = "org.agentbox.role";
+	k->labels[5] = "proxy";
+	k->env[0] = "PATH=/usr/bin:/bin";
+	k->entry[0] = "/usr/lib/agentbox/ab-proxy";
+	/* The list and the lease are in the command: validated with the
+	 * rest, and no later call can widen them. */
+	arg(k, &n, "--socket=%s%.0lld", AB_EGRESS_SOCKET, 0);
+	arg(k, &n, "--max-conns=%s%lld", "", a->eg.max_conns);
+	if (a->lease.set)
+		arg(k, &n, "--lease=%s%lld", "", a->lease.at_ms);
+	for (i = 0; i < a->eg.list.n; i++, n++) {
+		ab_egress_entry_text(&a->eg.list.e[i], k->text[n],
+		    sizeof k->text[0]);
+		k->cmd[n] = k->text[n];
+	}
+	k->cmd[n] = NULL;
+	k->mount.volume = a->eg.vol.name;
+	k->mount.target = AB_EGRESS_DIR;
+	k->l.image = a->digest;
+	k->l.user = AB_PROXY_USER;
+	k->l.network = a->eg.network;
+	k->l.network_id = a->eg.network_id;
+	k->l.entrypoint = k->entry;
+	k->l.cmd = k->cmd;
+	k->l.env = k->env;
+	k->l.labels = k->labels;
+	k->l.memory = AB_PROXY_MEMORY;
+	k->l.pids = a->eg.max_conns + 16;
+	k->l.nano_cpus = 1000000000LL;
+	k->l.log_max_size = AB_PROXY_LOG_MAX;
+	k->l.seccomp_keyword = seccomp_keyword;
+	k->l.mounts = &k->mount;
+	k->l.nmounts = 1;
+	k->l.shm_size = 64LL << 20;
+	k->l.nofile = 2 * a->eg.max_conns + 64;
+	k->l.running = 1;
+}
+
+/* --- the network ----------------------------------------------------- */
+
+/* Exactly what ab_egress_network creates. */
+static int network_is_ours(const struct ab_json *j, const char *name,
+    const char *sid)
+{
+	int labels = ab_json_key(j, 0, "Labels");
+	int opts = ab_json_key(j, 0, "Options");
+	int b;
+
+	return ab_json_str_eq(j, ab_json_key(j, 0, "Name"), name) &&
+	    ab_json_str_eq(j, ab_json_key(j, 0, "Driver"), "bridge") &&
+	    ab_json_bool(j, ab_json_key(j, 0, "Internal"), &b) == 0 && !b &&
+	    ab_json_count(j, labels) == 2 &&
+	    ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.state"),
+	    sid) &&
+	    ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.role"),
+	    "egress") &&
+	    ab_json_count(j, opts) == 1 &&
+	    ab_json_str_eq(j, ab_json_key(j, opts, ICC_OPTION), "false");
+}
+
+/* 1 found (id set), 0 none, -1 refused or failed. */
+static int network_find(struct ab_engine *e, const char *name,
+    const char *sid, char id[80], struct ab_err *err)
+{
+	struct ab_resp r;
+	struct ab_json j;
+	char path[160], *v = NULL;
+	int rc = -1;
+
+	snprintf(path, sizeof path, "/networks/%s", name);
+	if (ab_engine_json(e, "GET", path, NULL, "inspect the egress network",
+	    &r, err) < 0)
+		goto out;
+	if (r.status == 404) {
+		rc = 0;
+		goto out;
+	}
+	if (r.status != 200) {
+		ab_engine_fail(&r, AB_EREFUSED, "inspect the egress network",
+		    err);
+		goto out;
+	}
+	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+		err->code = AB_EENGINE;
+		goto out;
+	}
+	v = ab_json_str(&j, ab_json_key(&j, 0, "Id"));
+	if (!network_is_ours(&j, name, sid) || v == NULL || strlen(v) != 64)
+		ab_fail(err, AB_EREFUSED, "network %s exists and is not this "
+		    "state directory's egress network", name);
+	else {
+		memcpy(id, v, 65);
+		rc = 1;
+	}
+	free(v);
+	ab_json_free(&j);
+out:
+	ab_resp_free(&r);
+	return rc;
+}
+
+static void network_body(struct ab_buf *b, const char *name, const char *sid)
+{
+	struct ab_jw w;
+
+	ab_jw_init(&w, b);
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "Name", name);
+	/* The engine allows two networks of one name unless asked not to. */
+	ab_jw_kbool(&w, "CheckDuplicate", 1);
+	ab_jw_kstr(&w, "Driver", "bridge");
+	ab_jw_kbool(&w, "Internal", 0);
+	ab_jw_kbool(&w, "Attachable", 0);
+	ab_jw_kbool(&w, "EnableIPv6", 0);
+	ab_jw_key(&w, "Options");
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, ICC_OPTION, "false");
+	ab_jw_obj_end(&w);
+	ab_jw_key(&w, "Labels");
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "org.agentbox.state", sid);
+	ab_jw_kstr(&w, "org.agentbox.role", "egress");
+	ab_jw_obj_end(&w);
+	ab_jw_obj_end(&w);
+}
+
+/* 0 created (or created by another meanwhile: 409); -1 failed. */
+static int network_create(struct ab_engine *e, const char *name,
+    const char *sid, struct ab_err *err)
+{
+	struct ab_resp r;
+	struct ab_buf b;
+	int rc = -1;
+
+	ab_buf_init(&b, 0);
+	network_body(&b, name, sid);
+	if (b.data == NULL) {
+		ab_buf_free(&b);
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	if (ab_engine_json(e, "POST", "/networks/create", b.data,
+	    "create the egress network", &r, err) == 0) {
+		if (r.status == 201 || r.status == 409)
+			rc = 0;
+		else if (r.body.data != NULL &&
+		    strstr(r.body.data, "address pool") != NULL)
+			ab_fail(err, AB_EENGINE, "the engine has no free address "
+			    "pool for the egress network (its default pools "
+			    "hold about 31 bridge networks): remove unused "
+			    "networks or widen default-address-pools");
+		else
+			ab_engine_fail(&r, AB_EENGINE,
+			    "create the egress network", err);
+	}
+	ab_resp_free(&r);
+	ab_buf_free(&b);
+	return rc;
+}
+
+int ab_egress_network(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, struct ab_err *err)
+{
+	int k;
+
+	k = network_find(e, a->eg.network, s->sid, a->eg.network_id, err);
+	if (k == 0 && (network_create(e, a->eg.network, s->sid, err) < 0 ||
+	    (k = network_find(e, a->eg.network, s->sid, a->eg.network_id,
+	    err)) == 0))
+		return ab_fail(err, AB_EENGINE, "the egress network %s "
+		    "vanished as it was made", a->eg.network);
+	return k < 0 ? -1 : 0;
+}
+
+void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
+{
+	struct ab_budget saved;
+	struct ab_resp r;
+	struct ab_json j;
+	struct ab_err err;
+	char name[96], id[80], path[160];
+	int empty = 0;
+
+	snprintf(name, sizeof name, "agentbox-%s-egress", s->sid);
+	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
+	if (network_find(e, name, s->sid, id, &err) == 1) {
+		snprintf(path, sizeof path, "/networks/%s", id);
+		if (ab_engine_json(e, "GET", path, NULL, "inspect the egress "
+		    "network", &r, &err) == 0 && r.status == 200 &&
+		    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
+			empty = ab_json_count(&j, ab_json_key(&j, 0,
+			    "Containers")) <= 0;
+			ab_json_free(&j);
+		}
+		ab_resp_free(&r);
+		/* In use (403 or 409 when a proxy joined meanwhile): it
+		 * stays, and whoever uses it last removes it. */
+		if (empty)
+			ab_owned_remove(e, AB_NETWORK, id, s->sid, NULL, &err);
+	}
+	ab_engine_budget_end(e, &saved);
+}
+
+/* --- the container --------------------------------------------------- */
+
+int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+{
+	struct ab_proxy_lock *k = malloc(sizeof *k);
+	int rc;
+
+	if (k == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	ab_proxy_lock(a, s->sid, seccomp_keyword, k);
+	rc = ab_ctr_check(e, &k->l, a->eg.proxy_id, err);
+	free(k);
+	return rc < 0 ? ab_err_wrap(err, "proxy of alloc:%s", a->id) : 0;
+}
+
+static int start(struct ab_engine *e, const char *id, struct ab_err *err)
+{
+	struct ab_resp r;
+	char path[160];
+	int rc;
+
+	snprintf(path, sizeof path, "/containers/%s/start", id);
+	rc = ab_engine_json(e, "POST", path, NULL, "start the proxy", &r, err);
+	if (rc == 0 && r.status != 204)
+		rc = ab_engine_fail(&r, AB_EENGINE, "start the proxy", err);
+	ab_resp_free(&r);
+	return rc;
+}
+
+int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+{
+	struct ab_proxy_lock *k;
+	struct ab_err first;
+	int conflict = 0, rc, tries;
+
+	if ((k = malloc(sizeof *k)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	/* The network is shared: another allocation's cleanup may remove it
+	 * between our look and our create.  Then it is made again. */
+	for (tries = 0; tries < 3; tries++) {
+		if ((rc = ab_egress_network(s, e, a, err)) < 0)
+			break;
+		ab_test_pause("alloc-network-ready");
+		ab_proxy_lock(a, s->sid, seccomp_keyword, k);
+		rc = ab_ctr_create(e, &k->l, a->eg.proxy, "create the proxy",
+		    a->eg.proxy_id, &conflict, err);
+		if (rc == 0 || conflict)
+			break;
+		first = *err;
+		if (network_find(e, a->eg.network, s->sid, a->eg.network_id,
+		    err) != 0) {
+			*err = first;
+			break;
+		}
+	}
+	free(k);
+	if (rc < 0 || ab_alloc_save(s, a, err) < 0)
+		return -1;
+	ab_test_pause("alloc-proxy-created");
+	if (start(e, a->eg.proxy_id, err) < 0)
+		return -1;
+	return ab_proxy_check(s, e, a, seccomp_keyword, err);
+}
+
+/* --- the summary of a run -------------------------------------------- */
+
+struct dest {
+	char host[AB_EGRESS_HOST_MAX + 1];	/* "" for unnamed refusals */
+	long long port, allowed, refused, up, down;
+	char reasons[8][24];
+	long long nreason[8];
+};
+
+struct summary {
+	long long from, to;
+	struct ab_buf line;
+	struct dest d[SUMMARY_MAX];
+	int n, truncated;
+	long long bytes;
+};
+
+static struct dest *dest_of(struct summary *s, const char *host,
+    long long port)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->d[i].port == port && strcmp(s->d[i].host, host) == 0)
+			return &s->d[i];
+	if (s->n == SUMMARY_MAX) {
+		s->truncated = 1;
+		return NULL;
+	}
+	memset(&s->d[s->n], 0, sizeof s->d[0]);
+	snprintf(s->d[s->n].host, sizeof s->d[0].host, "%s", host);
+	s->d[s->n].port = port;
+	return &s->d[s->n++];
+}
+
+static void add_reason(struct dest *d, const char *why)
+{
+	int i;
+
+	for (i = 0; i < 8 && d->reasons[i][0] != '\0'; i++)
+		if (strcmp(d->reasons[i], why) == 0)
+			break;
+	if (i == 8)
+		return;
+	snprintf(d->reasons[i], sizeof d->reasons[0], "%s", why);
+	d->nreason[i]++;
+}
+
+static long long num(const struct ab_json *j, const char *key)
+{
+	long long v = 0;
+
+	ab_json_int(j, ab_json_key(j, 0, key), &v);
+	return v;
+}
+
+/* One line of the proxy's log, if it falls in the window. */
+static void tally(struct summary *s, const char *p, size_t n)
+{
+	struct ab_json j;
+	struct ab_err skip;
+	struct dest *d;
+	char host[AB_EGRESS_HOST_MAX + 1] = "", *v;
+	long long t;
+
+	if (ab_json_parse(&j, p, n, &skip) < 0)
+		return;
+	t = num(&j, "t");
+	v = ab_json_str(&j, ab_json_key(&j, 0, "host"));
+	if (v != NULL && strlen(v) <= AB_EGRESS_HOST_MAX)
+		memcpy(host, v, strlen(v) + 1);
+	free(v);
+	if (t >= s->from && t <= s->to) {
+		d = NULL;
+		if (ab_json_str_eq(&j, ab_json_key(&j, 0, "event"), "open")) {
+			if ((d = dest_of(s, host, num(&j, "port"))) != NULL)
+				d->allowed++;
+		} else if (ab_json_str_eq(&j, ab_json_key(&j, 0, "event"),
+		    "refused")) {
+			if ((d = dest_of(s, host, num(&j, "port"))) != NULL) {
+				d->refused++;
+				v = ab_json_str(&j, ab_json_key(&j, 0,
+				    "reason"));
+				add_reason(d, v ? v : "?");
+				free(v);
+			}
+		} else if (ab_json_str_eq(&j, ab_json_key(&j, 0, "event"),
+		    "close") && (d = dest_of(s, host, num(&j,
+		    "port"))) != NULL) {
+			d->up += num(&j, "up");
+			d->down += num(&j, "down");
+		}
+	}
+	ab_json_free(&j);
+}
+
+static int on_log(void *ctx, int stream, const char *p, size_t n,
+    struct ab_err *err)
+{
+	struct summary *s = ctx;
+	const char *nl;
+	size_t k;
+
+	(void)err;
+	if (stream != 1)
+		return 0;
+	s->bytes += (long long)n;
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		k = nl ? (size_t)(nl - p) : n;
+		if (ab_buf_add(&s->line, p, k) < 0 && !s->line.over)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		if (nl == NULL)
+			break;
+		if (!s->line.over && s->line.len > 0)
+			tally(s, s->line.data, s->line.len);
+		ab_buf_reset(&s->line);
+		p += k + 1;
+		n -= k + 1;
+	}
+	return 0;
+}
+
+static int read_log(struct ab_engine *e, const char *id, struct summary *s,
+    struct ab_err *err)
+{
+	struct ab_mux m;
+	struct ab_req q;
+	struct ab_resp r;
+	char path[200];
+	int rc;
+
+	snprintf(path, sizeof path, "/containers/%s/logs?stdout=1&since=%lld",
+	    id, s->from / 1000 - 1);
+	ab_mux_init(&m, on_log, s);
+	memset(&q, 0, sizeof q);
+	q.method = "GET";
+	q.path = path;
+	q.sink = ab_mux_feed;
+	q.sink_ctx = &m;
+	q.what = "read the proxy's log";
+	rc = ab_engine_call(e, &q, &r, err);
+	if (rc == 0 && r.status != 200)
+		rc = ab_fail(err, AB_EENGINE, "cannot read the proxy's log: "
+		    "engine said %ld", r.status);
+	ab_resp_free(&r);
+	return rc;
+}
+
+/* Seconds since the epoch of "2026-12-03T09:41:37.037974239Z", in ms. */
+static long long rfc3339_ms(const char *s)
+{
+	struct tm tm;
+	long long ms = 0, scale = 100;
+	const char *p;
+
+	memset(&tm, 0, sizeof tm);
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (p == NULL)
+		return 0;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+			ms += (*p - '0') * scale;
+	return (long long)timegm(&tm) * 1000 + ms;
+}
+
+/* 1 when another agent of the allocation ran during the window. */
+static int overlapped(struct ab_engine *e, const struct ab_alloc *a,
+    const char *self, long long from, long long to)
+{
+	char label[64];
+	const char *labels[3] = { label, "org.agentbox.role=agent", NULL };
+	struct ab_json j, c;
+	struct ab_err skip;
+	long long started, finished;
+	int list, i, t, other = 0;
+	char *id, *st, *fi;
+
+	snprintf(label, sizeof label, "org.agentbox.alloc=%s", a->id);
+	if (ab_engine_list(e, "containers", labels, &j, &list, &skip) < 0)
+		return 1;	/* unknown: say allocation-wide */
+	for (i = 0; !other && (t = ab_json_elem(&j, list, i)) >= 0; i++) {
+		id = ab_json_str(&j, ab_json_key(&j, t, "Id"));
+		if (id != NULL && strcmp(id, self) != 0 &&
+		    ab_ctr_inspect(e, id, &c, &skip) == 0) {
+			st = ab_json_str(&c, ab_json_get(&c, 0,
+			    "State.StartedAt"));
+			fi = ab_json_str(&c, ab_json_get(&c, 0,
+			    "State.FinishedAt"));
+			started = st ? rfc3339_ms(st) : 0;
+			finished = fi ? rfc3339_ms(fi) : 0;
+			/* Started before our end, and not finished before
+			 * our start (a zero time: never finished). */
+			other = started > 0 && started <= to &&
+			    (finished <= 0 || finished >= from ||
+			    finished < started);
+			free(st);
+			free(fi);
+			ab_json_free(&c);
+		}
+		free(id);
+	}
+	ab_json_free(&j);
+	return other;
+}
+
+static void dest_json(struct ab_jw *w, const struct dest *d)
+{
+	int i;
+
+	ab_jw_obj(w);
+	ab_jw_key(w, "host");
+	if (d->host[0])
+		ab_jw_str(w, d->host);
+	else
+		ab_jw_null(w);
+	ab_jw_key(w, "port");
+	if (d->port > 0)
+		ab_jw_int(w, d->port);
+	else
+		ab_jw_null(w);
+	ab_jw_kint(w, "allowed", d->allowed);
+	ab_jw_kint(w, "refused", d->refused);
+	ab_jw_kint(w, "bytes_up", d->up);
+	ab_jw_kint(w, "bytes_down", d->down);
+	ab_jw_key(w, "reasons");
+	ab_jw_obj(w);
+	for (i = 0; i < 8 && d->reasons[i][0] != '\0'; i++)
+		ab_jw_kint(w, d->reasons[i], d->nreason[i]);
+	ab_jw_obj_end(w);
+	ab_jw_obj_end(w);
+}
+
+int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
+    const char *self, long long from_ms, long long to_ms, struct ab_buf *out,
+    struct ab_err *err)
+{
+	struct summary *s;
+	struct ab_jw w;
+	char text[400];
+	int i, rc;
+
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	/* A tunnel's close is logged as the relay dies with the agent: a
+	 * moment after the engine saw the exit. */
+	s->from = from_ms;
+	s->to = to_ms + 2000;
+	ab_buf_init(&s->line, 4096);
+	rc = read_log(e, a->eg.proxy_id, s, err);
+	if (rc == 0) {
+		ab_jw_init(&w, out);
+		ab_jw_obj(&w);
+		ab_jw_key(&w, "allow");
+		ab_jw_arr(&w);
+		for (i = 0; i < a->eg.list.n; i++) {
+			ab_egress_entry_text(&a->eg.list.e[i], text,
+			    sizeof text);
+			ab_jw_str(&w, text);
+		}
+		ab_jw_arr_end(&w);
+		ab_jw_kstr(&w, "scope", overlapped(e, a, self, from_ms,
+		    to_ms) ? "allocation-wide" : "invocation");
+		ab_jw_key(&w, "destinations");
+		ab_jw_arr(&w);
+		for (i = 0; i < s->n; i++)
+			dest_json(&w, &s->d[i]);
+		ab_jw_arr_end(&w);
+		ab_jw_kbool(&w, "truncated", s->truncated);
+		ab_jw_obj_end(&w);
+		if (ab_jw_done(&w) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	ab_buf_free(&s->line);
+	free(s);
+	return rc;
+}

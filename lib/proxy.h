@@ -1,0 +1,68 @@
+/* proxy.h: an allocation's egress on the engine (DESIGN.md, "Egress").
+ *
+ * The proxy container runs ab-proxy as its own uid, locked down like the
+ * keeper, with the allowlist and the lease in its command (so they are
+ * validated with everything else and cannot be widened), on one bridge
+ * network per state directory.  Agents join no network: they reach the
+ * proxy's socket on the allocation's egress volume.
+ *
+ * One network per state directory, not per allocation: the engine's
+ * default address pools hold about 31 bridge networks, and agents have no
+ * network, so proxies sharing one reach nothing of an agent's.  Inter-
+ * container traffic on it is off (enable_icc=false).
+ */
+#ifndef AB_PROXY_H
+#define AB_PROXY_H
+
+#include "alloc.h"
+#include "buf.h"
+#include "engine.h"
+#include "err.h"
+#include "lockdown.h"
+#include "state.h"
+
+/* The proxy's limits: its memory, and the pids and open files its
+ * connection bound needs (a thread and two descriptors a connection). */
+#define AB_PROXY_MEMORY (64LL << 20)
+#define AB_PROXY_LOG_MAX "16m"
+
+struct ab_proxy_lock {
+	struct ab_lock l;
+	const char *labels[7];
+	const char *env[2];
+	const char *entry[2];
+	const char *cmd[AB_EGRESS_MAX + 10];
+	char text[AB_EGRESS_MAX + 10][320];
+	struct ab_mount mount;
+};
+
+void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
+    int seccomp_keyword, struct ab_proxy_lock *k);
+
+/* Finds or creates the state directory's network and records its ID in
+ * a; a network of that name that is not this state's is refused, and an
+ * engine out of address pools is AB_EENGINE saying so. */
+int ab_egress_network(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, struct ab_err *err);
+/* Creates the proxy (its ID recorded before the start), starts it and
+ * checks it running against its lockdown. */
+int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
+/* The proxy is running and exactly its lockdown (deny by default). */
+int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
+/* Removes the state's egress network when no container is on it; quiet:
+ * a network still in use stays, and a later clean or sweep takes it. */
+void ab_egress_network_release(struct ab_state *s, struct ab_engine *e);
+
+/* The result's "egress" object for a run of container SELF from FROM_MS
+ * to TO_MS: the allowlist, and per destination the tunnels allowed and
+ * the connections refused, with reasons and bytes, from the proxy's log.
+ * "scope" is "allocation-wide" when another agent of the allocation ran
+ * meanwhile.  -1 when the log could not be read (the caller writes
+ * null). */
+int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
+    const char *self, long long from_ms, long long to_ms, struct ab_buf *out,
+    struct ab_err *err);
+
+#endif

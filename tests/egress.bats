@@ -1,0 +1,353 @@
+#!/usr/bin/env bats
+# Egress: agents on network none reach their vendor, and nothing else,
+# through the allocation's proxy.  The vendor is the tests' own TLS server
+# (tests/lib/vendor.py) with a certificate of a test CA, on the host at the
+# default bridge's gateway, named by a pinned entry, so clients keep the
+# vendor's real name.  The image is the default one plus openssl, the TLS
+# client the agents here use.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # shell text run inside the agent
+load helpers
+
+setup_file() {
+	AB_STATE_DIR=$(ab_new_state)
+	export AB_STATE_DIR
+	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST
+	local dir=$BATS_FILE_TMPDIR/image ca=$BATS_FILE_TMPDIR/ca
+	cp -r "$AB_ROOT/image" "$dir"
+	echo 'elf /usr/bin/openssl 0755' >>"$dir/default.manifest"
+	AB_IMAGE=$(ab-image build --dir "$dir" 2>"$BATS_FILE_TMPDIR/build.err") || {
+		cat "$BATS_FILE_TMPDIR/build.err" >&2
+		return 1
+	}
+	mkdir "$ca"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$ca/ca.key" \
+		-out "$ca/ca.pem" -subj /CN=agentbox-test-ca -days 2 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -keyout "$ca/leaf.key" \
+		-out "$ca/leaf.csr" -subj /CN=api.anthropic.com 2>/dev/null
+	printf 'subjectAltName=DNS:api.anthropic.com,DNS:api.openai.com\n' >"$ca/ext"
+	openssl x509 -req -in "$ca/leaf.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" \
+		-CAcreateserial -out "$ca/leaf.pem" -days 2 -extfile "$ca/ext" 2>/dev/null
+	GW=$(ab_bridge_gateway)
+	python3 "$AB_ROOT/tests/lib/vendor.py" --listen "$GW" \
+		--ready "$BATS_FILE_TMPDIR/vendor.port" --cert "$ca/leaf.pem" \
+		--key "$ca/leaf.key" 3>&- &
+	echo $! >"$BATS_FILE_TMPDIR/vendor.pid"
+	local _
+	for _ in $(seq 1 100); do
+		[ -s "$BATS_FILE_TMPDIR/vendor.port" ] && break
+		sleep 0.05
+	done
+	VPORT=$(cat "$BATS_FILE_TMPDIR/vendor.port")
+	CA=$ca/ca.pem
+	REPO=$BATS_FILE_TMPDIR/repo
+	git init -q "$REPO"
+	echo hello >"$REPO/a.txt"
+	git -C "$REPO" add a.txt
+	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	DL=$BATS_FILE_TMPDIR/deadline
+	ab_deadline_in "$DL" 3600
+	export AB_IMAGE GW VPORT CA REPO COMMIT DL
+}
+
+# Whatever a test left, even when it failed half-way.
+teardown() {
+	ab-clean --sweep --all >/dev/null 2>&1 || true
+}
+
+teardown_file() {
+	kill "$(cat "$BATS_FILE_TMPDIR/vendor.pid")" 2>/dev/null || true
+	ab-clean --sweep --all >/dev/null 2>&1 || true
+	ab_teardown_file
+}
+
+# The default bridge's gateway, as the engine describes the network.
+ab_bridge_gateway() {
+	docker network inspect bridge --format '{{json .IPAM.Config}}' |
+		python3 -c 'import ipaddress, json, sys
+c = json.load(sys.stdin)[0]
+print(c.get("Gateway") or next(ipaddress.ip_network(c["Subnet"]).hosts()))'
+}
+
+vendor_entry() {
+	printf 'api.anthropic.com:443=%s:%s' "$GW" "$VPORT"
+}
+
+# egress_alloc LIST: a seeded allocation with that egress; sets ALLOC, AID.
+egress_alloc() {
+	run_exact 0 ab-alloc --image "$AB_IMAGE" --egress "$1" --deadline "$DL"
+	ALLOC=$output
+	AID=${ALLOC#alloc:}
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+}
+
+# agent PHASE CMD: validates and runs CMD as the agent (with --ca); sets
+# RESULT and STATUS; the record's JSON in RECORD.
+agent() {
+	local prof ctr
+	prof=$(ab-profile --alloc "$ALLOC" --phase "$1" --deadline "$DL" \
+		--attempt "eg-$RANDOM$RANDOM" --ca "$CA" -- sh -c "$2")
+	ctr=$(ab-validate "$prof")
+	run ab-run "$ctr"
+	STATUS=$status
+	RESULT=$(printf '%s\n' "$output" | tail -n 1)
+	RECORD=$(ab-run --show "$RESULT")
+}
+
+field() {
+	python3 -c 'import json, sys
+r = json.loads(sys.argv[1])
+v = eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v, str) else v)' "$RECORD" "$1"
+}
+
+socket_of() {
+	printf '%s/proxy.sock\n' "$(docker volume inspect "agentbox-$1-egress" \
+		--format '{{.Mountpoint}}')"
+}
+
+# The proxy's last logged decision.
+last_decision() {
+	docker logs "agentbox-$AID-proxy" 2>/dev/null | grep -v '"event":"close"' |
+		tail -n 1
+}
+
+# direct TEXT STATUS REASON: spoken to the socket itself, no relay.
+direct() {
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$(socket_of "$AID")" \
+		send "$1"
+	assert_output --partial "HTTP/1.1 $2 "
+	run last_decision
+	assert_output --partial "\"reason\":\"$3\""
+}
+
+@test "an allowed CONNECT through the relay reaches the vendor under its name, both ways" {
+	egress_alloc "$(vendor_entry)"
+	agent planning 'echo hello-vendor | openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.anthropic.com:443 -servername api.anthropic.com -verify_return_error 2>&1'
+	assert_equal "$STATUS" 0
+	assert_equal "$(field 'r["stdout"]["text"].splitlines()[-1]')" \
+		"vendor saw: hello-vendor"
+	assert_equal "$(field '[(d["host"], d["port"], d["allowed"], d["refused"]) for d in r["egress"]["destinations"]]')" \
+		'[["api.anthropic.com", 443, 1, 0]]'
+	[ "$(field 'r["egress"]["destinations"][0]["bytes_up"] > 0 and r["egress"]["destinations"][0]["bytes_down"] > 0')" = true ]
+	assert_equal "$(field 'r["egress"]["allow"]')" "[\"$(vendor_entry)\"]"
+	assert_equal "$(field 'r["egress"]["scope"]')" invocation
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "the agent's environment points every proxy variable at the relay, and trusts the given CA" {
+	egress_alloc "$(vendor_entry)"
+	agent planning 'for v in HTTPS_PROXY https_proxy HTTP_PROXY http_proxy NO_PROXY no_proxy SSL_CERT_FILE; do eval "echo $v=\${$v-unset}"; done; env | grep -c AB_PROBE_; grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS"; [ "$NODE_EXTRA_CA_CERTS" = "$CODEX_CA_CERTIFICATE" ] && echo same; sha256sum </tmp/agentbox-ca.pem | cut -c 1-64'
+	assert_equal "$(field '"|".join(r["stdout"]["text"].splitlines())')" \
+		"HTTPS_PROXY=http://127.0.0.1:3128|https_proxy=http://127.0.0.1:3128|HTTP_PROXY=http://127.0.0.1:3128|http_proxy=http://127.0.0.1:3128|NO_PROXY=|no_proxy=|SSL_CERT_FILE=/tmp/agentbox-ca.pem|0|1|same|$(cat /etc/ssl/certs/ca-certificates.crt "$CA" | sha256sum | cut -c 1-64)"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "spoken to directly: other hosts and ports, lookalikes, IP literals, other methods and a second request are refused" {
+	egress_alloc "$(vendor_entry),api.openai.com:443"
+	direct 'CONNECT example.com:443 HTTP/1.1\r\n\r\n' 403 not-allowed
+	direct 'CONNECT api.anthropic.com:8443 HTTP/1.1\r\n\r\n' 403 not-allowed
+	direct 'CONNECT api.openai.com.evil.test:443 HTTP/1.1\r\n\r\n' 403 not-allowed
+	direct 'CONNECT evilapi.openai.com:443 HTTP/1.1\r\n\r\n' 403 not-allowed
+	direct 'CONNECT api.openai.com.:443 HTTP/1.1\r\n\r\n' 400 malformed-authority
+	direct 'CONNECT user@api.openai.com:443 HTTP/1.1\r\n\r\n' 400 malformed-authority
+	direct 'CONNECT api.openai.com:0443 HTTP/1.1\r\n\r\n' 400 malformed-authority
+	direct 'CONNECT 127.0.0.1:443 HTTP/1.1\r\n\r\n' 400 ip-literal
+	direct 'CONNECT [::1]:443 HTTP/1.1\r\n\r\n' 400 ip-literal
+	direct 'CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n' 400 ip-literal
+	direct 'CONNECT 0x7f000001:443 HTTP/1.1\r\n\r\n' 400 ip-literal
+	direct 'GET http://api.anthropic.com/ HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n' 405 method
+	direct 'GET / HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n' 405 method
+	direct 'CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\nCONNECT api.openai.com:443 HTTP/1.1\r\n\r\n' 400 pipelined
+	direct '\x16\x03\x01\x02\x00\x01' 400 tls-handshake
+	direct '\x05\x01\x00' 400 socks
+	direct 'PRI * HTTP/2.0\r\n\r\n' 405 method
+	# The positive control on the same socket.
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$(socket_of "$AID")" \
+		tunnel api.anthropic.com:443 x
+	assert_line --index 0 "HTTP/1.1 200 Connection established"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "names that resolve to forbidden addresses are refused by the address guard" {
+	local first
+	egress_alloc "$(vendor_entry)"
+	first=$AID
+	# Unpinned: localhost is loopback; another proxy's name, through the
+	# engine's DNS on the network, is a private address.
+	egress_alloc "localhost:443,agentbox-$first-proxy:443"
+	direct 'CONNECT localhost:443 HTTP/1.1\r\n\r\n' 403 address-loopback
+	direct "CONNECT agentbox-$first-proxy:443 HTTP/1.1\\r\\n\\r\\n" 403 address-private
+	run_exact 0 ab-clean "$ALLOC" "alloc:$first"
+}
+
+@test "inside the agent, without the proxy: no route, no DNS, only lo" {
+	egress_alloc "$(vendor_entry)"
+	agent planning "unset HTTPS_PROXY https_proxy HTTP_PROXY http_proxy
+		ls /sys/class/net
+		nc -w 2 $GW $VPORT </dev/null && echo reached-gateway
+		nc -w 2 172.17.0.1 $VPORT </dev/null && echo reached-bridge
+		printf x | nc -u -w 1 127.0.0.11 53 | wc -c
+		openssl s_client -connect api.anthropic.com:443 </dev/null >/dev/null 2>&1 || echo no-direct-tls"
+	assert_equal "$(field 'r["stdout"]["text"].splitlines()')" \
+		'["lo", "0", "no-direct-tls"]'
+	assert_equal "$(field 'r["egress"]["destinations"]')" '[]'
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "the proxy runs as its own uid with no capability on a read-only root" {
+	local pid
+	egress_alloc "$(vendor_entry)"
+	pid=$(docker inspect "agentbox-$AID-proxy" --format '{{.State.Pid}}')
+	run grep -E '^(Uid|Gid|CapEff|CapPrm|NoNewPrivs|Seccomp):' "/proc/$pid/status"
+	assert_line --regexp '^Uid:[[:space:]]+10002[[:space:]]+10002'
+	assert_line --regexp '^CapEff:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^CapPrm:[[:space:]]+0000000000000000$'
+	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+	assert_line --regexp '^Seccomp:[[:space:]]+2$'
+	run awk '$5 == "/" { print $6 }' "/proc/$pid/mountinfo"
+	assert_output --regexp '^ro,'
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+# drift CHANGE UNDO FIELD: a proxy changed after validation makes ab-run
+# refuse (126) naming FIELD; the agent never runs.
+drift() {
+	local prof ctr
+	prof=$(ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
+		--attempt "eg-$RANDOM$RANDOM" -- sh -c 'echo agent-ran')
+	ctr=$(ab-validate "$prof")
+	eval "$1"
+	run_exact 126 ab-run "$ctr"
+	eval "$2"
+	assert_regex "$stderr" "proxy of alloc:$AID: lockdown drift: $3"
+	refute_output --partial agent-ran
+}
+
+@test "a proxy changed after validation is drift: 126, naming what changed" {
+	local p
+	egress_alloc "$(vendor_entry)"
+	p=agentbox-$AID-proxy
+	# Joined to the default bridge, its addresses show first.
+	drift "docker network connect bridge $p" "docker network disconnect bridge $p" \
+		'NetworkSettings\.'
+	drift "docker update --pids-limit 1000 $p >/dev/null" \
+		"docker update --pids-limit 80 $p >/dev/null" 'HostConfig.PidsLimit'
+	drift "docker update --restart always $p >/dev/null" \
+		"docker update --restart no $p >/dev/null" 'HostConfig.RestartPolicy.Name'
+	drift "docker stop -t 1 $p >/dev/null" ":" 'State.Running'
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "1,000 idle connections and a slow request line: the proxy holds its bounds and serves after" {
+	local sock mem
+	egress_alloc "$(vendor_entry)"
+	sock=$(socket_of "$AID")
+	ulimit -n 4096
+	# 64 are taken, the rest answered 503 at once.
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" idle 1000 1
+	[ "$output" -ge 900 ]
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" slow
+	assert_output "HTTP/1.1 408 Request Timeout"
+	run last_decision
+	assert_output --partial '"reason":"request-timeout"'
+	[ "$(docker inspect "agentbox-$AID-proxy" --format '{{.State.Running}}')" = true ]
+	mem=$(docker stats --no-stream --format '{{.MemUsage}}' "agentbox-$AID-proxy")
+	echo "# proxy memory after the flood: $mem" >&3
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" \
+		tunnel api.anthropic.com:443 x
+	assert_line --index 0 "HTTP/1.1 200 Connection established"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+egress_objects() {
+	docker ps -aq --filter "label=org.agentbox.state=$(ab_state_sid "${1:-$AB_STATE_DIR}")"
+	docker volume ls -q --filter "label=org.agentbox.state=$(ab_state_sid "${1:-$AB_STATE_DIR}")"
+	docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid "${1:-$AB_STATE_DIR}")"
+}
+
+@test "ab-clean leaves no container, volume or network" {
+	egress_alloc "$(vendor_entry)"
+	[ -n "$(docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid)")" ]
+	run_exact 0 ab-clean "$ALLOC"
+	run egress_objects
+	assert_output ""
+}
+
+@test "ab-alloc --egress killed at each pause point leaves what a sweep removes" {
+	local point pid
+	for point in alloc-recorded alloc-volumes-created alloc-network-ready \
+		alloc-proxy-created; do
+		AB_TEST_PAUSE=$point ab-alloc --image "$AB_IMAGE" \
+			--egress "$(vendor_entry)" >/dev/null 2>&1 &
+		pid=$!
+		ab_wait_stopped "$pid"
+		kill -KILL "$pid"
+		wait "$pid" || true
+		run_exact 0 ab-clean --sweep --all
+		run egress_objects
+		assert_output ""
+	done
+}
+
+@test "two state directories with egress at once never touch each other's proxies or network" {
+	local other oimg oalloc onet
+	egress_alloc "$(vendor_entry)"
+	other=$(ab_new_state)
+	oimg=$(AB_STATE_DIR=$other ab-image build --dir "$BATS_FILE_TMPDIR/image" 2>/dev/null)
+	oalloc=$(AB_STATE_DIR=$other ab-alloc --image "$oimg" --egress "$(vendor_entry)")
+	onet=$(docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid "$other")")
+	[ -n "$onet" ]
+	[ "$onet" != "$(docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid)")" ]
+	run_exact 0 ab-clean "$ALLOC"
+	run_exact 0 ab-clean --sweep --all
+	docker network inspect "$onet" >/dev/null
+	[ "$(docker inspect "agentbox-${oalloc#alloc:}-proxy" --format '{{.State.Running}}')" = true ]
+	AB_STATE_DIR=$other run_exact 0 ab-clean "$oalloc"
+	run egress_objects "$other"
+	assert_output ""
+	ab_purge_state "$other"
+}
+
+@test "run-task --egress --ca runs end to end and the result says what was allowed and refused" {
+	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit "$COMMIT" \
+		--phase planning --timeout 120 --image "$AB_IMAGE" \
+		--egress "$(vendor_entry),api.openai.com:443" --ca "$CA" -- sh -c \
+		'echo hi | openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.anthropic.com:443 -verify_return_error; printf "CONNECT evil.test:443 HTTP/1.1\r\n\r\n" | nc 127.0.0.1 3128 | head -n 1'
+	RECORD=$output
+	# Shown only if the test fails: the clients' own account.
+	field 'r["stderr"]["text"]' >&2
+	assert_equal "$(field 'r["stdout"]["text"].splitlines()')" \
+		'["vendor saw: hi", "HTTP/1.1 403 Forbidden"]'
+	assert_equal "$(field 'sorted((d["host"], d["allowed"], d["refused"], d["reasons"]) for d in r["egress"]["destinations"])')" \
+		'[["api.anthropic.com", 1, 0, {}], ["evil.test", 0, 1, {"not-allowed": 1}]]'
+	run egress_objects
+	assert_output ""
+}
+
+@test "bad egress lists are usage errors; an image without the proxy is refused" {
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress 'api.openai.com'
+	assert_one_error_line ab-alloc
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress '1.2.3.4:443'
+	assert_regex "$stderr" "an IP address is not a host"
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress 'a.test:443=example.com:443'
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress 'a.test:443,,b.test:443'
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress-conns 5
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress claude --egress-conns 5000
+	egress_alloc "$(vendor_entry)"
+	echo 'not a certificate' >"$BATS_TEST_TMPDIR/bad.pem"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt \
+		"eg-$RANDOM$RANDOM" --deadline "$DL" --ca "$BATS_TEST_TMPDIR/bad.pem" -- true
+	assert_regex "$stderr" "no PEM certificate"
+	run_exact 0 ab-clean "$ALLOC"
+	# An image without the proxy and the relay cannot give egress.
+	local dir=$BATS_TEST_TMPDIR/image img
+	cp -r "$AB_ROOT/image" "$dir"
+	sed -i '/ab-proxy\|ab-relay/d' "$dir/default.manifest"
+	img=$(ab-image build --dir "$dir" 2>/dev/null)
+	run_exact 1 ab-alloc --image "$img" --egress claude
+	assert_regex "$stderr" "has no ab-proxy and ab-relay"
+	run_exact 0 ab-image remove "$img"
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bats
+# The libFuzzer harnesses (tests/fuzz), a few seconds each from their
+# committed corpus: `make fuzz` runs them longer.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+load helpers
+
+fuzz() {
+	local work=$BATS_TEST_TMPDIR/new
+	mkdir -p "$work"
+	run "${AB_FUZZ:-$AB_ROOT/build/fuzz}/$1" -max_total_time=3 -seed=1 \
+		-artifact_prefix="$BATS_TEST_TMPDIR/" "$work" \
+		"$AB_ROOT/tests/fuzz/corpus/$1"
+	assert_success
+	assert_output --partial "Done "
+}
+
+@test "fuzz: the egress proxy's request, authority and address checks" {
+	fuzz egress
+}

@@ -1,0 +1,175 @@
+/* egress-test.c: unit tests for lib/egress.c (the allowlist, the request
+ * parser, the address guard), TAP output. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "egress.h"
+
+static int ntest, nfail;
+
+/* A description holds the request: its control bytes are shown as '.'. */
+static void ok(int cond, const char *desc)
+{
+	char d[200];
+	size_t i;
+
+	for (i = 0; desc[i] != '\0' && i < sizeof d - 1; i++)
+		d[i] = (unsigned char)desc[i] < 0x20 ? '.' : desc[i];
+	d[i] = '\0';
+	ntest++;
+	if (!cond)
+		nfail++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, d);
+}
+
+static const char *guard_of(const char *addr)
+{
+	struct sockaddr_in6 v6;
+	struct sockaddr_in v4;
+
+	memset(&v4, 0, sizeof v4);
+	memset(&v6, 0, sizeof v6);
+	if (inet_pton(AF_INET, addr, &v4.sin_addr) == 1) {
+		v4.sin_family = AF_INET;
+		return ab_egress_guard((struct sockaddr *)&v4);
+	}
+	inet_pton(AF_INET6, addr, &v6.sin6_addr);
+	v6.sin6_family = AF_INET6;
+	return ab_egress_guard((struct sockaddr *)&v6);
+}
+
+static void guard(const char *addr, const char *want)
+{
+	const char *got = guard_of(addr);
+	char desc[200];
+
+	snprintf(desc, sizeof desc, "guard %s: %s", addr, want ? want :
+	    "allowed");
+	if (!(got == want || (got && want && strcmp(got, want) == 0)))
+		printf("# got %s\n", got ? got : "allowed");
+	ok(got == want || (got && want && strcmp(got, want) == 0), desc);
+}
+
+static void request(const char *head, const char *want, int status,
+    const char *host, int port)
+{
+	char h[AB_EGRESS_HOST_MAX + 1] = "", desc[200];
+	int p = 0, st = 0, good;
+	const char *got = ab_egress_request(head, strlen(head), h, &p, &st);
+
+	good = want == NULL ? got == NULL && strcmp(h, host) == 0 &&
+	    p == port : got != NULL && strcmp(got, want) == 0 && st == status;
+	snprintf(desc, sizeof desc, "request %.40s: %s", head,
+	    want ? want : "accepted");
+	if (!good)
+		printf("# got %s %d %s:%d\n", got ? got : "accepted", st, h, p);
+	ok(good, desc);
+}
+
+static void list(const char *text, int want_n, const char *first)
+{
+	struct ab_egress_list l;
+	struct ab_err err;
+	char t[400] = "", desc[200];
+	int rc = ab_egress_parse(&l, text, &err);
+
+	if (rc == 0 && l.n > 0)
+		ab_egress_entry_text(&l.e[0], t, sizeof t);
+	snprintf(desc, sizeof desc, "list %s: %d entries", text, want_n);
+	if (want_n < 0)
+		ok(rc < 0 && err.code == AB_EUSAGE, desc);
+	else
+		ok(rc == 0 && l.n == want_n && strcmp(t, first) == 0, desc);
+}
+
+int main(void)
+{
+	guard("1.1.1.1", NULL);
+	guard("127.0.0.1", "loopback");
+	guard("127.255.0.9", "loopback");
+	guard("0.0.0.0", "unspecified");
+	guard("10.1.2.3", "private");
+	guard("172.16.0.1", "private");
+	guard("172.31.255.255", "private");
+	guard("172.32.0.1", NULL);
+	guard("192.168.1.1", "private");
+	guard("100.64.0.1", "cgnat");
+	guard("100.128.0.1", NULL);
+	guard("169.254.169.254", "link-local");
+	guard("224.0.0.1", "multicast");
+	guard("255.255.255.255", "reserved");
+	guard("192.0.2.1", "documentation");
+	guard("::", "unspecified");
+	guard("::1", "loopback");
+	guard("::ffff:127.0.0.1", "loopback");
+	guard("::ffff:169.254.169.254", "link-local");
+	guard("::ffff:8.8.8.8", NULL);
+	guard("::127.0.0.1", "loopback");
+	guard("64:ff9b::10.0.0.1", "private");
+	guard("2002:7f00:1::", "loopback");
+	guard("2002:808:808::", NULL);
+	guard("fc00::1", "private");
+	guard("fd12:3456::1", "private");
+	guard("fe80::1", "link-local");
+	guard("fec0::1", "private");
+	guard("ff02::1", "multicast");
+	guard("2001:db8::1", "documentation");
+	guard("100::1", "reserved");
+	guard("2606:4700::1111", NULL);
+
+	request("CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\n", NULL, 0,
+	    "api.anthropic.com", 443);
+	request("CONNECT Api.OpenAI.COM:443 HTTP/1.0\r\nHost: x\r\n\r\n",
+	    NULL, 0, "api.openai.com", 443);
+	request("CONNECT a.test:65535 HTTP/1.1\r\n\r\n", NULL, 0, "a.test",
+	    65535);
+	request("CONNECT a.test:65536 HTTP/1.1\r\n\r\n", "malformed-authority",
+	    400, "", 0);
+	request("CONNECT a.test:0443 HTTP/1.1\r\n\r\n", "malformed-authority",
+	    400, "", 0);
+	request("CONNECT a.test.:443 HTTP/1.1\r\n\r\n", "malformed-authority",
+	    400, "", 0);
+	request("CONNECT a%2etest:443 HTTP/1.1\r\n\r\n", "malformed-authority",
+	    400, "", 0);
+	request("CONNECT u@a.test:443 HTTP/1.1\r\n\r\n", "malformed-authority",
+	    400, "", 0);
+	request("CONNECT a.test HTTP/1.1\r\n\r\n", "malformed-authority",
+	    400, "", 0);
+	request("CONNECT 10.0.0.1:443 HTTP/1.1\r\n\r\n", "ip-literal", 400,
+	    "", 0);
+	request("CONNECT 2130706433:443 HTTP/1.1\r\n\r\n", "ip-literal", 400,
+	    "", 0);
+	request("CONNECT 0x7f.1:443 HTTP/1.1\r\n\r\n", "ip-literal", 400,
+	    "", 0);
+	request("CONNECT [fe80::1]:443 HTTP/1.1\r\n\r\n", "ip-literal", 400,
+	    "", 0);
+	request("CONNECT  a.test:443 HTTP/1.1\r\n\r\n", "malformed-request",
+	    400, "", 0);
+	request("CONNECT a.test:443 HTTP/2.0\r\n\r\n", "malformed-request",
+	    400, "", 0);
+	request("connect a.test:443 HTTP/1.1\r\n\r\n", "method", 405, "", 0);
+	request("GET / HTTP/1.1\r\n\r\n", "method", 405, "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\r\nX: y\r\n z\r\n\r\n",
+	    "malformed-header", 400, "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\nX: y\r\n\r\n",
+	    "malformed-request", 400, "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\r\nBad Header: y\r\n\r\n",
+	    "malformed-header", 400, "", 0);
+	request("\x16\x03\x01 CONNECT a.test:443 HTTP/1.1\r\n\r\n",
+	    "tls-handshake", 400, "", 0);
+
+	list("claude", 1, "api.anthropic.com:443");
+	list("codex-chatgpt", 3, "api.openai.com:443");
+	list("codex,codex-chatgpt", 3, "api.openai.com:443");
+	list("a.test:443=10.0.0.1:8443", 1, "a.test:443=10.0.0.1:8443");
+	list("a.test:443=[fd00::1]:8443", 1, "a.test:443=[fd00::1]:8443");
+	list("a.test:443=10.0.0.1:8443,a.test:443=10.0.0.2:8443", -1, "");
+	list("a.test:443=a.example:443", -1, "");
+	list("a.test:443,", -1, "");
+	list("1.2.3.4:443", -1, "");
+	list("claude=10.0.0.1:443", -1, "");
+	printf("1..%d\n", ntest);
+	return nfail > 0;
+}
