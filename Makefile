@@ -13,22 +13,25 @@ CFLAGS ?= -O2 -g
 PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static ca-certificates \
-	openssl clang libclang-rt-dev
+	openssl clang libclang-rt-dev python3-pip
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the
 # manifest's "tool" directive: linked with libc alone, never sanitized
 # (the image carries no sanitizer runtime).
 IMAGE_PROGS = ab-proxy ab-relay
-LIB_SRC = lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
+LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/hash.c lib/image.c lib/json.c lib/lockcheck.c lib/lockdown.c lib/mux.c \
-	lib/oneshot.c lib/owned.c lib/pathcheck.c lib/profile.c lib/proxy.c lib/rootfs.c lib/run.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
-	lib/tool.c
-UNIT_TESTS = egress-test json-test lockcheck-test pathcheck-test
+	lib/oneshot.c lib/owned.c lib/pathcheck.c lib/profile.c lib/proxy.c lib/rootfs.c lib/run.c lib/schema.c lib/seed.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
+	lib/tool.c lib/wheel.c lib/zip.c
+UNIT_TESTS = agent-test egress-test json-test lockcheck-test pathcheck-test schema-test \
+	zip-test
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
-FUZZERS = egress
+FUZZERS = egress schema zip
 FUZZ_LIB_egress = lib/egress.c lib/err.c
+FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
+FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 
@@ -47,7 +50,8 @@ IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
-.PHONY: all deps tools check asan demo bench fuzz install lint clean
+.PHONY: all deps tools check asan demo demo-agents bench fuzz install lint \
+	clean
 
 all: deps
 	@$(MAKE) --no-print-directory tools
@@ -94,7 +98,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagentbox.a
 $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c17 -D_GNU_SOURCE -Ilib -g -O1 \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_$*)
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_$*) -lz
 
 # Each harness for FUZZ_SECONDS from its committed corpus; what it finds
 # new goes to $(BUILD)/fuzz/new-NAME, a crash to $(BUILD)/fuzz/crash-*.
@@ -126,6 +130,10 @@ asan: deps
 demo: all
 	@sh sh/demo
 
+# The real Claude Code against the tests' scripted vendor: no account.
+demo-agents: all
+	@sh sh/demo-agents
+
 # Benchmarks (bench/RESULTS.md); gnuplot draws the charts, valgrind and
 # perf are there for profiling.
 BENCH_PACKAGES = gnuplot-nox valgrind linux-perf
@@ -149,7 +157,7 @@ install: all
 	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(PREFIX)/lib/agentbox/
 	install -m 0755 sh/run-task $(DESTDIR)$(BINDIR)/ab-run-task
 	install -m 0644 image/Dockerfile image/default.manifest image/passwd image/group \
-		image/nsswitch.conf \
+		image/nsswitch.conf image/agents.manifest image/agents.lock \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
 		$(DESTDIR)$(DATADIR)/image/

@@ -13,14 +13,15 @@
 #include "tool.h"
 
 static const char usage_text[] =
-    "usage: ab-image build [--recipe default|production] [--dir DIR]\n"
-    "                [--base NAME@sha256:DIGEST] [--rebuild] [--deadline FILE]\n"
+    "usage: ab-image build [--recipe default|agents|production] [--dir DIR]\n"
+    "                [--base NAME@sha256:DIGEST] [--wheels DIR] [--rebuild]\n"
+    "                [--deadline FILE]\n"
     "       ab-image verify HANDLE [--deadline FILE]\n"
     "       ab-image remove HANDLE [--deadline FILE]\n"
     "       ab-image list\n";
 
 struct opts {
-	const char *verb, *handle, *deadline, *dir, *recipe, *base;
+	const char *verb, *handle, *deadline, *dir, *recipe, *base, *wheels;
 	int rebuild;
 };
 
@@ -64,6 +65,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "recipe", required_argument, NULL, 'r' },
 		{ "base", required_argument, NULL, 'b' },
 		{ "rebuild", no_argument, NULL, 'R' },
+		{ "wheels", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -83,6 +85,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->recipe = optarg; break;
 		case 'b': o->base = optarg; break;
 		case 'R': o->rebuild = 1; break;
+		case 'W': o->wheels = optarg; break;
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}
@@ -101,8 +104,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		return ab_usage_error("unknown verb %s", o->verb);
 	}
 	if (strcmp(o->recipe, "default") != 0 &&
+	    strcmp(o->recipe, "agents") != 0 &&
 	    strcmp(o->recipe, "production") != 0)
 		return ab_usage_error("unknown recipe %s", o->recipe);
+	if (o->wheels != NULL && strcmp(o->recipe, "agents") != 0)
+		return ab_usage_error("--wheels goes with --recipe agents");
 	if (o->base != NULL && strcmp(o->recipe, "production") != 0)
 		return ab_usage_error("--base goes with --recipe production");
 	return 0;
@@ -152,6 +158,8 @@ static int run(const struct opts *o, struct ab_err *err)
 	io.recipe = o->recipe;
 	io.base = o->base;
 	io.rebuild = o->rebuild;
+	io.wheels = o->wheels;
+	io.dl = dl;
 	io.progress = ab_progress_line;
 	if ((strcmp(o->verb, "build") == 0 &&
 	    ab_image_plan(&s, &io, &plan, err) < 0) ||

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "alloc.h"
 #include "buf.h"
 #include "deadline.h"
@@ -13,6 +14,7 @@
 #include "hash.h"
 #include "image.h"
 #include "profile.h"
+#include "schema.h"
 #include "seed.h"
 #include "size.h"
 #include "state.h"
@@ -21,9 +23,13 @@
 static const char usage_text[] =
     "usage: ab-profile --alloc ALLOC --phase planning|questions|execution\n"
     "                  --attempt ID [--deadline FILE] [--schema FILE]\n"
-    "                  [--ca FILE]\n"
-    "                  [--allow-command CMD]...\n"
-    "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n";
+    "                  [--ca FILE] [--allow-command CMD]...\n"
+    "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n"
+    "       ab-profile --alloc ALLOC --phase PHASE --attempt ID\n"
+    "                  --provider claude --prompt FILE [--model NAME]\n"
+    "                  [--api-key-file FILE | --claude-token-file FILE]\n"
+    "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
+    "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n";
 
 #define SCHEMA_MAX (64 * 1024)
 #define CA_MAX (512 * 1024)
@@ -31,6 +37,7 @@ static const char usage_text[] =
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
 	const char *schema, *ca;
+	const char *provider, *prompt, *model, *cred, *cred_var;
 	char **allow;
 	int nallow;
 	char **argv;
@@ -41,6 +48,41 @@ static int usage(FILE *f, int status)
 {
 	fputs(usage_text, f);
 	return status;
+}
+
+static int plain_model(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 100)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("._:-[]", *s)))
+			return 0;
+	return 1;
+}
+
+/* A provider's argv is built, never given. */
+static int check_provider(const struct opts *o)
+{
+	struct ab_err err;
+	int i;
+
+	if (!ab_adapter_known(o->provider))
+		return ab_usage_error("unknown provider %.40s (known: claude)",
+		    o->provider);
+	if (o->argc > 0)
+		return ab_usage_error("--provider builds the agent's argv: "
+		    "give none after --");
+	if (o->prompt == NULL)
+		return ab_usage_error("--provider needs --prompt FILE");
+	if (o->model != NULL && !plain_model(o->model))
+		return ab_usage_error("--model: 1 to 100 of [A-Za-z0-9._:-[]]");
+	for (i = 0; i < o->nallow; i++)
+		if (ab_adapter_allow_ok(o->allow[i], &err) < 0)
+			return ab_usage_error("%s", err.msg);
+	return 0;
 }
 
 static int check(const struct opts *o)
@@ -57,6 +99,11 @@ static int check(const struct opts *o)
 		    o->phase);
 	if (!ab_attempt_ok(o->attempt))
 		return ab_usage_error("attempt ID: 1 to 64 of [A-Za-z0-9._-]");
+	if (o->provider != NULL)
+		return check_provider(o);
+	if (o->prompt || o->model || o->cred)
+		return ab_usage_error("--prompt, --model and credentials go "
+		    "with --provider");
 	if (o->argc < 1 || o->argc > AB_MAX_ARGV)
 		return ab_usage_error("give the agent's ARGV after --");
 	return 0;
@@ -75,6 +122,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "schema", required_argument, NULL, 's' },
 		{ "ca", required_argument, NULL, 'A' },
+		{ "provider", required_argument, NULL, 'R' },
+		{ "prompt", required_argument, NULL, 'Q' },
+		{ "model", required_argument, NULL, 'M' },
+		{ "api-key-file", required_argument, NULL, 'K' },
+		{ "claude-token-file", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -95,6 +147,17 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'C': o->cpus = optarg; break;
 		case 's': o->schema = optarg; break;
 		case 'A': o->ca = optarg; break;
+		case 'R': o->provider = optarg; break;
+		case 'Q': o->prompt = optarg; break;
+		case 'M': o->model = optarg; break;
+		case 'K':
+		case 'T':
+			if (o->cred != NULL)
+				return ab_usage_error("one credential file");
+			o->cred = optarg;
+			o->cred_var = c == 'K' ? "ANTHROPIC_API_KEY" :
+			    "CLAUDE_CODE_OAUTH_TOKEN";
+			break;
 		case 'c':
 			if (o->nallow == AB_MAX_ARGV)
 				return ab_usage_error("too many --allow-command");
@@ -149,45 +212,117 @@ static int limits(const struct opts *o, const struct ab_alloc *a,
 	return 0;
 }
 
-/* A file the agent reads (the schema, the trust anchors) is read once,
- * through O_NOFOLLOW, from a regular file, and the read itself is
- * bounded: a file that grows past the bound while it is read is refused,
- * not read past it.  Its snapshot goes into the inputs filesystem,
- * read-only to the agent, and its SHA-256 into the record; no host path
- * is mounted. */
-static int snapshot(const char *path, size_t max, const char *what,
-    const char *name, struct ab_state *s, const struct ab_alloc *a,
-    struct ab_profile *p, char sha[65], struct ab_err *err)
+/* A file the agent reads (the prompt, the schema, the trust anchors) is
+ * read once, through O_NOFOLLOW, from a regular file, and the read itself
+ * is bounded: a file that grows past the bound while it is read is
+ * refused, not read past it. */
+static int read_input(const char *path, size_t max, const char *what,
+    struct ab_buf *b, struct ab_err *err)
+{
+	int rc;
+
+	ab_buf_init(b, max);
+	rc = ab_file_read_at(AT_FDCWD, path, b, NULL, err);
+	if (rc < 0 && err->code == AB_EENGINE)
+		err->code = AB_EUSAGE;
+	if (rc == 0 && ab_buf_addc(b, '\0') == 0)
+		b->len--;	/* a NUL-terminated copy, whatever it holds */
+	if (rc < 0)
+		ab_err_wrap(err, "%s", what);
+	return rc;
+}
+
+/* Its snapshot goes into the inputs filesystem, read-only to the agent,
+ * and its SHA-256 into the record; no host path is mounted. */
+static int put_input(struct ab_state *s, const struct ab_alloc *a,
+    struct ab_profile *p, const char *name, const struct ab_buf *b,
+    char sha[65], struct ab_err *err)
 {
 	struct ab_sha256 h;
 	struct ab_engine e;
+	int rc;
+
+	if (ab_sha256_init(&h, err) < 0)
+		return -1;
+	ab_sha256_add(&h, b->data ? b->data : "", b->len);
+	if (ab_sha256_hex(&h, sha, err) < 0 ||
+	    ab_engine_open(&e, &p->dl, err) < 0)
+		return -1;
+	rc = ab_inputs_put(s, &e, a, name, b->data ? b->data : "", b->len,
+	    0444, err);
+	ab_engine_close(&e);
+	return rc;
+}
+
+static int schema_input(const struct opts *o, struct ab_state *s,
+    const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_buf b;
+	char name[80];
+	int rc;
+
+	if (read_input(o->schema, SCHEMA_MAX, "schema", &b, err) < 0) {
+		ab_buf_free(&b);
+		return -1;
+	}
+	/* Only what agentbox can check is accepted: a keyword it would
+	 * ignore would be a promise it does not keep. */
+	rc = ab_schema_check(b.data ? b.data : "", b.len, err);
+	snprintf(name, sizeof name, "schema-%s.json", p->id);
+	if (rc == 0)
+		rc = put_input(s, a, p, name, &b, p->schema_sha, err);
+	if (rc == 0 && o->provider != NULL &&
+	    (p->schema = strdup(b.data ? b.data : "")) == NULL)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int plain_input(const char *path, size_t max, const char *what,
+    const char *name, struct ab_state *s, const struct ab_alloc *a,
+    struct ab_profile *p, char sha[65], struct ab_err *err)
+{
 	struct ab_buf b;
 	int rc;
 
-	ab_buf_init(&b, max);
-	rc = ab_file_read_at(AT_FDCWD, path, &b, NULL, err);
-	if (rc < 0 && err->code == AB_EENGINE)
-		err->code = AB_EUSAGE;
+	rc = read_input(path, max, what, &b, err);
 	/* Trust anchors are PEM: anything else is a mistake worth naming. */
 	if (rc == 0 && strcmp(what, "--ca") == 0 && (b.data == NULL ||
 	    memmem(b.data, b.len, "-----BEGIN CERTIFICATE-----", 27) == NULL))
-		rc = ab_fail(err, AB_EUSAGE, "no PEM certificate in it");
-	if (rc < 0) {
-		ab_buf_free(&b);
-		return ab_err_wrap(err, "%s", what);
-	}
-	if (ab_sha256_init(&h, err) == 0) {
-		ab_sha256_add(&h, b.data ? b.data : "", b.len);
-		rc = ab_sha256_hex(&h, sha, err);
-	} else {
-		rc = -1;
-	}
-	if (rc == 0 && (rc = ab_engine_open(&e, &p->dl, err)) == 0) {
-		rc = ab_inputs_put(s, &e, a, name, b.data ? b.data : "", b.len,
-		    err);
-		ab_engine_close(&e);
-	}
+		rc = ab_fail(err, AB_EUSAGE, "--ca: no PEM certificate in it");
+	if (rc == 0 && strcmp(what, "prompt") == 0 && b.len == 0)
+		rc = ab_fail(err, AB_EUSAGE, "prompt: the file is empty");
+	if (rc == 0)
+		rc = put_input(s, a, p, name, &b, sha, err);
 	ab_buf_free(&b);
+	return rc;
+}
+
+/* The credential is only looked at here (a readable regular file, not
+ * empty, bounded): ab-validate reads it when it creates the container,
+ * and only its path is recorded. */
+static int credential(const struct opts *o, struct ab_profile *p,
+    struct ab_err *err)
+{
+	struct ab_buf b;
+	int rc;
+
+	if (o->cred == NULL)
+		return 0;
+	if (realpath(o->cred, p->cred_path) == NULL)
+		return ab_fail_errno(err, AB_EUSAGE, "credential file %.200s",
+		    o->cred);
+	ab_buf_init(&b, AB_SECRET_MAX);
+	rc = ab_file_read_at(AT_FDCWD, o->cred, &b, NULL, err);
+	if (rc == 0 && b.len == 0)
+		rc = ab_fail(err, AB_EUSAGE, "credential file %.200s is empty",
+		    o->cred);
+	if (rc < 0 && err->code == AB_EENGINE)
+		err->code = AB_EUSAGE;
+	if (b.data != NULL)
+		explicit_bzero(b.data, b.len);
+	ab_buf_free(&b);
+	snprintf(p->cred_var, sizeof p->cred_var, "%s", o->cred_var);
 	return rc;
 }
 
@@ -196,15 +331,22 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 {
 	char name[80];
 
-	snprintf(name, sizeof name, "schema-%s.json", p->id);
-	if (o->schema != NULL && snapshot(o->schema, SCHEMA_MAX, "schema",
-	    name, s, a, p, p->schema_sha, err) < 0)
+	if (o->schema != NULL && schema_input(o, s, a, p, err) < 0)
 		return -1;
 	snprintf(name, sizeof name, "ca-%s.pem", p->id);
-	if (o->ca != NULL && snapshot(o->ca, CA_MAX, "--ca", name, s, a, p,
+	if (o->ca != NULL && plain_input(o->ca, CA_MAX, "--ca", name, s, a, p,
 	    p->ca_sha, err) < 0)
 		return -1;
-	return 0;
+	if (o->provider == NULL)
+		return 0;
+	ab_adapter_prompt_name(p, name, sizeof name);
+	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", name, s, a, p,
+	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0)
+		return -1;
+	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
+	if (o->model != NULL)
+		snprintf(p->model, sizeof p->model, "%s", o->model);
+	return ab_adapter_argv(p, err);
 }
 
 static int capture(const struct opts *o, struct ab_state *s,
@@ -282,5 +424,9 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = ab_print_handle("profile", p.id, &err);
 	ab_state_close(&s);
+	/* A provider's argv is built here; a plain one is the caller's. */
+	for (int i = 0; o.provider != NULL && i < p.argc; i++)
+		free(p.argv[i]);
+	free(p.schema);
 	return rc < 0 ? ab_report(&err) : 0;
 }

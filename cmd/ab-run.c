@@ -4,15 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "alloc.h"
 #include "cancel.h"
 #include "deadline.h"
 #include "engine.h"
+#include "image.h"
 #include "json.h"
 #include "oneshot.h"
 #include "profile.h"
 #include "proxy.h"
 #include "run.h"
+#include "seed.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"
@@ -28,6 +31,7 @@ struct opts {
 };
 
 struct ctx {
+	struct ab_agent agent;
 	struct ab_state s;
 	struct ab_engine e;
 	struct ab_ctr c;
@@ -137,6 +141,37 @@ static int show(const char *text)
 	return rc < 0 ? ab_report(&err) : 0;
 }
 
+/* A provider's CLI: its stream is read into the result's agent section,
+ * the answer checked against the profile's schema. */
+static int adapter(struct ctx *c, struct ab_err *err)
+{
+	ab_agent_init(&c->agent, c->p.provider, c->p.schema,
+	    c->p.schema ? strlen(c->p.schema) : 0);
+	c->r.agent = &c->agent;
+	if (ab_image_version(&c->s, c->a.image, "claude-code",
+	    c->r.cli_version, sizeof c->r.cli_version, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The credential's snapshot goes as soon as the agent settled (or never
+ * started): emptied in place, within a cleanup budget of its own. */
+static void forget_secret(struct ctx *c)
+{
+	struct ab_budget saved;
+	struct ab_err skip;
+	char name[80];
+
+	if (c->p.cred_var[0] == '\0' || c->e.easy == NULL)
+		return;
+	ab_adapter_secret_name(&c->p, name, sizeof name);
+	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
+	if (ab_inputs_put(&c->s, &c->e, &c->a, name, "", 0, 0400, &skip) < 0)
+		fprintf(stderr, "%s: could not empty the credential snapshot "
+		    "%s: %s\n", ab_prog, name, skip.msg);
+	ab_engine_budget_end(&c->e, &saved);
+}
+
 /* ctr -> profile -> alloc, each bound to the next. */
 static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
 {
@@ -165,6 +200,8 @@ static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
 	c->r.err.path = o->err;
 	c->r.out.limit = c->r.err.limit = o->limit;
 	if (ab_run_open_outputs(&c->r, err) < 0)
+		return -1;
+	if (c->p.provider[0] != '\0' && adapter(c, err) < 0)
 		return -1;
 	return ab_new_id(c->result, err);
 }
@@ -291,6 +328,9 @@ static int run(struct ctx *c, const struct opts *o)
 	} else {
 		ab_run_follow(&c->e, &c->r, &err);
 	}
+	if (c->r.agent != NULL)
+		ab_agent_end(c->r.agent);
+	forget_secret(c);
 	egress(c);
 	tell(&c->r, &err);
 	rc = exit_status(&c->r);
@@ -315,6 +355,8 @@ int main(int argc, char **argv)
 	c.s.dirfd = -1;
 	ab_run_init(&c.r);
 	rc = run(&c, &o);
+	if (c.r.agent != NULL)
+		ab_agent_free(c.r.agent);
 	ab_run_free(&c.r);
 	ab_engine_close(&c.e);
 	ab_profile_free(&c.p);

@@ -1,15 +1,19 @@
 /* ab-validate: create the container of a profile and refuse any drift. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "alloc.h"
 #include "deadline.h"
 #include "engine.h"
+#include "file.h"
 #include "oneshot.h"
 #include "owned.h"
 #include "profile.h"
+#include "seed.h"
 #include "state.h"
 #include "tool.h"
 
@@ -84,6 +88,46 @@ static int engine_checks(struct ctx *c, struct ab_err *err)
 	return ab_profile_engine_check(&c->s, &c->e, &c->p, &c->a, &c->k, err);
 }
 
+/* A refused validation leaves no credential behind. */
+static void forget(struct ctx *c)
+{
+	struct ab_err skip;
+	char name[80];
+
+	if (c->p.cred_var[0] == '\0')
+		return;
+	ab_adapter_secret_name(&c->p, name, sizeof name);
+	ab_inputs_put(&c->s, &c->e, &c->a, name, "", 0, 0400, &skip);
+}
+
+/* The profile's credential, read now (O_NOFOLLOW, bounded) into a
+ * snapshot only the agent's uid can read, on the read-only inputs volume:
+ * never in a record, never in the container's configuration.  Our copy
+ * is wiped at once; ab-run empties the snapshot when the agent settles. */
+static int secret(struct ctx *c, struct ab_err *err)
+{
+	struct ab_buf b;
+	char name[80];
+	int rc;
+
+	if (c->p.cred_var[0] == '\0')
+		return 0;
+	ab_buf_init(&b, AB_SECRET_MAX);
+	rc = ab_file_read_at(AT_FDCWD, c->p.cred_path, &b, NULL, err);
+	if (rc == 0 && b.len == 0)
+		rc = ab_fail(err, AB_EREFUSED, "the credential file is empty");
+	if (rc < 0)
+		ab_err_wrap(err, "credential %s", c->p.cred_var);
+	ab_adapter_secret_name(&c->p, name, sizeof name);
+	if (rc == 0)
+		rc = ab_inputs_put(&c->s, &c->e, &c->a, name, b.data, b.len,
+		    0400, err);
+	if (b.data != NULL)
+		explicit_bzero(b.data, b.len);
+	ab_buf_free(&b);
+	return rc;
+}
+
 static int create(struct ctx *c, struct ab_err *err)
 {
 	struct ab_err cerr;
@@ -101,12 +145,13 @@ static int create(struct ctx *c, struct ab_err *err)
 	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
 	    r.container, &conflict, err) == 0 &&
 	    ab_ctr_check(&c->e, &c->k.l, r.container, err) == 0 &&
-	    ab_ctr_save(&c->s, &r, err) == 0) {
+	    secret(c, err) == 0 && ab_ctr_save(&c->s, &r, err) == 0) {
 		ab_inflight_end(&c->s, "alloc", c->a.id);
 		return ab_print_handle("ctr", r.id, err);
 	}
 	/* Only what this call created is removed: a held name is not ours,
 	 * and nothing without this allocation's labels is touched. */
+	forget(c);
 	if (!conflict)
 		ab_owned_remove(&c->e, AB_CONTAINER, c->k.name, c->s.sid,
 		    c->a.id, &cerr);

@@ -7,7 +7,11 @@
 # AB_PROBE_HOME_BYTES, AB_PROBE_TMP_BYTES (page-rounded tmpfs ceilings);
 # with egress AB_PROBE_EGRESS (the proxy's socket: the relay is started
 # on 127.0.0.1:3128 before the agent), with --ca AB_PROBE_CA (the given
-# trust anchors, put together with the image's into /tmp/agentbox-ca.pem).
+# trust anchors, put together with the image's into /tmp/agentbox-ca.pem);
+# with a provider AB_PROBE_STDIN (the prompt, the agent's standard input)
+# and, with a credential, AB_PROBE_SECRET and AB_PROBE_SECRET_VAR (the
+# snapshot ab-validate wrote, exported as that variable just before the
+# exec, and never printed).
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -129,17 +133,40 @@ check_ca() {
 		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
 }
 
+check_stdin() {
+	stdin=${AB_PROBE_STDIN:-/dev/null}
+	[ -f "$stdin" ] || [ "$stdin" = /dev/null ] || refuse stdin
+}
+
+# Only the variables a provider reads its credential from.
+check_secret() {
+	[ -n "${AB_PROBE_SECRET:-}" ] || return 0
+	case ${AB_PROBE_SECRET_VAR:-} in
+	ANTHROPIC_API_KEY | CLAUDE_CODE_OAUTH_TOKEN | CODEX_API_KEY) ;;
+	*) refuse "credential variable" ;;
+	esac
+	[ -s "$AB_PROBE_SECRET" ] || refuse credential
+}
+
 check_identity
 check_mounts
 check_host_paths
 check_network
 check_egress
 check_ca
+check_stdin
+check_secret
 [ "$#" -gt 0 ] || refuse argv
 
 [ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
 nonce=$AB_PROBE_NONCE
+if [ -n "${AB_PROBE_SECRET:-}" ]; then
+	secret=$(cat "$AB_PROBE_SECRET") || refuse credential
+	export "$AB_PROBE_SECRET_VAR=$secret"
+	unset secret
+fi
 unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_HOME AB_PROBE_HOME_BYTES \
-	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA
+	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
+	AB_PROBE_SECRET AB_PROBE_SECRET_VAR
 echo "agentbox-probe: ok $nonce"
-exec "$@"
+exec "$@" <"$stdin"

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "clean.h"
+#include "file.h"
 #include "json.h"
 #include "oneshot.h"
 #include "owned.h"
@@ -121,34 +122,6 @@ static int prove(struct ab_state *s, struct ab_engine *e,
 	return 0;
 }
 
-/* rm -r that never follows a symlink out of the directory. */
-static int remove_tree(int at, const char *name)
-{
-	struct dirent *d;
-	DIR *dir;
-	int fd;
-
-	if (unlinkat(at, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while ((d = readdir(dir)) != NULL)
-		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0 &&
-		    remove_tree(dirfd(dir), d->d_name) < 0) {
-			closedir(dir);
-			return -1;
-		}
-	closedir(dir);
-	return unlinkat(at, name, AT_REMOVEDIR) == 0 || errno == ENOENT ?
-	    0 : -1;
-}
-
 /* The profile and ctr records that name the allocation. */
 static int remove_children(struct ab_state *s, const char *kind,
     const char *id, struct ab_err *err)
@@ -189,7 +162,7 @@ static int remove_local(struct ab_state *s, const struct ab_alloc *a,
 	fd = openat(s->dirfd, "stage", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (fd >= 0) {
-		if (remove_tree(fd, a->id) < 0) {
+		if (ab_remove_tree(fd, a->id) < 0) {
 			close(fd);
 			return ab_fail_errno(err, AB_EENGINE,
 			    "cannot remove the staging clone of alloc:%s", a->id);

@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -148,4 +149,31 @@ int ab_file_write_at(int dirfd, const char *name, const void *data,
 	if (dirfd != AT_FDCWD && fsync(dirfd) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot sync %s", name);
 	return 0;
+}
+
+int ab_remove_tree(int at, const char *name)
+{
+	struct dirent *d;
+	DIR *dir;
+	int fd;
+
+	if (unlinkat(at, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if ((dir = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((d = readdir(dir)) != NULL)
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0 &&
+		    ab_remove_tree(dirfd(dir), d->d_name) < 0) {
+			closedir(dir);
+			return -1;
+		}
+	closedir(dir);
+	return unlinkat(at, name, AT_REMOVEDIR) == 0 || errno == ENOENT ?
+	    0 : -1;
 }

@@ -29,4 +29,8 @@ int ab_file_write_at(int dirfd, const char *name, const void *data,
 /* Writes all of P to FD, retrying short writes and EINTR. */
 int ab_write_all(int fd, const void *p, size_t n);
 
+/* rm -r of NAME under directory AT, never following a symbolic link out
+ * of it; 0 also when NAME was not there. */
+int ab_remove_tree(int at, const char *name);
+
 #endif

@@ -323,6 +323,7 @@ static int spec_bounded(const struct spec *sp)
 	if (strncmp(sp->digest, "sha256:", 7) != 0 ||
 	    !ab_git_is_hex(sp->digest + 7, 64) ||
 	    (strcmp(sp->kind, "default") != 0 &&
+	    strcmp(sp->kind, "agents") != 0 &&
 	    strcmp(sp->kind, "production") != 0) ||
 	    !ab_git_is_hex(sp->recipe, 64) || sp->path_env[0] != '/')
 		return 0;
@@ -811,23 +812,42 @@ static int find_registered(struct ab_state *s, struct ab_engine *e,
 	return found;
 }
 
-static int default_spec(const char *dir, struct ab_rootfs *rf,
+/* The default and agents recipes: a root filesystem assembled on the
+ * host from the recipe's manifest (and, for agents, its wheel lock). */
+static int rootfs_spec(const struct ab_image_opts *o, struct ab_rootfs *rf,
     struct spec *sp, struct ab_err *err)
 {
+	int agents = strcmp(o->recipe, "agents") == 0;
+	const char *manifest = agents ? "agents.manifest" : "default.manifest";
+	struct ab_wheels *w = NULL;
+	char lock[PATH_MAX];
 	size_t i;
+	int rc;
 
-	if (ab_rootfs_load(rf, dir, err) < 0)
+	if (agents) {
+		if ((w = malloc(sizeof *w)) == NULL)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		snprintf(lock, sizeof lock, "%s/agents.lock", o->dir);
+		if (ab_wheels_init(w, lock, o->wheels, &o->dl, err) < 0) {
+			free(w);
+			return -1;
+		}
+		w->progress = o->progress;
+	}
+	rc = ab_rootfs_load(rf, o->dir, manifest, w, err);
+	free(w);
+	if (rc < 0)
 		return -1;
 	if (strcmp(rf->user, AB_AGENT_USER) != 0 ||
 	    strcmp(rf->entrypoint, AB_IMAGE_ENTRYPOINT) != 0)
-		return ab_fail(err, AB_EUSAGE, "%s/default.manifest: user must "
-		    "be %s and entrypoint %s", dir, AB_AGENT_USER,
+		return ab_fail(err, AB_EUSAGE, "%s/%s: user must be %s and "
+		    "entrypoint %s", o->dir, manifest, AB_AGENT_USER,
 		    AB_IMAGE_ENTRYPOINT);
 	for (i = 0; i < rf->nv; i++)
 		if (spec_add_version(sp, rf->v[i].name, rf->v[i].value,
 		    err) < 0)
 			return -1;
-	snprintf(sp->kind, sizeof sp->kind, "default");
+	snprintf(sp->kind, sizeof sp->kind, "%s", o->recipe);
 	snprintf(sp->recipe, sizeof sp->recipe, "%s", rf->recipe);
 	snprintf(sp->path_env, sizeof sp->path_env, "%s", rf->path_env);
 	return 0;
@@ -882,7 +902,7 @@ int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
 		if (rc == 0)
 			rc = production_spec(o->dir, o->base, &p->sp, err);
 	} else {
-		rc = default_spec(o->dir, &p->rf, &p->sp, err);
+		rc = rootfs_spec(o, &p->rf, &p->sp, err);
 	}
 	if (rc < 0) {
 		ab_image_plan_free(p);
@@ -908,8 +928,8 @@ static int make_and_register(struct ab_state *s, struct ab_engine *e,
 	int rc;
 
 	if (!p->prod) {
-		say(o->progress, "importing the default image: %s%lld bytes",
-		    "", p->rf.bytes);
+		say(o->progress, "importing the %s image: %lld bytes",
+		    o->recipe, p->rf.bytes);
 		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
 		    err);
 	} else {
@@ -1015,8 +1035,8 @@ int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
 	return sweep_list(s, e, AB_IMAGE, images, n, err);
 }
 
-int ab_image_has(struct ab_state *s, const char *id, const char *component,
-    struct ab_err *err)
+int ab_image_version(struct ab_state *s, const char *id,
+    const char *component, char *out, size_t cap, struct ab_err *err)
 {
 	struct ab_handle h;
 	struct spec sp;
@@ -1027,9 +1047,18 @@ int ab_image_has(struct ab_state *s, const char *id, const char *component,
 	if (read_spec(s, &h, &sp, err) < 0)
 		return -1;
 	for (i = 0; i < sp.nv; i++)
-		if (strcmp(sp.vname[i], component) == 0)
+		if (strcmp(sp.vname[i], component) == 0) {
+			if (out != NULL)
+				snprintf(out, cap, "%s", sp.vvalue[i]);
 			return 1;
+		}
 	return 0;
+}
+
+int ab_image_has(struct ab_state *s, const char *id, const char *component,
+    struct ab_err *err)
+{
+	return ab_image_version(s, id, component, NULL, 0, err);
 }
 
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,

@@ -1,15 +1,18 @@
 /* image.h: building, registering and verifying agent images.
  *
- * Two recipes live in the image directory: "default" (default.manifest: a
- * root filesystem assembled on the host and imported, no registry, no
- * network) and "production" (Dockerfile, through the classic builder, from
- * a base pinned by digest).  Either image is inspected, its labels checked
+ * Three recipes live in the image directory: "default" (default.manifest:
+ * a root filesystem assembled on the host and imported, no registry, no
+ * network), "agents" (agents.manifest: the same, with both agent CLIs
+ * taken out of the hash-pinned wheels of agents.lock) and "production"
+ * (Dockerfile, through the classic builder, from a base pinned by
+ * digest).  Either image is inspected, its labels checked
  * one by one, and its version probe run in a locked container before its
  * ID is registered.  Only registered IDs ever reach a container.
  */
 #ifndef AB_IMAGE_H
 #define AB_IMAGE_H
 
+#include "deadline.h"
 #include "engine.h"
 #include "err.h"
 #include "state.h"
@@ -21,8 +24,10 @@ typedef void (*ab_progress)(const char *line);
 
 struct ab_image_opts {
 	const char *dir;	/* the image directory */
-	const char *recipe;	/* "default" or "production" */
+	const char *recipe;	/* "default", "agents" or "production" */
 	const char *base;	/* production: NAME@sha256:HEX */
+	const char *wheels;	/* agents: a directory of the pinned wheels */
+	struct ab_deadline dl;	/* for fetching wheels */
 	int rebuild;
 	ab_progress progress;
 };
@@ -47,6 +52,9 @@ int ab_image_verify(struct ab_state *s, struct ab_engine *e,
  * confirmed: "ab-proxy", "claude-code"), 0 when not. */
 int ab_image_has(struct ab_state *s, const char *id, const char *component,
     struct ab_err *err);
+/* The same, with the version (cap bytes) in out. */
+int ab_image_version(struct ab_state *s, const char *id,
+    const char *component, char *out, size_t cap, struct ab_err *err);
 /* The PATH a registered image pins, from its record. */
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
     struct ab_err *err);

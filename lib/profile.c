@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "adapter.h"
 #include "file.h"
 #include "git.h"
 #include "hash.h"
@@ -22,6 +23,9 @@
 static void env_add(struct ab_profile_lock *k, int *n, const char *fmt,
     const char *a, long long v)
 {
+	/* The list is fixed by this code: a full table is a bug here. */
+	if (*n >= AB_PROFILE_ENV_MAX)
+		abort();
 	snprintf(k->env_text[*n], sizeof k->env_text[0], fmt, a, v);
 	k->env[*n] = k->env_text[*n];
 	(*n)++;
@@ -81,6 +85,7 @@ static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
 	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
 	egress_env(a, k, &n);
 	ca_env(p, k, &n);
+	ab_adapter_env(p, k, &n);
 	k->env[n] = NULL;
 }
 
@@ -132,6 +137,30 @@ static int bound_fail(const struct ab_profile *p, const char *what,
 	    p->id, what);
 }
 
+/* A provider's argv is what its adapter builds, nothing else. */
+static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_err skip;
+	int i;
+
+	if (p->provider[0] == '\0')
+		return p->cred_var[0] == '\0' && p->prompt_sha[0] == '\0' ? 0 :
+		    bound_fail(p, "a credential without a provider", err);
+	if (!ab_adapter_known(p->provider) ||
+	    !ab_git_is_hex(p->prompt_sha, 64))
+		return bound_fail(p, "the provider or its prompt", err);
+	if (p->cred_var[0] != '\0' && (p->cred_path[0] != '/' ||
+	    (strcmp(p->cred_var, "ANTHROPIC_API_KEY") != 0 &&
+	    strcmp(p->cred_var, "CLAUDE_CODE_OAUTH_TOKEN") != 0)))
+		return bound_fail(p, "the credential", err);
+	for (i = 0; i < p->nallow; i++)
+		if (ab_adapter_allow_ok(p->allow[i], &skip) < 0)
+			return bound_fail(p, "an approved command", err);
+	if (!ab_adapter_argv_is(p))
+		return bound_fail(p, "the agent's argv", err);
+	return 0;
+}
+
 int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
     struct ab_err *err)
 {
@@ -159,7 +188,7 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 	if (p->argc < 1 || (p->nallow > 0 && strcmp(p->phase,
 	    "execution") != 0))
 		return bound_fail(p, "the argv or approved commands", err);
-	return 0;
+	return provider_bounded(p, err);
 }
 
 void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
@@ -262,6 +291,16 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_kstr(&w, "path", p->path_env);
 	ab_jw_kstr(&w, "schema_sha256", p->schema_sha);
 	ab_jw_kstr(&w, "ca_sha256", p->ca_sha);
+	ab_jw_kstr(&w, "provider", p->provider);
+	ab_jw_kstr(&w, "model", p->model);
+	ab_jw_kstr(&w, "prompt_sha256", p->prompt_sha);
+	ab_jw_kstr(&w, "credential_var", p->cred_var);
+	ab_jw_kstr(&w, "credential_file", p->cred_path);
+	ab_jw_key(&w, "schema");
+	if (p->schema != NULL)
+		ab_jw_str(&w, p->schema);
+	else
+		ab_jw_null(&w);
 	ab_jw_kint(&w, "deadline_ms", p->dl.at_ms);
 	ab_jw_kint(&w, "memory", p->memory);
 	ab_jw_kint(&w, "pids", p->pids);
@@ -328,6 +367,16 @@ static int copy_ints(const struct ab_json *j, struct ab_profile *p)
 	return 0;
 }
 
+static int copy_schema(const struct ab_json *j, struct ab_profile *p)
+{
+	int t = ab_json_key(j, 0, "schema");
+
+	if (ab_json_type(j, t) == AB_JSON_NULL)
+		return 0;
+	p->schema = ab_json_str(j, t);
+	return p->schema == NULL || strlen(p->schema) > 65536 ? -1 : 0;
+}
+
 int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
     struct ab_profile *p, char *body_sha, struct ab_err *err)
 {
@@ -345,6 +394,12 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "path", p->path_env, sizeof p->path_env) ||
 	    copy_str(&j, "schema_sha256", p->schema_sha, sizeof p->schema_sha) ||
 	    copy_str(&j, "ca_sha256", p->ca_sha, sizeof p->ca_sha) ||
+	    copy_str(&j, "provider", p->provider, sizeof p->provider) ||
+	    copy_str(&j, "model", p->model, sizeof p->model) ||
+	    copy_str(&j, "prompt_sha256", p->prompt_sha, sizeof p->prompt_sha) ||
+	    copy_str(&j, "credential_var", p->cred_var, sizeof p->cred_var) ||
+	    copy_str(&j, "credential_file", p->cred_path,
+	    sizeof p->cred_path) || copy_schema(&j, p) ||
 	    copy_str(&j, "body_sha256", body_sha, 65) ||
 	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
@@ -368,6 +423,8 @@ void ab_profile_free(struct ab_profile *p)
 		free(p->allow[i]);
 	memset(p->argv, 0, sizeof p->argv);
 	memset(p->allow, 0, sizeof p->allow);
+	free(p->schema);
+	p->schema = NULL;
 }
 
 /* Append-only and never cleaned: an attempt ID is used once, ever.  An

@@ -49,6 +49,14 @@ struct ab_profile {
 	char path_env[256];
 	char schema_sha[65];
 	char ca_sha[65];		/* --ca: "" when none */
+	/* --provider: the adapter's parameters (adapter.h); argv is built
+	 * from them.  "" when the argv is the caller's own. */
+	char provider[16];
+	char model[128];
+	char prompt_sha[65];
+	char cred_var[32];		/* ANTHROPIC_API_KEY, ...; "" none */
+	char cred_path[4096];		/* read by ab-validate, never kept */
+	char *schema;			/* the schema's text, or NULL */
 	struct ab_deadline dl;
 	long long memory, pids, nano_cpus;
 	long long home_bytes, home_inodes, tmp_bytes, tmp_inodes;
@@ -58,7 +66,7 @@ struct ab_profile {
 	int nallow;
 };
 
-#define AB_PROFILE_ENV_MAX 32
+#define AB_PROFILE_ENV_MAX 48
 
 struct ab_profile_lock {
 	struct ab_lock l;

@@ -17,7 +17,6 @@
 #ifndef AB_MULTIARCH
 #define AB_MULTIARCH "x86_64-linux-gnu"
 #endif
-#define MANIFEST "default.manifest"
 #define MANIFEST_MAX (64 * 1024)
 #define DPKG_STATUS "/var/lib/dpkg/status"
 
@@ -26,13 +25,14 @@ static const char *const libdirs[] = { "/lib/" AB_MULTIARCH,
 
 struct parse {
 	struct ab_rootfs *r;
-	const char *dir;
+	const char *dir, *manifest;
+	struct ab_wheels *wheels;
 	int line;
 };
 
 static int bad(struct parse *p, const char *why, struct ab_err *err)
 {
-	return ab_fail(err, AB_EUSAGE, "%s/%s:%d: %s", p->dir, MANIFEST,
+	return ab_fail(err, AB_EUSAGE, "%s/%s:%d: %s", p->dir, p->manifest,
 	    p->line, why);
 }
 
@@ -191,9 +191,13 @@ static int add_version(struct ab_rootfs *r, const char *name,
 	struct ab_version *v;
 	char *val;
 
-	/* "@agentbox": this agentbox's own version, for its programs. */
+	/* "@agentbox": this agentbox's own version, for its programs;
+	 * "=V": V as stated (a CLI out of a wheel), which the version probe
+	 * must read from the CLI itself. */
 	if (strcmp(pkg, "@agentbox") == 0)
 		val = strdup(AB_VERSION);
+	else if (pkg[0] == '=' && pkg[1] != '\0')
+		val = strdup(pkg + 1);
 	else if (ab_deb_version(pkg, &val, err) < 0)
 		return -1;
 	if (val == NULL)
@@ -215,6 +219,28 @@ static int set_str(char *dst, size_t cap, const char *v)
 	if (strlen(v) >= cap || *v != '/')
 		return -1;
 	snprintf(dst, cap, "%s", v);
+	return 0;
+}
+
+/* wheel PATH MODE DIST MEMBER [elf]: a file out of a pinned wheel, with
+ * the shared libraries it needs from the host when it is an ELF. */
+static int add_wheel(struct parse *p, char **f, int elf, unsigned mode,
+    struct ab_err *err)
+{
+	char src[PATH_MAX], sha[65];
+	size_t n = p->r->n;
+
+	if (p->wheels == NULL)
+		return bad(p, "no wheel lock for this recipe", err);
+	if (ab_wheel_member(p->wheels, f[3], f[4], src, sizeof src, sha,
+	    err) < 0)
+		return -1;
+	if ((elf ? add_elf(p->r, f[1], mode, src, 0, err) :
+	    add_host(p->r, f[1], mode, src, err)) < 0)
+		return -1;
+	/* add_host put the member first; the libraries after it are the
+	 * host's own. */
+	memcpy(p->r->e[n].sha, sha, sizeof sha);
 	return 0;
 }
 
@@ -251,6 +277,9 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 	if (strcmp(f[0], "tool") == 0 && nf == 4)
 		return tool_path(f[3], src, sizeof src, err) < 0 ? -1 :
 		    add_elf(r, f[1], mode, src, 0, err);
+	if (strcmp(f[0], "wheel") == 0 && (nf == 5 || (nf == 6 &&
+	    strcmp(f[5], "elf") == 0)))
+		return add_wheel(p, f, nf == 6, mode, err);
 	if (strcmp(f[0], "file") == 0 && nf == 4) {
 		if (strchr(f[3], '/') != NULL)
 			return bad(p, "recipe files are named without '/'",
@@ -295,7 +324,7 @@ static int parse_manifest(struct parse *p, char *text, struct ab_err *err)
 	if (!p->r->user[0] || !p->r->path_env[0] || !p->r->entrypoint[0])
 		return ab_fail(err, AB_EUSAGE,
 		    "%s/%s: user, path and entrypoint are required", p->dir,
-		    MANIFEST);
+		    p->manifest);
 	return 0;
 }
 
@@ -307,7 +336,8 @@ static int by_path(const void *a, const void *b)
 
 /* Every directory entry must precede what is inside it: add the missing
  * parents (root's, 0755), sort, and refuse a path named twice. */
-static int finish_tree(struct ab_rootfs *r, struct ab_err *err)
+static int finish_tree(struct ab_rootfs *r, const char *manifest,
+    struct ab_err *err)
 {
 	size_t i, n = r->n;
 	char *copy, *slash;
@@ -330,7 +360,7 @@ static int finish_tree(struct ab_rootfs *r, struct ab_err *err)
 	for (i = 1; i < r->n; i++)
 		if (strcmp(r->e[i - 1].path, r->e[i].path) == 0)
 			return ab_fail(err, AB_EUSAGE,
-			    "%s: /%s is named twice", MANIFEST, r->e[i].path);
+			    "%s: /%s is named twice", manifest, r->e[i].path);
 	return 0;
 }
 
@@ -349,10 +379,26 @@ static int open_input(struct ab_rentry *e, struct stat *st,
 	return fd;
 }
 
+/* A wheel member in the cache is checked against its wheel's RECORD each
+ * time it is read, in the same pass as the recipe hash. */
+static int member_check(struct ab_rentry *e, struct ab_sha256 *own,
+    struct ab_err *err)
+{
+	char got[65];
+
+	if (ab_sha256_hex(own, got, err) < 0)
+		return -1;
+	if (strcmp(got, e->sha) != 0)
+		return ab_fail(err, AB_EREFUSED, "%s in the wheel cache is not "
+		    "the member its wheel lists: remove it", e->src);
+	return 0;
+}
+
 static int hash_file(struct ab_rentry *e, struct ab_sha256 *h,
     struct ab_err *err)
 {
 	char chunk[65536];
+	struct ab_sha256 own;
 	struct stat st;
 	long long total = 0;
 	ssize_t got;
@@ -360,11 +406,19 @@ static int hash_file(struct ab_rentry *e, struct ab_sha256 *h,
 
 	if ((fd = open_input(e, &st, err)) < 0)
 		return -1;
+	if (e->sha[0] != '\0' && ab_sha256_init(&own, err) < 0) {
+		close(fd);
+		return -1;
+	}
 	while ((got = read(fd, chunk, sizeof chunk)) > 0) {
 		ab_sha256_add(h, chunk, (size_t)got);
+		if (e->sha[0] != '\0')
+			ab_sha256_add(&own, chunk, (size_t)got);
 		total += got;
 	}
 	close(fd);
+	if (e->sha[0] != '\0' && member_check(e, &own, err) < 0)
+		return -1;
 	if (got < 0 || total != (long long)st.st_size)
 		return ab_fail(err, AB_EUSAGE, "%s changed while it was read",
 		    e->src);
@@ -411,7 +465,8 @@ static int hash_all(struct ab_rootfs *r, const char *manifest,
 	return ab_sha256_hex(&h, r->recipe, err);
 }
 
-int ab_rootfs_load(struct ab_rootfs *r, const char *dir, struct ab_err *err)
+int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
+    const char *manifest, struct ab_wheels *wheels, struct ab_err *err)
 {
 	struct ab_buf b;
 	struct parse p;
@@ -420,7 +475,7 @@ int ab_rootfs_load(struct ab_rootfs *r, const char *dir, struct ab_err *err)
 
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	snprintf(path, sizeof path, "%s/%s", dir, MANIFEST);
+	snprintf(path, sizeof path, "%s/%s", dir, manifest);
 	ab_buf_init(&b, MANIFEST_MAX);
 	if (ab_file_read_at(AT_FDCWD, path, &b, NULL, err) < 0) {
 		ab_buf_free(&b);
@@ -431,10 +486,12 @@ int ab_rootfs_load(struct ab_rootfs *r, const char *dir, struct ab_err *err)
 	memset(&p, 0, sizeof p);
 	p.r = r;
 	p.dir = dir;
+	p.manifest = manifest;
+	p.wheels = wheels;
 	rc = keep == NULL ? ab_fail(err, AB_EENGINE, "out of memory") :
 	    parse_manifest(&p, b.data ? b.data : (char *)"", err);
 	if (rc == 0)
-		rc = finish_tree(r, err);
+		rc = finish_tree(r, manifest, err);
 	if (rc == 0)
 		rc = hash_all(r, keep, err);
 	free(keep);

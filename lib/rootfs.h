@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "tarstream.h"
+#include "wheel.h"
 
 struct ab_rentry {
 	char *path;		/* in the image, no leading slash */
@@ -21,6 +22,7 @@ struct ab_rentry {
 	unsigned mode, uid;
 	char *src;		/* the host file read, for files */
 	char *link;
+	char sha[65];		/* a wheel member: the SHA-256 it must have */
 	/* Seen while hashing; the tar pass refuses a file that changed. */
 	dev_t dev;
 	ino_t ino;
@@ -48,8 +50,10 @@ struct ab_rootfs {
 	long long left;
 };
 
-/* Reads DIR/default.manifest, resolves every input and hashes it all. */
-int ab_rootfs_load(struct ab_rootfs *r, const char *dir, struct ab_err *err);
+/* Reads DIR/MANIFEST, resolves every input and hashes it all.  WHEELS,
+ * for a manifest with "wheel" directives, may be NULL otherwise. */
+int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
+    const char *manifest, struct ab_wheels *wheels, struct ab_err *err);
 /* A tar source over the entries; each file re-checked against the hash
  * pass (device, inode, size, mtime). */
 void ab_rootfs_source(struct ab_rootfs *r, struct ab_tar_source *src);

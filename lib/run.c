@@ -148,8 +148,13 @@ static int on_output(void *ctx, int stream, const char *p, size_t n,
 		p += k + 1;
 		n -= k + 1;
 	}
-	/* After a refused probe nothing is the agent's. */
-	return f->probe_bad ? 0 : capture(&f->r->out, p, n, err);
+	/* After a refused probe nothing is the agent's.  The CLI's stream
+	 * is read before the output limit cuts what is kept. */
+	if (f->probe_bad)
+		return 0;
+	if (f->r->agent != NULL)
+		ab_agent_feed(f->r->agent, p, n);
+	return capture(&f->r->out, p, n, err);
 }
 
 /* -- The last check. */
@@ -578,6 +583,10 @@ int ab_result_save(struct ab_state *s, const char *id,
 		ab_jw_raw(&w, r->enforced.data, r->enforced.len);
 	else
 		ab_jw_null(&w);
+	if (r->agent != NULL) {
+		ab_jw_key(&w, "agent");
+		ab_agent_json(r->agent, r->cli_version, &w);
+	}
 	if (r->egress != 0) {
 		ab_jw_key(&w, "egress");
 		if (r->egress > 0 && r->egress_json.len > 0)

@@ -11,6 +11,7 @@
 #ifndef AB_RUN_H
 #define AB_RUN_H
 
+#include "agent.h"
 #include "buf.h"
 #include "deadline.h"
 #include "engine.h"
@@ -53,6 +54,9 @@ struct ab_run {
 	struct ab_buf enforced;	/* JSON: the lockdown the check passed */
 	int egress;		/* 0 none; 1 egress is the summary; -1 null */
 	struct ab_buf egress_json;
+	/* A provider's CLI: its output read as it comes (agent.h). */
+	struct ab_agent *agent;
+	char cli_version[64];
 	char error[768];	/* an engine failure, for the record */
 };
 

@@ -824,6 +824,7 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 struct one_src {
 	const char *name, *data;
 	size_t len, off;
+	unsigned mode;
 	int done;
 };
 
@@ -837,7 +838,7 @@ static int one_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 	o->done = 1;
 	te->path = o->name;
 	te->type = AB_TAR_FILE;
-	te->mode = 0444;
+	te->mode = o->mode;
 	te->uid = te->gid = AB_AGENT_UID;
 	te->size = (long long)o->len;
 	return 1;
@@ -857,7 +858,7 @@ static long one_data(void *arg, char *p, size_t n, struct ab_err *err)
 
 int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const char *name, const char *data, size_t len,
-    struct ab_err *err)
+    unsigned mode, struct ab_err *err)
 {
 	struct ab_tar_source src;
 	struct one_src o;
@@ -869,6 +870,7 @@ int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
 	o.name = name;
 	o.data = data;
 	o.len = len;
+	o.mode = mode;
 	src.next = one_next;
 	src.data = one_data;
 	src.ctx = &o;

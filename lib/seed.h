@@ -25,10 +25,11 @@ int ab_stage_check(const char *stage, const struct ab_alloc *a,
 /* The allocation's keeper is running and locked as it was created. */
 int ab_keeper_ready(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err);
-/* Puts NAME (0444, owned by 10001) into the allocation's inputs
- * filesystem through its running, locked keeper. */
+/* Puts NAME (MODE, owned by 10001) into the allocation's inputs
+ * filesystem through its running, locked keeper, replacing what was
+ * there. */
 int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const char *name, const char *data, size_t len,
-    struct ab_err *err);
+    unsigned mode, struct ab_err *err);
 
 #endif

@@ -7,6 +7,7 @@
 # client the agents here use.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 # shellcheck disable=SC2016 # shell text run inside the agent
 load helpers
 
@@ -21,14 +22,7 @@ setup_file() {
 		cat "$BATS_FILE_TMPDIR/build.err" >&2
 		return 1
 	}
-	mkdir "$ca"
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$ca/ca.key" \
-		-out "$ca/ca.pem" -subj /CN=agentbox-test-ca -days 2 2>/dev/null
-	openssl req -newkey rsa:2048 -nodes -keyout "$ca/leaf.key" \
-		-out "$ca/leaf.csr" -subj /CN=api.anthropic.com 2>/dev/null
-	printf 'subjectAltName=DNS:api.anthropic.com,DNS:api.openai.com\n' >"$ca/ext"
-	openssl x509 -req -in "$ca/leaf.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" \
-		-CAcreateserial -out "$ca/leaf.pem" -days 2 -extfile "$ca/ext" 2>/dev/null
+	ab_test_ca "$ca" api.anthropic.com,api.openai.com
 	GW=$(ab_bridge_gateway)
 	python3 "$AB_ROOT/tests/lib/vendor.py" --listen "$GW" \
 		--ready "$BATS_FILE_TMPDIR/vendor.port" --cert "$ca/leaf.pem" \
@@ -63,14 +57,6 @@ teardown_file() {
 	ab_teardown_file
 }
 
-# The default bridge's gateway, as the engine describes the network.
-ab_bridge_gateway() {
-	docker network inspect bridge --format '{{json .IPAM.Config}}' |
-		python3 -c 'import ipaddress, json, sys
-c = json.load(sys.stdin)[0]
-print(c.get("Gateway") or next(ipaddress.ip_network(c["Subnet"]).hosts()))'
-}
-
 vendor_entry() {
 	printf 'api.anthropic.com:443=%s:%s' "$GW" "$VPORT"
 }
@@ -96,12 +82,6 @@ agent() {
 	RECORD=$(ab-run --show "$RESULT")
 }
 
-field() {
-	python3 -c 'import json, sys
-r = json.loads(sys.argv[1])
-v = eval(sys.argv[2])
-print(json.dumps(v) if not isinstance(v, str) else v)' "$RECORD" "$1"
-}
 
 socket_of() {
 	printf '%s/proxy.sock\n' "$(docker volume inspect "agentbox-$1-egress" \
@@ -127,20 +107,20 @@ direct() {
 	egress_alloc "$(vendor_entry)"
 	agent planning 'echo hello-vendor | openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.anthropic.com:443 -servername api.anthropic.com -verify_return_error 2>&1'
 	assert_equal "$STATUS" 0
-	assert_equal "$(field 'r["stdout"]["text"].splitlines()[-1]')" \
+	assert_equal "$(record_field 'r["stdout"]["text"].splitlines()[-1]')" \
 		"vendor saw: hello-vendor"
-	assert_equal "$(field '[(d["host"], d["port"], d["allowed"], d["refused"]) for d in r["egress"]["destinations"]]')" \
+	assert_equal "$(record_field '[(d["host"], d["port"], d["allowed"], d["refused"]) for d in r["egress"]["destinations"]]')" \
 		'[["api.anthropic.com", 443, 1, 0]]'
-	[ "$(field 'r["egress"]["destinations"][0]["bytes_up"] > 0 and r["egress"]["destinations"][0]["bytes_down"] > 0')" = true ]
-	assert_equal "$(field 'r["egress"]["allow"]')" "[\"$(vendor_entry)\"]"
-	assert_equal "$(field 'r["egress"]["scope"]')" invocation
+	[ "$(record_field 'r["egress"]["destinations"][0]["bytes_up"] > 0 and r["egress"]["destinations"][0]["bytes_down"] > 0')" = true ]
+	assert_equal "$(record_field 'r["egress"]["allow"]')" "[\"$(vendor_entry)\"]"
+	assert_equal "$(record_field 'r["egress"]["scope"]')" invocation
 	run_exact 0 ab-clean "$ALLOC"
 }
 
 @test "the agent's environment points every proxy variable at the relay, and trusts the given CA" {
 	egress_alloc "$(vendor_entry)"
 	agent planning 'for v in HTTPS_PROXY https_proxy HTTP_PROXY http_proxy NO_PROXY no_proxy SSL_CERT_FILE; do eval "echo $v=\${$v-unset}"; done; env | grep -c AB_PROBE_; grep -c "BEGIN CERTIFICATE" "$NODE_EXTRA_CA_CERTS"; [ "$NODE_EXTRA_CA_CERTS" = "$CODEX_CA_CERTIFICATE" ] && echo same; sha256sum </tmp/agentbox-ca.pem | cut -c 1-64'
-	assert_equal "$(field '"|".join(r["stdout"]["text"].splitlines())')" \
+	assert_equal "$(record_field '"|".join(r["stdout"]["text"].splitlines())')" \
 		"HTTPS_PROXY=http://127.0.0.1:3128|https_proxy=http://127.0.0.1:3128|HTTP_PROXY=http://127.0.0.1:3128|http_proxy=http://127.0.0.1:3128|NO_PROXY=|no_proxy=|SSL_CERT_FILE=/tmp/agentbox-ca.pem|0|1|same|$(cat /etc/ssl/certs/ca-certificates.crt "$CA" | sha256sum | cut -c 1-64)"
 	run_exact 0 ab-clean "$ALLOC"
 }
@@ -191,9 +171,9 @@ direct() {
 		nc -w 2 172.17.0.1 $VPORT </dev/null && echo reached-bridge
 		printf x | nc -u -w 1 127.0.0.11 53 | wc -c
 		openssl s_client -connect api.anthropic.com:443 </dev/null >/dev/null 2>&1 || echo no-direct-tls"
-	assert_equal "$(field 'r["stdout"]["text"].splitlines()')" \
+	assert_equal "$(record_field 'r["stdout"]["text"].splitlines()')" \
 		'["lo", "0", "no-direct-tls"]'
-	assert_equal "$(field 'r["egress"]["destinations"]')" '[]'
+	assert_equal "$(record_field 'r["egress"]["destinations"]')" '[]'
 	run_exact 0 ab-clean "$ALLOC"
 }
 
@@ -318,10 +298,10 @@ egress_objects() {
 		'echo hi | openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.anthropic.com:443 -verify_return_error; printf "CONNECT evil.test:443 HTTP/1.1\r\n\r\n" | nc 127.0.0.1 3128 | head -n 1'
 	RECORD=$output
 	# Shown only if the test fails: the clients' own account.
-	field 'r["stderr"]["text"]' >&2
-	assert_equal "$(field 'r["stdout"]["text"].splitlines()')" \
+	record_field 'r["stderr"]["text"]' >&2
+	assert_equal "$(record_field 'r["stdout"]["text"].splitlines()')" \
 		'["vendor saw: hi", "HTTP/1.1 403 Forbidden"]'
-	assert_equal "$(field 'sorted((d["host"], d["allowed"], d["refused"], d["reasons"]) for d in r["egress"]["destinations"])')" \
+	assert_equal "$(record_field 'sorted((d["host"], d["allowed"], d["refused"], d["reasons"]) for d in r["egress"]["destinations"])')" \
 		'[["api.anthropic.com", 1, 0, {}], ["evil.test", 0, 1, {"not-allowed": 1}]]'
 	run egress_objects
 	assert_output ""

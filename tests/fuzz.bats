@@ -18,3 +18,11 @@ fuzz() {
 @test "fuzz: the egress proxy's request, authority and address checks" {
 	fuzz egress
 }
+
+@test "fuzz: the zip reader that takes files out of wheels" {
+	fuzz zip
+}
+
+@test "fuzz: the answer's schema check and validation" {
+	fuzz schema
+}

@@ -37,6 +37,40 @@ ab_setup_file() {
 	export AB_IMAGE
 }
 
+# The default bridge's gateway, as the engine describes the network: where
+# a test's own vendor listens for the allocations' proxies.
+ab_bridge_gateway() {
+	docker network inspect bridge --format '{{json .IPAM.Config}}' |
+		python3 -c 'import ipaddress, json, sys
+c = json.load(sys.stdin)[0]
+print(c.get("Gateway") or next(ipaddress.ip_network(c["Subnet"]).hosts()))'
+}
+
+# ab_test_ca DIR NAMES: a test CA (DIR/ca.pem) and a certificate of it for
+# the comma-separated DNS NAMES (DIR/leaf.pem, DIR/leaf.key).
+ab_test_ca() {
+	local dir=$1 san="DNS:${2//,/,DNS:}"
+	mkdir -p "$dir"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" \
+		-out "$dir/ca.pem" -subj /CN=agentbox-test-ca -days 2 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -keyout "$dir/leaf.key" \
+		-out "$dir/leaf.csr" -subj "/CN=${2%%,*}" 2>/dev/null
+	printf 'subjectAltName=%s\n' "$san" >"$dir/ext"
+	openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" \
+		-CAkey "$dir/ca.key" -CAcreateserial -out "$dir/leaf.pem" -days 2 \
+		-extfile "$dir/ext" 2>/dev/null
+}
+
+# record_field EXPR: EXPR, in Python over r, of the result record in
+# $RECORD (a test sets it); strings bare, anything else as JSON.
+# shellcheck disable=SC2034 # RECORD is the tests' own
+record_field() {
+	python3 -c 'import json, sys
+r = json.loads(sys.argv[1])
+v = eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v, str) else v)' "$RECORD" "$1"
+}
+
 # The engine digest of this file's registered image.
 ab_image_digest() {
 	sed -n 's/.*"digest":"\([^"]*\)".*/\1/p' \

@@ -33,3 +33,25 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/zip: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/zip-test" \
+		"$AB_ROOT/tests/unit/fixtures/zip"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
+@test "lib/schema: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/schema-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
+@test "lib/agent: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/agent-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}

@@ -3,20 +3,118 @@
 agents through the allocation's egress proxy under the vendor's real name.
 
   vendor.py --listen ADDR --ready FILE [--cert PEM --key PEM] [--mode M]
+            [--script FILE] [--log FILE]
 
 Listens on ADDR (port 0: any), writes the port to FILE once it listens.
 With --cert it speaks TLS (the certificate of a test CA that the test hands
 to agentbox with --ca).  Modes:
-  hello  read one line, answer "vendor saw: LINE" and close
-  echo   send back every byte until the client ends
-Test helper only: it never stands in for the engine."""
+  hello      read one line, answer "vendor saw: LINE" and close
+  echo       send back every byte until the client ends
+  anthropic  the Anthropic Messages API as Claude Code (2.1.332) uses it:
+             HTTP/1.1 with keep-alive, one thread a connection, answers to
+             POST /v1/messages streamed as server-sent events (chunked, one
+             flush an event), each main turn's answer the next step of the
+             scenario --script; every request logged to --log
+Test helper only: it never stands in for the engine, and the CLI that talks
+to it is the real one.
+
+The scenario (--script FILE) is a JSON object:
+  {"turns": [STEP, ...],   the main turns' answers, in order
+   "classifier": V,        auto mode's server-side check (below); no verdict
+                           when absent
+   "side": TEXT,           every side request's answer ("ok")
+   "can_fetch": BOOL,      WebFetch's domain preflight (true)
+   "remote_settings": OBJ} served as the organisation's managed settings at
+                           /api/claude_code/settings ({"settings": OBJ}),
+                           which Claude Code fetches from its vendor: a
+                           hostile vendor's way to widen permissions
+Each main-turn request consumes the next STEP; once they run out every main
+turn is answered with the text "done" (logged as {"text": "done",
+"default": true}).  A STEP is one of:
+  {"text": "..."}                  a text answer, stop_reason end_turn
+  {"tool": NAME, "input": {...}}   one tool_use block (any name: Bash, Read,
+                                   StructuredOutput, WebFetch...), its input
+                                   streamed as two input_json_delta pieces,
+                                   stop_reason tool_use; "id" optional
+  {"status": N}                    HTTP N with the API's error body
+                                   {"type":"error","error":{"type":T,
+                                   "message":M}}, T from N (401
+                                   authentication_error, 500 api_error, 429
+                                   rate_limit_error, 529 overloaded_error,
+                                   ...); "message" optional; "retry": false
+                                   adds x-should-retry: false
+  {"cut": true}                    message_start, a text block's start and
+                                   half an event, then the connection is
+                                   shut mid-event
+  {"hang": true}                   headers and message_start, then nothing
+                                   until the client goes
+  {"big": N}                       a text answer of exactly N bytes (ASCII)
+and may also carry "times": K (answer K main turns, 0: every one left;
+1 by default: a retried request takes the next step), "delay": SECONDS
+(slept before a text or tool answer) and "classifier": V (this turn's
+verdict, over the scenario's).
+
+Main turn or side request.  Claude Code's main loop always offers tools:
+the ones --tools leaves (Read, Grep, Glob...), with --json-schema also
+StructuredOutput, and with tool search on a "DeferredToolPlaceholder" that
+has defer_loading.  Its side requests (WebFetch's summary of a page, on the
+small model; title and summary generators) carry the anthropic-beta
+claude-code-side-query-* and an empty or no tools list.  So a request is
+the main turn when it does not carry that beta and has a non-empty tools
+list; every other request to /v1/messages is a side request, answered with
+the scenario's "side" text, consuming no step.
+
+The permission classifier.  In --permission-mode auto and plan, Claude Code
+asks the API itself to judge each tool call: the main-turn request carries
+anthropic-beta dangerous-tool-use-2026-09-03 and a body field
+  "safeguards": [{"type": "dangerous_tool_use",
+                  "classifier_context": {"permission_mode": "auto", ...}}]
+and expects the verdict in the stream's message_delta:
+  "delta": {"stop_reason": ..., "safeguard_results": [{"type":
+   "dangerous_tool_use", "status": {"type": "available", "tool_uses":
+   {TOOL_USE_ID: {"type": "evaluated", "outcome": "not_flagged"}}}}]}
+There is no local classifier request in this version.  V "allow" answers
+not_flagged (the call runs, in plan mode too), "block" flagged with an
+explanation (denied: the tool_result quotes it), "unsupported" status
+unsupported; with no V the response carries no safeguard_results and the
+CLI denies the call as "Auto mode is unavailable".  Requests without
+safeguards never get a verdict.
+
+Other requests: GET /api/web/domain_info?domain=D (WebFetch's preflight)
+gets {"can_fetch": true}, so that the fetch itself meets the egress proxy;
+POST /v1/messages/count_tokens an estimate; anything else (/api/hello,
+/api/claude_code/settings, policy_limits, event logging...) a 404 with the
+API's error body.
+
+The log (--log FILE): one JSON object a line, for every request:
+  method, path, answer (what a request other than /v1/messages got), and
+  for /v1/messages:
+  model, stream, main (bool), kind ("main" or "side"),
+  tools      the names of tools[] in the order sent
+  deferred   those of them with defer_loading (tool search's placeholder)
+  x_api_key, authorization   whether that header came: booleans only,
+             never a value
+  tool_results  [{tool_use_id, is_error, text}] of the messages after the
+             last assistant message, text cut to 500 characters
+  safeguards the classifier_context's permission_mode, when asked for
+  verdict    the classifier verdict sent, if any
+  step       the STEP answered ({"big": N} without the text); a side
+             request's as {"side": TEXT}."""
 import argparse
+import http.server
+import json
+import os
 import socket
 import ssl
+import sys
 import threading
+import time
 
 
-def serve(conn, mode):
+def serve(conn, mode, state=None):
+    if mode == "anthropic":
+        serve_http(conn, state)
+        return
     try:
         if mode == "hello":
             line = b""
@@ -40,14 +138,433 @@ def serve(conn, mode):
         conn.close()
 
 
+# ---------------------------------------------------------------- anthropic
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+# The beta Claude Code marks its side queries with.
+SIDE_QUERY_BETA = "claude-code-side-query"
+
+STEP_KINDS = ("text", "tool", "status", "cut", "hang", "big")
+STEP_KEYS = set(STEP_KINDS) | {"input", "id", "message", "retry", "times",
+                               "delay", "classifier"}
+VERDICTS = ("allow", "block", "unsupported")
+
+
+def load_scenario(path):
+    """The scenario, checked: a mistake in it stops vendor.py before it
+    is ready rather than confusing a test later."""
+    with open(path) as f:
+        sc = json.load(f)
+    if not isinstance(sc, dict) or not isinstance(sc.get("turns", []), list):
+        sys.exit("vendor.py: %s: not {\"turns\": [...]}" % path)
+    if sc.get("classifier") not in (None,) + VERDICTS:
+        sys.exit("vendor.py: %s: classifier is one of %s" % (path, VERDICTS))
+    for i, s in enumerate(sc.get("turns", [])):
+        kinds = [k for k in STEP_KINDS if isinstance(s, dict) and k in s]
+        if len(kinds) != 1 or set(s) - STEP_KEYS or \
+                s.get("classifier") not in (None,) + VERDICTS:
+            sys.exit("vendor.py: %s: turn %d is not a step: %s"
+                     % (path, i, json.dumps(s)))
+    return sc
+
+
+class State:
+    """What every connection shares: the scenario, the next step, the log."""
+
+    def __init__(self, script, log):
+        self.lock = threading.Lock()
+        sc = load_scenario(script) if script else {}
+        self.turns = sc.get("turns", [])
+        self.classifier = sc.get("classifier")
+        self.side = str(sc.get("side", "ok"))
+        self.can_fetch = bool(sc.get("can_fetch", True))
+        self.remote_settings = sc.get("remote_settings")
+        self.next = 0
+        self.used = 0  # main turns turns[next] answered so far
+        self.seq = 0
+        self.log = open(log, "a") if log else None
+
+    def step(self):
+        with self.lock:
+            if self.next >= len(self.turns):
+                return {"text": "done", "default": True}
+            s = self.turns[self.next]
+            self.used += 1
+            times = int(s.get("times", 1))
+            if times > 0 and self.used >= times:
+                self.next += 1
+                self.used = 0
+            return s
+
+    def ident(self, prefix):
+        with self.lock:
+            self.seq += 1
+            return "%s_vendor%04d" % (prefix, self.seq)
+
+    def record(self, entry):
+        if self.log is None:
+            return
+        line = json.dumps(entry, sort_keys=True) + "\n"
+        with self.lock:
+            self.log.write(line)
+            self.log.flush()
+
+
+def is_main(body, beta):
+    """The main turn, not a side request: see the module's doc."""
+    return SIDE_QUERY_BETA not in beta and bool(body.get("tools"))
+
+
+def block_text(content):
+    if isinstance(content, str):
+        return content
+    out = []
+    for b in content if isinstance(content, list) else []:
+        if isinstance(b, dict) and b.get("type") == "text":
+            out.append(str(b.get("text", "")))
+        elif isinstance(b, dict):
+            out.append("[%s]" % b.get("type"))
+    return "\n".join(out)
+
+
+def tool_results(body):
+    """The tool_result blocks after the last assistant message."""
+    msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    last = max([i for i, m in enumerate(msgs) if m.get("role") == "assistant"],
+               default=-1)
+    out = []
+    for m in msgs[last + 1:]:
+        content = m.get("content")
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                out.append({
+                    "tool_use_id": b.get("tool_use_id"),
+                    "is_error": bool(b.get("is_error", False)),
+                    "text": block_text(b.get("content"))[:500],
+                })
+    return out
+
+
+def safeguards(body):
+    """The classifier_context of a request that asks for the server-side
+    permission classifier, or None."""
+    for g in body.get("safeguards") or []:
+        if isinstance(g, dict) and g.get("type") == "dangerous_tool_use":
+            ctx = g.get("classifier_context")
+            return ctx if isinstance(ctx, dict) else {}
+    return None
+
+
+def verdicts(verdict, ids):
+    """message_delta's safeguard_results for the tool_use ids answered."""
+    if verdict == "unsupported":
+        status = {"type": "unsupported"}
+    else:
+        if verdict == "allow":
+            v = {"type": "evaluated", "outcome": "not_flagged"}
+        else:
+            v = {"type": "evaluated", "outcome": "flagged",
+                 "explanation": "vendor.py: the scenario flags this action"}
+        status = {"type": "available", "tool_uses": {i: v for i in ids}}
+    return [{"type": "dangerous_tool_use", "status": status}]
+
+
+def big_text(n):
+    line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+-\n"
+    return (line * (n // len(line) + 1))[:n]
+
+
+def serve_http(conn, state):
+    """HTTP/1.1 on one connection, plain or TLS, until either side ends."""
+    try:
+        Anthropic(conn, conn.getpeername(), state)
+    except (OSError, ssl.SSLError, ValueError):
+        pass
+    finally:
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+
+class Anthropic(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "vendor.py"
+    sys_version = ""
+    timeout = 600  # an idle keep-alive connection goes after this
+
+    def __init__(self, conn, addr, state):
+        self.state = state
+        http.server.BaseHTTPRequestHandler.__init__(self, conn, addr, None)
+
+    def log_message(self, *args):
+        pass
+
+    # -- plumbing
+
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def send_json(self, status, obj, extra=None):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", self.state.ident("req"))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def error(self, status, etype, message, extra=None):
+        self.send_json(status, {"type": "error", "error": {
+            "type": etype, "message": message}}, extra)
+
+    def sse_start(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("request-id", self.state.ident("req"))
+        self.end_headers()
+        self.wfile.flush()
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def event(self, obj):
+        self.chunk(("event: %s\ndata: %s\n\n"
+                    % (obj["type"], json.dumps(obj))).encode())
+
+    def sse_end(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def wait_for_client_to_go(self):
+        self.close_connection = True
+        c = self.connection
+        c.settimeout(None)
+        try:
+            while c.recv(65536):
+                pass
+        except (OSError, ssl.SSLError, ValueError):
+            pass
+
+    def cut(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    # -- requests
+
+    def do_GET(self):
+        self.body()
+        if self.path.split("?")[0] == "/api/claude_code/settings" and \
+                self.state.remote_settings is not None:
+            ans = {"uuid": "00000000-0000-4000-8000-000000000000",
+                   "checksum": "0", "settings": self.state.remote_settings}
+            self.state.record({"method": "GET", "path": self.path,
+                               "answer": ans})
+            self.send_json(200, ans)
+            return
+        if self.path.startswith("/api/web/domain_info"):
+            ans = {"can_fetch": self.state.can_fetch}
+            self.state.record({"method": "GET", "path": self.path,
+                               "answer": ans})
+            self.send_json(200, ans)
+            return
+        self.not_found()
+
+    def do_POST(self):
+        raw = self.body()
+        path = self.path.split("?")[0]
+        if path == "/v1/messages":
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = None
+            if isinstance(body, dict):
+                self.messages(body)
+                return
+            self.state.record({"method": "POST", "path": self.path,
+                               "answer": 400})
+            self.error(400, "invalid_request_error",
+                       "vendor.py: the body is not a JSON object")
+            return
+        if path == "/v1/messages/count_tokens":
+            ans = {"input_tokens": max(1, len(raw) // 4)}
+            self.state.record({"method": "POST", "path": self.path,
+                               "answer": ans})
+            self.send_json(200, ans)
+            return
+        self.not_found()
+
+    def not_found(self):
+        self.state.record({"method": self.command, "path": self.path,
+                           "answer": 404})
+        self.error(404, "not_found_error", "vendor.py: no such path")
+
+    def messages(self, body):
+        main = is_main(body, self.headers.get("anthropic-beta", ""))
+        tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+        entry = {
+            "method": "POST", "path": self.path,
+            "model": body.get("model"),
+            "stream": bool(body.get("stream")),
+            "main": main, "kind": "main" if main else "side",
+            "tools": [t.get("name") for t in tools],
+            "deferred": [t.get("name") for t in tools
+                         if t.get("defer_loading")],
+            "x_api_key": "x-api-key" in self.headers,
+            "authorization": "authorization" in self.headers,
+            "tool_results": tool_results(body),
+        }
+        verdict = None
+        if main:
+            step = self.state.step()
+            ctx = safeguards(body)
+            if ctx is not None:
+                entry["safeguards"] = ctx.get("permission_mode", True)
+                verdict = step.get("classifier", self.state.classifier)
+                if verdict is not None:
+                    entry["verdict"] = verdict
+        else:
+            step = {"side": self.state.side}
+        entry["step"] = {"big": step["big"]} if "big" in step else step
+        self.state.record(entry)
+        self.answer(body, step, verdict)
+
+    def answer(self, body, step, verdict):
+        stream = bool(body.get("stream"))
+        if "status" in step:
+            st = int(step["status"])
+            self.error(st, ERROR_TYPES.get(st, "api_error"),
+                       step.get("message", "vendor.py: scripted %d" % st),
+                       {"x-should-retry": "false"}
+                       if step.get("retry") is False else None)
+            return
+        mid = self.state.ident("msg")
+        usage = {"input_tokens": 10, "output_tokens": 1,
+                 "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        message = {"id": mid, "type": "message", "role": "assistant",
+                   "model": body.get("model") or "claude-vendor",
+                   "content": [], "stop_reason": None,
+                   "stop_sequence": None, "usage": usage}
+        start = {"type": "message_start", "message": message}
+        if step.get("hang"):
+            if stream:
+                self.sse_start()
+                self.event(start)
+            self.wait_for_client_to_go()
+            return
+        if step.get("cut"):
+            if stream:
+                self.sse_start()
+                self.event(start)
+                self.event({"type": "content_block_start", "index": 0,
+                            "content_block": {"type": "text", "text": ""}})
+                self.chunk(b'event: content_block_delta\ndata: {"type":"'
+                           b'content_block_delta","index":0,"delta":{"typ')
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                self.wfile.write(b'{"id":"%s","type":"mes' % mid.encode())
+                self.wfile.flush()
+            self.cut()
+            return
+        if step.get("delay"):
+            time.sleep(float(step["delay"]))
+        if "tool" in step:
+            block = {"type": "tool_use",
+                     "id": step.get("id") or self.state.ident("toolu"),
+                     "name": step["tool"], "input": step.get("input", {})}
+            stop = "tool_use"
+        else:
+            if "big" in step:
+                text = big_text(int(step["big"]))
+            elif "side" in step:
+                text = step["side"]
+            else:
+                text = str(step["text"])
+            block = {"type": "text", "text": text}
+            stop = "end_turn"
+        delta = {"stop_reason": stop, "stop_sequence": None}
+        if verdict is not None:
+            delta["safeguard_results"] = verdicts(
+                verdict, [block["id"]] if stop == "tool_use" else [])
+        if not stream:
+            self.send_json(200, dict(message, content=[block],
+                                     stop_reason=stop,
+                                     usage=dict(usage, output_tokens=5)))
+            return
+        self.sse_start()
+        self.event(start)
+        if block["type"] == "text":
+            self.event({"type": "content_block_start", "index": 0,
+                        "content_block": {"type": "text", "text": ""}})
+            text = block["text"]
+            for i in range(0, max(len(text), 1), 16384):
+                self.event({"type": "content_block_delta", "index": 0,
+                            "delta": {"type": "text_delta",
+                                      "text": text[i:i + 16384]}})
+        else:
+            self.event({"type": "content_block_start", "index": 0,
+                        "content_block": {"type": "tool_use",
+                                          "id": block["id"],
+                                          "name": block["name"],
+                                          "input": {}}})
+            js = json.dumps(block["input"])
+            for part in (js[:len(js) // 2], js[len(js) // 2:]):
+                self.event({"type": "content_block_delta", "index": 0,
+                            "delta": {"type": "input_json_delta",
+                                      "partial_json": part}})
+        self.event({"type": "content_block_stop", "index": 0})
+        self.event({"type": "message_delta", "delta": delta,
+                    "usage": {"output_tokens": 5}})
+        self.event({"type": "message_stop"})
+        self.sse_end()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--listen", required=True)
     ap.add_argument("--ready", required=True)
     ap.add_argument("--cert")
     ap.add_argument("--key")
-    ap.add_argument("--mode", default="hello", choices=["hello", "echo"])
+    ap.add_argument("--mode", default="hello",
+                    choices=["hello", "echo", "anthropic"])
+    ap.add_argument("--script")
+    ap.add_argument("--log")
     a = ap.parse_args()
+    state = State(a.script, a.log) if a.mode == "anthropic" else None
     ctx = None
     if a.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -58,7 +575,6 @@ def main():
     s.listen(128)
     with open(a.ready + ".tmp", "w") as f:
         f.write("%d\n" % s.getsockname()[1])
-    import os
     os.rename(a.ready + ".tmp", a.ready)
     while True:
         conn, _ = s.accept()
@@ -72,8 +588,9 @@ def main():
                 except (OSError, ssl.SSLError):
                     c.close()
                     return
-            serve(c, a.mode)
+            serve(c, a.mode, state)
         threading.Thread(target=handshake, daemon=True).start()
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+/* adapter.h: a provider's invocation (ab-profile --provider): the exact
+ * argv and the pinned environment that drive an agent CLI for one phase.
+ *
+ * Phase enforcement never rests on a mode the vendor's server decides:
+ * the tools the CLI may use are listed (--tools), every approval is
+ * explicit (dontAsk and --allowedTools), the CLI reads no settings file
+ * (--setting-sources empty: the repository's and HOME's settings are
+ * the agent's to write), no MCP server is started, and the mounts enforce
+ * the rest (/work read-only in planning and questions).
+ *
+ * The prompt, the schema and the credential reach the CLI through files
+ * on the read-only inputs volume, named in the environment: the prompt on
+ * its standard input, the credential exported by the probe just before it
+ * execs the CLI.  No secret is ever in the argv, the environment the
+ * engine stores, or a record.
+ */
+#ifndef AB_ADAPTER_H
+#define AB_ADAPTER_H
+
+#include "err.h"
+
+struct ab_profile;
+struct ab_profile_lock;
+
+#define AB_CLAUDE "/usr/local/bin/claude"
+#define AB_PROMPT_MAX (256 * 1024)
+#define AB_SECRET_MAX (64 * 1024)
+#define AB_ALLOW_MAX 200	/* bytes of one approved command */
+
+/* 1 when NAME is a provider agentbox drives. */
+int ab_adapter_known(const char *name);
+/* Refuses an approved command a rule could not hold exactly (AB_EUSAGE). */
+int ab_adapter_allow_ok(const char *cmd, struct ab_err *err);
+/* Builds p->argv (malloc'd strings) from the provider's parameters. */
+int ab_adapter_argv(struct ab_profile *p, struct ab_err *err);
+/* 1 when p->argv is exactly what ab_adapter_argv builds. */
+int ab_adapter_argv_is(const struct ab_profile *p);
+/* Adds the provider's pinned variables to the environment being built. */
+void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
+    int *n);
+/* The inputs file names of a profile's prompt, and of its credential
+ * snapshot (written by ab-validate, emptied by ab-run). */
+void ab_adapter_prompt_name(const struct ab_profile *p, char *out,
+    size_t cap);
+void ab_adapter_secret_name(const struct ab_profile *p, char *out,
+    size_t cap);
+
+#endif

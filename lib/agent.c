@@ -1,0 +1,303 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "schema.h"
+
+void ab_agent_init(struct ab_agent *a, const char *provider,
+    const char *schema, size_t schema_len)
+{
+	memset(a, 0, sizeof *a);
+	snprintf(a->provider, sizeof a->provider, "%s", provider);
+	a->schema = schema;
+	a->schema_len = schema_len;
+	ab_buf_init(&a->line, AB_AGENT_LINE_MAX);
+	ab_buf_init(&a->final, AB_AGENT_FINAL_MAX);
+	ab_buf_init(&a->answer, AB_AGENT_ANSWER_MAX);
+	ab_buf_init(&a->usage, 64 << 10);
+	ab_buf_init(&a->cost, 64);
+	ab_buf_init(&a->refused, (AB_AGENT_REFUSED_ITEM_MAX + 64) *
+	    AB_AGENT_REFUSED_MAX);
+	ab_buf_init(&a->error, AB_AGENT_ERROR_MAX);
+}
+
+void ab_agent_free(struct ab_agent *a)
+{
+	ab_buf_free(&a->line);
+	ab_buf_free(&a->final);
+	ab_buf_free(&a->answer);
+	ab_buf_free(&a->usage);
+	ab_buf_free(&a->cost);
+	ab_buf_free(&a->refused);
+	ab_buf_free(&a->error);
+}
+
+/* A string field, unescaped, cut at the buffer's bound (flagged). */
+static void keep_str(const struct ab_json *j, int t, struct ab_buf *b,
+    int *cut)
+{
+	char *v = ab_json_str(j, t);
+	size_t n, room;
+
+	ab_buf_reset(b);
+	*cut = 0;
+	if (v == NULL)
+		return;
+	n = strlen(v);
+	room = b->max - 1;
+	if (n > room) {
+		/* Cut on a character boundary: never half a UTF-8 sequence. */
+		n = room;
+		while (n > 0 && ((unsigned char)v[n] & 0xc0) == 0x80)
+			n--;
+		*cut = 1;
+	}
+	ab_buf_add(b, v, n);
+	free(v);
+}
+
+/* A value kept as its JSON text, or dropped (flagged) past the bound. */
+static void keep_raw(const struct ab_json *j, int t, struct ab_buf *b,
+    int *over)
+{
+	const char *p;
+	size_t n;
+
+	ab_buf_reset(b);
+	if (ab_json_type(j, t) == AB_JSON_ABSENT ||
+	    ab_json_type(j, t) == AB_JSON_NULL)
+		return;
+	ab_json_span(j, t, &p, &n);
+	/* The record stays UTF-8 whatever the CLI wrote. */
+	if (!ab_json_text_ok(p, n) || ab_buf_add(b, p, n) < 0) {
+		ab_buf_reset(b);
+		if (over != NULL)
+			*over = 1;
+	}
+}
+
+static void keep_word(const struct ab_json *j, int t, char *dst, size_t cap)
+{
+	char *v = ab_json_str(j, t);
+	size_t i;
+
+	dst[0] = '\0';
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != '\0' && i + 1 < cap; i++)
+		dst[i] = v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?';
+	dst[i] = '\0';
+	free(v);
+}
+
+/* Up to AB_AGENT_REFUSED_MAX refused tool calls, each at most
+ * AB_AGENT_REFUSED_ITEM_MAX bytes of JSON; a longer one keeps its tool
+ * name only. */
+static void keep_refused(struct ab_agent *a, const struct ab_json *j, int t)
+{
+	char name[128];
+	const char *p;
+	size_t n;
+	int i, e;
+
+	ab_buf_reset(&a->refused);
+	a->nrefused = 0;
+	a->refused_cut = 0;
+	for (i = 0; (e = ab_json_elem(j, t, i)) >= 0; i++) {
+		if (a->nrefused == AB_AGENT_REFUSED_MAX) {
+			a->refused_cut = 1;
+			break;
+		}
+		if (a->nrefused > 0)
+			ab_buf_addc(&a->refused, ',');
+		ab_json_span(j, e, &p, &n);
+		if (n <= AB_AGENT_REFUSED_ITEM_MAX &&
+		    ab_json_type(j, e) == AB_JSON_OBJECT &&
+		    ab_json_text_ok(p, n)) {
+			ab_buf_add(&a->refused, p, n);
+		} else {
+			keep_word(j, ab_json_key(j, e, "tool_name"), name,
+			    sizeof name);
+			ab_buf_addf(&a->refused, "{\"tool_name\":\"%s\","
+			    "\"truncated\":true}", name);
+			a->refused_cut = 1;
+		}
+		a->nrefused++;
+	}
+}
+
+/* Claude Code's last line: {"type":"result", ...}. */
+static void claude_result(struct ab_agent *a, const struct ab_json *j)
+{
+	int b = 0;
+
+	a->saw_result = 1;
+	a->is_error = ab_json_bool(j, ab_json_key(j, 0, "is_error"), &b) == 0 &&
+	    b;
+	keep_word(j, ab_json_key(j, 0, "subtype"), a->subtype,
+	    sizeof a->subtype);
+	keep_word(j, ab_json_key(j, 0, "terminal_reason"), a->terminal,
+	    sizeof a->terminal);
+	a->num_turns = a->api_status = 0;
+	ab_json_int(j, ab_json_key(j, 0, "num_turns"), &a->num_turns);
+	ab_json_int(j, ab_json_key(j, 0, "api_error_status"), &a->api_status);
+	keep_str(j, ab_json_key(j, 0, "result"), &a->final, &a->final_cut);
+	a->answer_over = 0;
+	keep_raw(j, ab_json_key(j, 0, "structured_output"), &a->answer,
+	    &a->answer_over);
+	keep_raw(j, ab_json_key(j, 0, "usage"), &a->usage, NULL);
+	keep_raw(j, ab_json_key(j, 0, "total_cost_usd"), &a->cost, NULL);
+	keep_refused(a, j, ab_json_key(j, 0, "permission_denials"));
+	ab_buf_reset(&a->error);
+	if (a->is_error)
+		keep_str(j, ab_json_key(j, 0, "result"), &a->error,
+		    &a->error_cut);
+}
+
+static void line(struct ab_agent *a)
+{
+	struct ab_json j;
+	struct ab_err skip;
+
+	if (a->line.len == 0 || ab_json_parse(&j, a->line.data, a->line.len,
+	    &skip) < 0)
+		return;
+	if (ab_json_str_eq(&j, ab_json_key(&j, 0, "type"), "result"))
+		claude_result(a, &j);
+	ab_json_free(&j);
+}
+
+void ab_agent_feed(struct ab_agent *a, const char *p, size_t n)
+{
+	const char *nl;
+	size_t k;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		k = nl ? (size_t)(nl - p) : n;
+		if (!a->skipping && ab_buf_add(&a->line, p, k) < 0) {
+			/* Past the bound: the rest of this line is skipped. */
+			a->skipping = 1;
+			a->lines_over++;
+			ab_buf_reset(&a->line);
+		}
+		if (nl == NULL)
+			return;
+		if (!a->skipping)
+			line(a);
+		a->skipping = 0;
+		ab_buf_reset(&a->line);
+		p += k + 1;
+		n -= k + 1;
+	}
+}
+
+void ab_agent_end(struct ab_agent *a)
+{
+	if (!a->skipping)
+		line(a);
+	a->skipping = 0;
+	ab_buf_reset(&a->line);
+}
+
+/* The status, and in why what makes it so. */
+static const char *status(const struct ab_agent *a, char *why, size_t cap)
+{
+	struct ab_err err;
+	int v;
+
+	why[0] = '\0';
+	if (!a->saw_result)
+		return a->lines_over > 0 ? "output-too-large" : "error";
+	if (a->is_error)
+		return "error";
+	if (a->schema == NULL)
+		return "ok";
+	if (a->answer_over)
+		return "output-too-large";
+	if (a->answer.len == 0)
+		return "no-answer";
+	v = ab_schema_validate(a->schema, a->schema_len, a->answer.data,
+	    a->answer.len, why, cap, &err);
+	if (v < 0)
+		snprintf(why, cap, "%.400s", err.msg);
+	return v == 1 ? "ok" : "invalid-answer";
+}
+
+static void raw_or_null(struct ab_jw *w, const char *key,
+    const struct ab_buf *b)
+{
+	ab_jw_key(w, key);
+	if (b->len > 0)
+		ab_jw_raw(w, b->data, b->len);
+	else
+		ab_jw_null(w);
+}
+
+static void str_or_null(struct ab_jw *w, const char *key,
+    const struct ab_buf *b, int present)
+{
+	ab_jw_key(w, key);
+	if (present && b->data != NULL &&
+	    ab_json_text_ok(b->data, b->len))
+		ab_jw_strn(w, b->data, b->len);
+	else
+		ab_jw_null(w);
+}
+
+/* The refused calls were kept as "ITEM,ITEM": one array value. */
+static void refused_json(const struct ab_agent *a, struct ab_jw *w)
+{
+	struct ab_buf arr;
+
+	ab_buf_init(&arr, 0);
+	ab_buf_addc(&arr, '[');
+	if (a->refused.len > 0)
+		ab_buf_add(&arr, a->refused.data, a->refused.len);
+	ab_buf_addc(&arr, ']');
+	ab_jw_key(w, "refused");
+	ab_jw_raw(w, arr.data, arr.len);
+	ab_buf_free(&arr);
+}
+
+void ab_agent_json(const struct ab_agent *a, const char *cli_version,
+    struct ab_jw *w)
+{
+	char why[512];
+	const char *st = status(a, why, sizeof why);
+
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "provider", a->provider);
+	ab_jw_kstr(w, "cli_version", cli_version);
+	ab_jw_kstr(w, "status", st);
+	if (why[0] != '\0')
+		ab_jw_kstr(w, "invalid", why);
+	str_or_null(w, "final_message", &a->final, a->saw_result);
+	ab_jw_kbool(w, "final_message_truncated", a->final_cut);
+	raw_or_null(w, "answer", &a->answer);
+	ab_jw_kbool(w, "answer_truncated", a->answer_over);
+	raw_or_null(w, "usage", &a->usage);
+	raw_or_null(w, "cost_usd", &a->cost);
+	ab_jw_kint(w, "turns", a->num_turns);
+	refused_json(a, w);
+	ab_jw_kbool(w, "refused_truncated", a->refused_cut);
+	ab_jw_key(w, "error");
+	if (strcmp(st, "error") != 0) {
+		ab_jw_null(w);
+	} else {
+		ab_jw_obj(w);
+		str_or_null(w, "message", &a->error, a->error.len > 0);
+		ab_jw_kstr(w, "subtype", a->subtype);
+		ab_jw_kstr(w, "terminal_reason", a->terminal);
+		ab_jw_key(w, "api_status");
+		if (a->api_status > 0)
+			ab_jw_int(w, a->api_status);
+		else
+			ab_jw_null(w);
+		ab_jw_kbool(w, "saw_result", a->saw_result);
+		ab_jw_obj_end(w);
+	}
+	ab_jw_kint(w, "lines_over_bound", a->lines_over);
+	ab_jw_obj_end(w);
+}

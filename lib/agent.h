@@ -1,0 +1,56 @@
+/* agent.h: what ab-run reads of an agent CLI's own output into the
+ * result's "agent" section (the provider adapters of ab-profile).
+ *
+ * The CLI's stream (Claude Code's stream-json lines) is read as it
+ * arrives, before the output limit cuts what is kept: a real session
+ * passes a megabyte.  Every line is bounded (AB_AGENT_LINE_MAX; the rest
+ * up to its newline is skipped) and so is every field kept.  The answer
+ * is validated against the profile's schema here, by agentbox: nothing on
+ * the CLI's side checks it.  Everything read is the agent's or the
+ * vendor's: untrusted.
+ */
+#ifndef AB_AGENT_H
+#define AB_AGENT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "json.h"
+
+#define AB_AGENT_LINE_MAX (4u << 20)
+#define AB_AGENT_FINAL_MAX (64u << 10)
+#define AB_AGENT_ANSWER_MAX (1u << 20)
+#define AB_AGENT_REFUSED_MAX 100
+#define AB_AGENT_REFUSED_ITEM_MAX 4096
+#define AB_AGENT_ERROR_MAX 2048
+
+struct ab_agent {
+	char provider[16];		/* "claude" */
+	const char *schema;		/* NULL: no answer is expected */
+	size_t schema_len;
+	struct ab_buf line;		/* the line being read */
+	int skipping;			/* past the line bound: to its end */
+	int lines_over;			/* lines that passed the bound */
+	/* The last result line's fields. */
+	int saw_result, is_error;
+	long long num_turns, api_status;
+	char subtype[48], terminal[48];
+	struct ab_buf final, answer, usage, cost, refused, error;
+	int final_cut, refused_cut, error_cut, answer_over;
+	int nrefused;
+};
+
+void ab_agent_init(struct ab_agent *a, const char *provider,
+    const char *schema, size_t schema_len);
+void ab_agent_free(struct ab_agent *a);
+/* The agent's standard output, in pieces as they come. */
+void ab_agent_feed(struct ab_agent *a, const char *p, size_t n);
+/* The output ended: a last line without its newline counts. */
+void ab_agent_end(struct ab_agent *a);
+/* Writes the "agent" object: provider, cli_version, status (ok,
+ * no-answer, invalid-answer, error, output-too-large), final_message,
+ * answer, usage, cost_usd, turns, refused, error, with truncation flags. */
+void ab_agent_json(const struct ab_agent *a, const char *cli_version,
+    struct ab_jw *w);
+
+#endif

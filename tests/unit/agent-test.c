@@ -1,0 +1,161 @@
+/* agent-test.c: unit tests for lib/agent.c (a CLI's stream into the
+ * result's agent section), TAP output.  The streams are crafted: they
+ * stand for a CLI that does not check its answer, a hostile vendor, or a
+ * flood, which no real CLI run can be made to produce on demand. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "json.h"
+
+static int ntest, nfail;
+
+static void ok(int cond, const char *desc)
+{
+	ntest++;
+	if (!cond)
+		nfail++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
+}
+
+static const char schema[] = "{\"type\":\"object\",\"properties\":{"
+    "\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"],"
+    "\"additionalProperties\":false}";
+
+/* Feeds STREAM in pieces of STEP bytes; the agent object's JSON in out. */
+static void run(const char *stream, size_t n, size_t step,
+    const char *sch, struct ab_buf *out)
+{
+	struct ab_agent a;
+	struct ab_jw w;
+	size_t i, k;
+
+	ab_agent_init(&a, "claude", sch, sch ? strlen(sch) : 0);
+	for (i = 0; i < n; i += k) {
+		k = n - i < step ? n - i : step;
+		ab_agent_feed(&a, stream + i, k);
+	}
+	ab_agent_end(&a);
+	ab_buf_init(out, 0);
+	ab_jw_init(&w, out);
+	ab_agent_json(&a, "1.0", &w);
+	if (ab_jw_done(&w) < 0)
+		ab_buf_reset(out);
+	ab_agent_free(&a);
+}
+
+/* The string value of KEY (a dotted path) in the agent object, or "". */
+static int has(const struct ab_buf *b, const char *path, const char *want)
+{
+	struct ab_json j;
+	struct ab_err err;
+	int t, same;
+
+	if (b->len == 0 || ab_json_parse(&j, b->data, b->len, &err) < 0)
+		return 0;
+	t = ab_json_get(&j, 0, path);
+	same = want == NULL ? ab_json_type(&j, t) == AB_JSON_NULL :
+	    ab_json_str_eq(&j, t, want);
+	ab_json_free(&j);
+	return same;
+}
+
+static long long num(const struct ab_buf *b, const char *path)
+{
+	struct ab_json j;
+	struct ab_err err;
+	long long v = -1;
+
+	if (b->len > 0 && ab_json_parse(&j, b->data, b->len, &err) == 0) {
+		ab_json_int(&j, ab_json_get(&j, 0, path), &v);
+		ab_json_free(&j);
+	}
+	return v;
+}
+
+static void status(const char *stream, const char *sch, const char *want,
+    const char *desc)
+{
+	struct ab_buf out;
+
+	run(stream, strlen(stream), 7, sch, &out);
+	if (!has(&out, "status", want))
+		printf("# %s\n", out.data ? out.data : "(no JSON)");
+	ok(has(&out, "status", want), desc);
+	ab_buf_free(&out);
+}
+
+#define RESULT(x) "{\"type\":\"system\"}\n{\"type\":\"result\",\"subtype\":" \
+	"\"success\",\"num_turns\":2,\"result\":\"fine\"," x "}\n"
+
+int main(void)
+{
+	struct ab_buf big, out;
+	size_t i;
+
+	status(RESULT("\"is_error\":false"), NULL, "ok", "a result is ok");
+	status("{\"type\":\"assistant\"}\n", NULL, "error",
+	    "no result line is an error");
+	status(RESULT("\"is_error\":true,\"api_error_status\":401"), NULL,
+	    "error", "an API error is an error");
+	status(RESULT("\"is_error\":false,\"structured_output\":"
+	    "{\"answer\":\"x\"}"), schema, "ok", "a matching answer is ok");
+	status(RESULT("\"is_error\":false,\"structured_output\":"
+	    "{\"answer\":42}"), schema, "invalid-answer",
+	    "an answer of the wrong type is invalid");
+	status(RESULT("\"is_error\":false,\"structured_output\":"
+	    "{\"answer\":\"x\",\"extra\":1}"), schema, "invalid-answer",
+	    "an answer with a property not allowed is invalid");
+	status(RESULT("\"is_error\":false"), schema, "no-answer",
+	    "no structured output with a schema is no-answer");
+	status(RESULT("\"is_error\":false,\"structured_output\":null"), schema,
+	    "no-answer", "a null structured output is no-answer");
+	status(RESULT("\"is_error\":false") "not json\n{\"type\"", NULL, "ok",
+	    "garbage after the result changes nothing");
+	status("{\"type\":\"result\",\"is_error\":false,\"result\":\"a\xff\"}\n",
+	    NULL, "error", "a result line that is not UTF-8 is not read, and "
+	    "the record is still written");
+
+	/* A line past the 4 MiB bound is skipped, and said. */
+	ab_buf_init(&big, 0);
+	ab_buf_adds(&big, "{\"type\":\"result\",\"is_error\":false,\"result\":\"");
+	for (i = 0; i < (5u << 20); i++)
+		ab_buf_addc(&big, 'x');
+	ab_buf_adds(&big, "\"}\n");
+	run(big.data, big.len, 65536, NULL, &out);
+	ok(has(&out, "status", "output-too-large") &&
+	    num(&out, "lines_over_bound") == 1,
+	    "a result line past the line bound is output-too-large");
+	ab_buf_free(&out);
+
+	/* A final message past 64 KiB is cut, and flagged. */
+	ab_buf_reset(&big);
+	ab_buf_adds(&big, "{\"type\":\"result\",\"is_error\":false,\"result\":\"");
+	for (i = 0; i < 70000; i++)
+		ab_buf_addc(&big, 'y');
+	ab_buf_adds(&big, "\"}\n");
+	run(big.data, big.len, 4096, NULL, &out);
+	ok(has(&out, "status", "ok") && out.len > 65000 && out.len < 70000 &&
+	    strstr(out.data, "\"final_message_truncated\":true") != NULL,
+	    "a final message past 64 KiB is cut and flagged");
+	ab_buf_free(&out);
+
+	/* At most 100 refused calls are listed. */
+	ab_buf_reset(&big);
+	ab_buf_adds(&big, "{\"type\":\"result\",\"is_error\":false,"
+	    "\"permission_denials\":[");
+	for (i = 0; i < 150; i++)
+		ab_buf_addf(&big, "%s{\"tool_name\":\"Bash\",\"tool_input\":"
+		    "{\"command\":\"touch /work/%zu\"}}", i ? "," : "", i);
+	ab_buf_adds(&big, "]}\n");
+	run(big.data, big.len, 1000, NULL, &out);
+	ok(strstr(out.data, "\"refused_truncated\":true") != NULL &&
+	    strstr(out.data, "/work/99\"") != NULL &&
+	    strstr(out.data, "/work/100\"") == NULL,
+	    "at most 100 refused calls are kept, the rest flagged");
+	ab_buf_free(&out);
+	ab_buf_free(&big);
+	printf("1..%d\n", ntest);
+	return nfail > 0;
+}
