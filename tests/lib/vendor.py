@@ -101,6 +101,7 @@ The log (--log FILE): one JSON object a line, for every request:
   step       the STEP answered ({"big": N} without the text); a side
              request's as {"side": TEXT}."""
 import argparse
+import base64
 import http.server
 import json
 import os
@@ -109,11 +110,12 @@ import ssl
 import sys
 import threading
 import time
+import urllib.parse
 
 
 def serve(conn, mode, state=None):
-    if mode == "anthropic":
-        serve_http(conn, state)
+    if mode in HANDLERS:
+        serve_http(conn, state, HANDLERS[mode])
         return
     try:
         if mode == "hello":
@@ -181,9 +183,10 @@ def load_scenario(path):
 class State:
     """What every connection shares: the scenario, the next step, the log."""
 
-    def __init__(self, script, log):
+    def __init__(self, script, log, load=load_scenario):
         self.lock = threading.Lock()
-        sc = load_scenario(script) if script else {}
+        sc = load(script) if script else {}
+        self.scenario = sc
         self.turns = sc.get("turns", [])
         self.classifier = sc.get("classifier")
         self.side = str(sc.get("side", "ok"))
@@ -284,10 +287,10 @@ def big_text(n):
     return (line * (n // len(line) + 1))[:n]
 
 
-def serve_http(conn, state):
+def serve_http(conn, state, handler):
     """HTTP/1.1 on one connection, plain or TLS, until either side ends."""
     try:
-        Anthropic(conn, conn.getpeername(), state)
+        handler(conn, conn.getpeername(), state)
     except (OSError, ssl.SSLError, ValueError):
         pass
     finally:
@@ -297,10 +300,12 @@ def serve_http(conn, state):
             pass
 
 
-class Anthropic(http.server.BaseHTTPRequestHandler):
+class Handler(http.server.BaseHTTPRequestHandler):
+    """HTTP/1.1 plumbing the API modes share: bodies, JSON, chunked SSE."""
     protocol_version = "HTTP/1.1"
     server_version = "vendor.py"
     sys_version = ""
+    request_id_header = "request-id"
     timeout = 600  # an idle keep-alive connection goes after this
 
     def __init__(self, conn, addr, state):
@@ -331,23 +336,19 @@ class Anthropic(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", self.state.ident("req"))
+        self.send_header(self.request_id_header, self.state.ident("req"))
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
 
-    def error(self, status, etype, message, extra=None):
-        self.send_json(status, {"type": "error", "error": {
-            "type": etype, "message": message}}, extra)
-
     def sse_start(self):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("request-id", self.state.ident("req"))
+        self.send_header(self.request_id_header, self.state.ident("req"))
         self.end_headers()
         self.wfile.flush()
 
@@ -380,7 +381,11 @@ class Anthropic(http.server.BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    # -- requests
+
+class Anthropic(Handler):
+    def error(self, status, etype, message, extra=None):
+        self.send_json(status, {"type": "error", "error": {
+            "type": etype, "message": message}}, extra)
 
     def do_GET(self):
         self.body()
@@ -553,6 +558,480 @@ class Anthropic(http.server.BaseHTTPRequestHandler):
         self.sse_end()
 
 
+# ---------------------------------------------------------------- openai
+
+# status: (error.type, error.code) as the API puts them
+OPENAI_ERRORS = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", None),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    502: ("server_error", None),
+    503: ("server_error", None),
+}
+
+OPENAI_STEP_KINDS = ("text", "tool", "shell", "structured", "status", "cut",
+                     "hang", "big")
+OPENAI_STEP_KEYS = set(OPENAI_STEP_KINDS) | {
+    "input", "args", "id", "message", "code", "retry", "times", "delay"}
+REFRESH_MODES = ("allow", "reuse-error")
+# The OAuth client Codex refreshes ChatGPT sign-in tokens as.
+CODEX_CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
+# Items the model produced: what comes after the last of them is new input.
+MODEL_ITEMS = ("function_call", "custom_tool_call", "local_shell_call",
+               "reasoning", "web_search_call", "tool_search_call")
+OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output",
+                "tool_search_output")
+
+
+def load_openai_scenario(path):
+    """The openai mode's scenario, checked like load_scenario's."""
+    with open(path) as f:
+        sc = json.load(f)
+    if not isinstance(sc, dict) or not isinstance(sc.get("turns", []), list):
+        sys.exit("vendor.py: %s: not {\"turns\": [...]}" % path)
+    tok = sc.get("token")
+    if tok is not None and (
+            not isinstance(tok, dict) or set(tok) - {"expires_in", "refresh"}
+            or tok.get("refresh", "allow") not in REFRESH_MODES
+            or not isinstance(tok.get("expires_in", 0), (int, float))):
+        sys.exit("vendor.py: %s: token is {\"expires_in\": N, \"refresh\": "
+                 "%s}" % (path, " or ".join(REFRESH_MODES)))
+    if sc.get("websocket", 426) not in (404, 426):
+        sys.exit("vendor.py: %s: websocket is 404 or 426" % path)
+    for i, s in enumerate(sc.get("turns", [])):
+        kinds = [k for k in OPENAI_STEP_KINDS
+                 if isinstance(s, dict) and k in s]
+        if len(kinds) != 1 or set(s) - OPENAI_STEP_KEYS:
+            sys.exit("vendor.py: %s: turn %d is not a step: %s"
+                     % (path, i, json.dumps(s)))
+    return sc
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def jwt(claims):
+    """A JWT-shaped string: the claims readable, the signature not one."""
+    head = {"alg": "RS256", "typ": "JWT", "kid": "vendor.py"}
+    return ".".join([b64url(json.dumps(head).encode()),
+                     b64url(json.dumps(claims).encode()),
+                     b64url(b"vendor.py: not a signature")])
+
+
+def jwt_claims(token):
+    """The payload of a JWT-shaped string, or None."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(
+            parts[1] + "=" * (-len(parts[1]) % 4)))
+    except ValueError:
+        return None
+    return claims if isinstance(claims, dict) else None
+
+
+class OpenAIState(State):
+    """State, plus the ChatGPT sign-in's tokens: refresh tokens used so far
+    (never their values in the log).  Every log entry has "t", seconds
+    since vendor.py started."""
+
+    start = time.time()
+
+    def record(self, entry):
+        State.record(self, dict(entry, t=round(time.time() - self.start, 3)))
+
+    def __init__(self, script, log):
+        State.__init__(self, script, log, load_openai_scenario)
+        sc = self.scenario
+        self.token = sc.get("token")
+        self.websocket = int(sc.get("websocket", 426))
+        self.used_refresh = set()
+        self.account = "00000000-0000-4000-8000-00000000acc7"
+
+    def tokens(self, expires_in):
+        """A fresh set of ChatGPT sign-in tokens, as auth.openai.com issues
+        them: an id_token and an access_token that are JWTs with the claims
+        Codex reads, and an opaque refresh_token."""
+        now = int(time.time())
+        auth = {"chatgpt_account_id": self.account,
+                "chatgpt_plan_type": "plus",
+                "chatgpt_user_id": "user-vendor0000000000000001",
+                "user_id": "user-vendor0000000000000001"}
+        profile = {"email": "agent@vendor.invalid", "email_verified": True}
+        idt = {"iss": "https://auth.openai.com", "aud": [CODEX_CLIENT_ID],
+               "sub": "auth0|vendor", "iat": now, "auth_time": now,
+               "exp": now + 3600, "email": profile["email"],
+               "email_verified": True,
+               "https://api.openai.com/auth": auth,
+               "https://api.openai.com/profile": profile}
+        acc = {"iss": "https://auth.openai.com",
+               "aud": ["https://api.openai.com/v1"],
+               "client_id": CODEX_CLIENT_ID, "sub": "auth0|vendor",
+               "iat": now, "nbf": now, "exp": now + int(expires_in),
+               "jti": self.ident("jti"),
+               "scp": ["openid", "profile", "email", "offline_access"],
+               "https://api.openai.com/auth": auth,
+               "https://api.openai.com/profile": profile}
+        return {"id_token": jwt(idt), "access_token": jwt(acc),
+                "refresh_token": "rt_" + b64url(os.urandom(24))}
+
+    def auth_json(self, path):
+        """Writes a ChatGPT sign-in auth.json (mode 0600) whose access
+        token expires in the scenario's token.expires_in seconds."""
+        exp = (self.token or {}).get("expires_in", 3600)
+        t = self.tokens(exp)
+        doc = {"auth_mode": "chatgpt", "OPENAI_API_KEY": None,
+               "tokens": dict(t, account_id=self.account),
+               "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                             time.gmtime())}
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                     0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2)
+        os.rename(path + ".tmp", path)
+
+    def refresh(self, rt):
+        """200 and new tokens, or 401 refresh_token_reused."""
+        with self.lock:
+            reused = rt in self.used_refresh
+            self.used_refresh.add(rt)
+        mode = (self.token or {}).get("refresh", "allow")
+        if reused and mode == "reuse-error":
+            return 401, "reused"
+        return 200, "reused" if reused else "fresh"
+
+
+def tool_names(body):
+    """The tools a request offers: tools[] and the additional_tools input
+    items Codex's code-mode models get, a namespace's as NS.NAME (the
+    default namespace "functions" too)."""
+    out = []
+
+    def walk(tools, ns):
+        for t in tools if isinstance(tools, list) else []:
+            if not isinstance(t, dict):
+                continue
+            if t.get("type") == "namespace":
+                walk(t.get("tools"), t.get("name"))
+                continue
+            name = t.get("name") or t.get("type")
+            out.append("%s.%s" % (ns, name) if ns else name)
+    walk(body.get("tools"), None)
+    for it in body.get("input") or []:
+        if isinstance(it, dict) and it.get("type") == "additional_tools":
+            walk(it.get("tools"), None)
+    return out
+
+
+def output_text(out):
+    if isinstance(out, str):
+        return out
+    if isinstance(out, dict):
+        return output_text(out.get("content", out.get("output", "")))
+    parts = []
+    for c in out if isinstance(out, list) else []:
+        if isinstance(c, dict) and "text" in c:
+            parts.append(str(c["text"]))
+        elif isinstance(c, dict):
+            parts.append("[%s]" % c.get("type"))
+    return "\n".join(parts)
+
+
+def call_outputs(body):
+    """The tool outputs after the model's last item in input."""
+    items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+    last = max([n for n, i in enumerate(items)
+                 if i.get("type") in MODEL_ITEMS or
+                 (i.get("type") == "message" and
+                  i.get("role") == "assistant")], default=-1)
+    out = []
+    for i in items[last + 1:]:
+        if i.get("type") in OUTPUT_ITEMS:
+            out.append({"call_id": i.get("call_id"), "type": i.get("type"),
+                        "text": output_text(i.get("output"))[:500]})
+    return out
+
+
+def shell_call(cmd, args, tools):
+    """The call that makes the requested model run CMD (with exec_command's
+    other ARGS): code mode's exec, JavaScript calling tools.exec_command,
+    else the exec_command function (shell_command or shell when only
+    those are offered)."""
+    if "functions.exec" in tools or "exec" in tools:
+        js = ("const r = await tools.exec_command(%s);\n"
+              "text(JSON.stringify(r));\n" % json.dumps(dict(args, cmd=cmd)))
+        return "exec", js
+    if "exec_command" not in tools and "shell_command" in tools:
+        return "shell_command", dict(args, command=cmd)
+    if "exec_command" not in tools and "shell" in tools:
+        return "shell", dict(args, command=["bash", "-lc", cmd])
+    return "exec_command", dict(args, cmd=cmd)
+
+
+class OpenAI(Handler):
+    request_id_header = "x-request-id"
+
+    def api_error(self, status, message, etype=None, code=None, extra=None):
+        t, c = OPENAI_ERRORS.get(status, ("server_error", None))
+        self.send_json(status, {"error": {
+            "message": message, "type": etype or t, "param": None,
+            "code": code if code is not None else c}}, extra)
+
+    def not_found(self, status=404):
+        self.state.record({"method": self.command, "path": self.path,
+                           "answer": status})
+        self.api_error(status, "vendor.py: no such path")
+
+    def do_GET(self):
+        self.body()
+        if self.headers.get("Upgrade", "").lower() == "websocket":
+            st = self.state.websocket
+            self.state.record({"method": "GET", "path": self.path,
+                               "websocket": True, "answer": st,
+                               "authorization":
+                               "authorization" in self.headers})
+            self.close_connection = True
+            self.api_error(st, "vendor.py: no WebSocket here",
+                           extra={"Connection": "close"})
+            return
+        self.not_found()
+
+    def do_POST(self):
+        raw = self.body()
+        path = self.path.split("?")[0]
+        if path == "/oauth/token":
+            self.oauth(raw)
+            return
+        if path in ("/v1/responses", "/backend-api/codex/responses",
+                    "/responses"):
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = None
+            if isinstance(body, dict):
+                self.model_request(body)
+                return
+            self.state.record({"method": "POST", "path": self.path,
+                               "answer": 400})
+            self.api_error(400, "vendor.py: the body is not a JSON object")
+            return
+        self.not_found()
+
+    # -- ChatGPT sign-in
+
+    def oauth(self, raw):
+        ctype = self.headers.get("Content-Type", "")
+        try:
+            if "json" in ctype:
+                form = json.loads(raw or b"{}")
+            else:
+                form = dict(urllib.parse.parse_qsl(raw.decode()))
+        except ValueError:
+            form = {}
+        form = form if isinstance(form, dict) else {}
+        entry = {"method": "POST", "path": self.path,
+                 "grant_type": form.get("grant_type"),
+                 "client_id": form.get("client_id"),
+                 "refresh_token": bool(form.get("refresh_token"))}
+        if form.get("grant_type") != "refresh_token" or \
+                not form.get("refresh_token"):
+            entry["answer"] = 400
+            self.state.record(entry)
+            self.send_json(400, {"error": "invalid_request",
+                                 "error_description": "vendor.py: only "
+                                 "refresh_token grants"})
+            return
+        status, seen = self.state.refresh(str(form["refresh_token"]))
+        entry.update(refresh=seen, answer=status)
+        self.state.record(entry)
+        if status != 200:
+            self.send_json(401, {"error": {
+                "message": "Your refresh token has already been used to "
+                "generate a new access token. Please try signing in again.",
+                "type": "invalid_request_error", "param": None,
+                "code": "refresh_token_reused"}})
+            return
+        t = self.state.tokens(3600)
+        self.send_json(200, dict(t, token_type="Bearer", expires_in=3600,
+                                 scope="openid profile email "
+                                 "offline_access"))
+
+    def bearer(self):
+        """What the Authorization header carries: "none", "opaque" (an API
+        key), or a JWT's "valid" / "expired"."""
+        v = self.headers.get("Authorization", "")
+        if not v:
+            return "none"
+        tok = v.split(" ", 1)[1] if " " in v else v
+        claims = jwt_claims(tok)
+        if claims is None:
+            return "opaque"
+        return "valid" if claims.get("exp", 0) > time.time() else "expired"
+
+    # -- the Responses API
+
+    def model_request(self, body):
+        tools = tool_names(body)
+        meta = {}
+        try:
+            meta = json.loads(self.headers.get("x-codex-turn-metadata")
+                              or "{}")
+        except ValueError:
+            pass
+        kind = meta.get("request_kind") if isinstance(meta, dict) else None
+        main = bool(tools)
+        fmt = (body.get("text") or {}).get("format") \
+            if isinstance(body.get("text"), dict) else None
+        entry = {
+            "method": "POST", "path": self.path,
+            "model": body.get("model"),
+            "stream": bool(body.get("stream")),
+            "main": main, "kind": "main" if main else "side",
+            "request_kind": kind,
+            "tools": tools,
+            "authorization": "authorization" in self.headers,
+            "bearer": self.bearer(),
+            "account_id": "chatgpt-account-id" in self.headers,
+            "outputs": call_outputs(body),
+        }
+        if isinstance(fmt, dict):
+            entry["format"] = fmt.get("type")
+        if self.state.token is not None and \
+                self.path.startswith("/backend-api/") and \
+                entry["bearer"] != "valid":
+            entry["answer"] = 401
+            self.state.record(entry)
+            self.api_error(401, "Your authentication token has expired. "
+                           "Please try signing in again.",
+                           code="token_expired")
+            return
+        if main:
+            step = self.state.step()
+        else:
+            step = {"text": self.state.side, "side": True}
+        entry["step"] = {"big": step["big"]} if "big" in step else step
+        self.state.record(entry)
+        self.answer(body, step, tools)
+
+    def items(self, step, tools):
+        """The output items a step answers with."""
+        if "tool" in step or "shell" in step:
+            if "shell" in step:
+                name, inp = shell_call(str(step["shell"]),
+                                       step.get("args") or {}, tools)
+            else:
+                name, inp = step["tool"], step.get("input", {})
+            cid = step.get("id") or self.state.ident("call")
+            if isinstance(inp, str):
+                return [{"type": "custom_tool_call",
+                         "id": self.state.ident("ctc"), "status": "completed",
+                         "call_id": cid, "name": name, "input": inp}]
+            return [{"type": "function_call", "id": self.state.ident("fc"),
+                     "status": "completed", "call_id": cid, "name": name,
+                     "arguments": json.dumps(inp)}]
+        if "big" in step:
+            text = big_text(int(step["big"]))
+        elif "structured" in step:
+            text = json.dumps(step["structured"])
+        else:
+            text = str(step["text"])
+        return [{"type": "message", "id": self.state.ident("msg"),
+                 "status": "completed", "role": "assistant",
+                 "content": [{"type": "output_text", "text": text,
+                              "annotations": []}]}]
+
+    def answer(self, body, step, tools):
+        if "status" in step:
+            st = int(step["status"])
+            self.api_error(st, step.get("message", "vendor.py: scripted %d"
+                                        % st), code=step.get("code"),
+                           extra={"x-should-retry": "false"}
+                           if step.get("retry") is False else None)
+            return
+        seq = [0]
+
+        def ev(obj):
+            obj["sequence_number"] = seq[0]
+            seq[0] += 1
+            self.event(obj)
+        resp = {"id": self.state.ident("resp"), "object": "response",
+                "created_at": int(time.time()), "status": "in_progress",
+                "model": body.get("model") or "gpt-vendor", "output": [],
+                "usage": None}
+        if step.get("hang"):
+            self.sse_start()
+            ev({"type": "response.created", "response": resp})
+            self.wait_for_client_to_go()
+            return
+        if step.get("cut"):
+            self.sse_start()
+            ev({"type": "response.created", "response": resp})
+            ev({"type": "response.output_item.added", "output_index": 0,
+                "item": {"type": "message", "id": "msg_cut",
+                         "status": "in_progress", "role": "assistant",
+                         "content": []}})
+            self.chunk(b'event: response.output_text.delta\ndata: {"type":'
+                       b'"response.output_text.delta","item_id":"msg_cu')
+            self.cut()
+            return
+        if step.get("delay"):
+            time.sleep(float(step["delay"]))
+        out = self.items(step, tools)
+        self.sse_start()
+        ev({"type": "response.created", "response": resp})
+        ev({"type": "response.in_progress", "response": resp})
+        for n, item in enumerate(out):
+            self.stream_item(ev, n, item)
+        usage = {"input_tokens": 10, "input_tokens_details":
+                 {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": 15}
+        ev({"type": "response.completed", "response": dict(
+            resp, status="completed", output=out, usage=usage)})
+        self.sse_end()
+
+    def stream_item(self, ev, n, item):
+        iid = item["id"]
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            ev({"type": "response.output_item.added", "output_index": n,
+                "item": dict(item, status="in_progress", content=[])})
+            part = {"type": "output_text", "text": "", "annotations": []}
+            ev({"type": "response.content_part.added", "item_id": iid,
+                "output_index": n, "content_index": 0, "part": part})
+            for i in range(0, max(len(text), 1), 16384):
+                ev({"type": "response.output_text.delta", "item_id": iid,
+                    "output_index": n, "content_index": 0,
+                    "delta": text[i:i + 16384]})
+            ev({"type": "response.output_text.done", "item_id": iid,
+                "output_index": n, "content_index": 0, "text": text})
+            ev({"type": "response.content_part.done", "item_id": iid,
+                "output_index": n, "content_index": 0,
+                "part": dict(part, text=text)})
+        else:
+            key, kind = ("arguments", "function_call_arguments") \
+                if item["type"] == "function_call" \
+                else ("input", "custom_tool_call_input")
+            v = item[key]
+            ev({"type": "response.output_item.added", "output_index": n,
+                "item": dict(item, status="in_progress", **{key: ""})})
+            for part in (v[:len(v) // 2], v[len(v) // 2:]):
+                ev({"type": "response.%s.delta" % kind, "item_id": iid,
+                    "output_index": n, "delta": part})
+            ev({"type": "response.%s.done" % kind, "item_id": iid,
+                "output_index": n, key: v})
+        ev({"type": "response.output_item.done", "output_index": n,
+            "item": item})
+
+
+HANDLERS = {"anthropic": Anthropic, "openai": OpenAI}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--listen", required=True)
@@ -560,11 +1039,18 @@ def main():
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--mode", default="hello",
-                    choices=["hello", "echo", "anthropic"])
+                    choices=["hello", "echo", "anthropic", "openai"])
     ap.add_argument("--script")
     ap.add_argument("--log")
+    ap.add_argument("--auth-json")
     a = ap.parse_args()
-    state = State(a.script, a.log) if a.mode == "anthropic" else None
+    state = None
+    if a.mode == "anthropic":
+        state = State(a.script, a.log)
+    elif a.mode == "openai":
+        state = OpenAIState(a.script, a.log)
+        if a.auth_json:
+            state.auth_json(a.auth_json)
     ctx = None
     if a.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
