@@ -120,6 +120,7 @@ int ab_deadline_check(const struct ab_deadline *d, const char *what,
     struct ab_err *err)
 {
 	if (ab_deadline_passed(d))
-		return ab_fail(err, AB_EDEADLINE, "deadline passed %s", what);
+		return ab_fail(err, AB_EDEADLINE, "deadline passed before %s",
+		    what);
 	return 0;
 }

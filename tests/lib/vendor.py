@@ -3,7 +3,7 @@
 agents through the allocation's egress proxy under the vendor's real name.
 
   vendor.py --listen ADDR --ready FILE [--cert PEM --key PEM] [--mode M]
-            [--script FILE] [--log FILE]
+            [--script FILE] [--log FILE] [--auth-json FILE]
 
 Listens on ADDR (port 0: any), writes the port to FILE once it listens.
 With --cert it speaks TLS (the certificate of a test CA that the test hands
@@ -15,6 +15,10 @@ to agentbox with --ca).  Modes:
              POST /v1/messages streamed as server-sent events (chunked, one
              flush an event), each main turn's answer the next step of the
              scenario --script; every request logged to --log
+  openai     the OpenAI Responses API as Codex CLI (0.163.0) uses it, with
+             an API key (api.openai.com) or a ChatGPT sign-in (chatgpt.com
+             and auth.openai.com pinned to this server): the same plumbing
+             and the same kind of scenario; see "The openai mode" below
 Test helper only: it never stands in for the engine, and the CLI that talks
 to it is the real one.
 
@@ -99,9 +103,125 @@ The log (--log FILE): one JSON object a line, for every request:
   safeguards the classifier_context's permission_mode, when asked for
   verdict    the classifier verdict sent, if any
   step       the STEP answered ({"big": N} without the text); a side
-             request's as {"side": TEXT}."""
+             request's as {"side": TEXT}.
+
+The openai mode.  Codex posts each model request to /v1/responses (API
+key: "Authorization: Bearer KEY") or, signed in to ChatGPT, to
+/backend-api/codex/responses (the access token and a ChatGPT-Account-Id
+header; through the built-in provider the body zstd-compressed, which
+vendor.py decompresses), streamed
+back as server-sent events: response.created, response.in_progress, per
+output item response.output_item.added, its deltas
+(response.content_part.added, response.output_text.delta/.done,
+response.content_part.done; response.function_call_arguments.delta/.done;
+response.custom_tool_call_input.delta/.done) and response.output_item.done,
+then response.completed with usage.  Codex keeps no state on the server
+(store: false): every request carries the whole conversation in "input",
+the results of the previous answer's calls as function_call_output (or
+custom_tool_call_output) items.  Its first attempt is a WebSocket (GET
+with Upgrade: websocket on the same path, built-in provider or
+supports_websockets): vendor.py refuses it with 426, after which Codex
+falls back to HTTPS at once ("websocket": 404 instead makes it retry the
+WebSocket six more times, about six seconds, first).
+
+The tools.  Codex's default model in 0.163.0 is a code-mode model: its
+tools come as an "additional_tools" input item, namespaces of tools, of
+which functions.exec is a freeform tool taking JavaScript that calls
+tools.exec_command({cmd}), tools.apply_patch(PATCH)... in Codex's own
+host; a classic model (-m gpt-5.5) gets tools[]: exec_command {cmd,
+workdir, sandbox_permissions, prefix_rule...}, apply_patch (freeform),
+write_stdin, view_image...  A request that offers tools is a main turn;
+one that offers none (compaction, request_kind "compaction") is a side
+request, answered with the scenario's "side" text.
+
+The openai scenario (--script FILE):
+  {"turns": [STEP, ...],   the main turns' answers, in order
+   "side": TEXT,           every side request's answer ("ok")
+   "websocket": 426|404,   the answer to a WebSocket upgrade (426)
+   "token": {"expires_in": N, "refresh": R}}
+                           the ChatGPT sign-in (below); without it any
+                           bearer is taken
+Each main-turn request consumes the next STEP, and "done" when they run
+out, as in anthropic mode.  A STEP is one of:
+  {"text": "..."}                  an assistant message
+  {"shell": CMD, "args": {...}}    the call that runs the shell command CMD
+                                   on the requested model: for code mode an
+                                   exec call, JavaScript that awaits
+                                   tools.exec_command({cmd: CMD, ...ARGS})
+                                   and returns its result; for a classic
+                                   model the exec_command function call
+                                   {"cmd": CMD, ...ARGS} (ARGS optional:
+                                   sandbox_permissions, justification,
+                                   prefix_rule, login, shell, workdir...)
+  {"tool": NAME, "input": X}       a raw call: X an object is a
+                                   function_call with arguments X (e.g.
+                                   exec_command {"cmd": ...}), X a string a
+                                   custom_tool_call (freeform: exec's
+                                   JavaScript, apply_patch's patch); "id"
+                                   optional
+  {"structured": OBJ}              OBJ as the message's text, JSON: the
+                                   answer to --output-schema
+  {"status": N}                    HTTP N with the API's error body
+                                   {"error": {"message", "type", "param",
+                                   "code"}}, type and code from N (401
+                                   invalid_request_error/invalid_api_key,
+                                   429 requests/rate_limit_exceeded, 500
+                                   server_error...); "message" and "code"
+                                   optional; "retry": false adds
+                                   x-should-retry: false (Codex ignores it)
+  {"cut": true}                    response.created, a message item's start
+                                   and half an event, then the connection
+                                   is shut mid-event
+  {"hang": true}                   headers and response.created, then
+                                   nothing until the client goes
+  {"big": N}                       a message of exactly N bytes (ASCII)
+with "times" and "delay" as in anthropic mode.
+
+The ChatGPT sign-in.  --auth-json FILE writes (mode 0600, before the port
+file) an auth.json for $CODEX_HOME as Codex expects it:
+  {"auth_mode": "chatgpt", "OPENAI_API_KEY": null,
+   "tokens": {"id_token": JWT, "access_token": JWT, "refresh_token": RT,
+              "account_id": ACCOUNT},
+   "last_refresh": "YYYY-MM-DDTHH:MM:SSZ"}
+the JWTs JWT-shaped (unsigned) with the claims Codex reads (exp, email,
+"https://api.openai.com/auth": chatgpt_account_id, chatgpt_plan_type,
+chatgpt_user_id...), the access token expiring in token.expires_in
+seconds (3600 by default; Codex refreshes one that expires within about
+five minutes before its first request).  POST /oauth/token (Codex posts
+{"client_id", "grant_type": "refresh_token", "refresh_token"} as JSON)
+answers new tokens (access token valid an hour) when token.refresh is
+"allow" (the default); with "reuse-error" a refresh token presented a
+second time to this vendor.py gets 401 {"error": {"code":
+"refresh_token_reused"}}, and with "reused" every refresh does (a
+snapshot refreshed elsewhere).  With "token" set, a model request to
+/backend-api/ whose bearer is not an unexpired JWT gets 401 (Codex then
+refreshes and retries).  GET /backend-api/wham/accounts/check (workspace
+routing discovery, without which Codex will not start a turn) answers the
+one workspace ACCOUNT.  A model request with no Authorization gets 401.
+
+Other requests: anything else (/backend-api/codex/models,
+/backend-api/wham/settings/user, /backend-api/ps/mcp, plugins...) a 404
+with the API's error body.
+
+The openai log: the anthropic fields where they apply (method, path,
+answer, model, stream, main, kind, tools (a namespace's as NS.NAME),
+authorization, step), and
+  t          seconds since vendor.py started, on every entry
+  request_kind  x-codex-turn-metadata's ("turn", "compaction")
+  bearer     "none", "opaque" (an API key), or "valid"/"expired" (a JWT),
+             never a value; account_id: whether ChatGPT-Account-Id came
+  outputs    [{call_id, type, text}] the function_call_output and
+             custom_tool_call_output items after the model's last item in
+             input, text cut to 500 characters
+  format, format_name, format_strict  the text.format asked for
+             (json_schema, codex_output_schema, true with --output-schema)
+  content_encoding  the body's, when compressed
+  websocket  true on a refused upgrade
+  and for /oauth/token: grant_type, client_id, refresh_token (whether one
+  came), refresh ("fresh" or "reused"), answer."""
 import argparse
 import base64
+import gzip
 import http.server
 import json
 import os
@@ -558,6 +678,363 @@ class Anthropic(Handler):
         self.sse_end()
 
 
+# ------------------------------------------------------------ zstd (RFC 8878)
+# Codex compresses its request bodies with zstd when signed in to ChatGPT
+# (Content-Encoding: zstd) and Python 3.11 has no zstd: a small decoder of
+# the format, frames without dictionaries, enough to read what clients send.
+
+LL_CODES = [(i, 0) for i in range(16)] + [
+    (16, 1), (18, 1), (20, 1), (22, 1), (24, 2), (28, 2), (32, 3), (40, 3),
+    (48, 4), (64, 6), (128, 7), (256, 8), (512, 9), (1024, 10), (2048, 11),
+    (4096, 12), (8192, 13), (16384, 14), (32768, 15), (65536, 16)]
+ML_CODES = [(i + 3, 0) for i in range(32)] + [
+    (35, 1), (37, 1), (39, 1), (41, 1), (43, 2), (47, 2), (51, 3), (59, 3),
+    (67, 4), (83, 4), (99, 5), (131, 7), (259, 8), (515, 9), (1027, 10),
+    (2051, 11), (4099, 12), (8195, 13), (16387, 14), (32771, 15),
+    (65539, 16)]
+LL_DEFAULT = (6, [4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1,
+                  2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+                  -1, -1, -1, -1])
+ML_DEFAULT = (6, [1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1] +
+              [1] * 30 + [-1] * 7)
+OF_DEFAULT = (5, [1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
+                  1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1])
+
+
+class ZstdError(ValueError):
+    pass
+
+
+class BackBits:
+    """A backward bitstream (Huffman and FSE payloads): read from its
+    last byte's highest set bit down to its first byte's lowest bit."""
+
+    def __init__(self, data):
+        if not data or data[-1] == 0:
+            raise ZstdError("bitstream without its end mark")
+        s = "".join(format(b, "08b") for b in reversed(data))
+        self.s = s[s.index("1") + 1:]
+        self.i = 0
+
+    def read(self, n):
+        if n == 0:
+            return 0
+        v = self.s[self.i:self.i + n]
+        self.i += n
+        return int(v.ljust(n, "0"), 2)
+
+    def overflow(self):
+        return self.i > len(self.s)
+
+
+def fse_table(al, counts):
+    """FSE decoding table: a list of (symbol, nb_bits, base)."""
+    size = 1 << al
+    sym = [0] * size
+    high = size - 1
+    nxt = list(counts)
+    for s, c in enumerate(counts):
+        if c == -1:
+            sym[high] = s
+            high -= 1
+            nxt[s] = 1
+    pos, step, mask = 0, (size >> 1) + (size >> 3) + 3, size - 1
+    for s, c in enumerate(counts):
+        for _ in range(max(c, 0)):
+            sym[pos] = s
+            pos = (pos + step) & mask
+            while pos > high:
+                pos = (pos + step) & mask
+    if pos != 0:
+        raise ZstdError("bad FSE distribution")
+    table = []
+    for u in range(size):
+        s = sym[u]
+        n = nxt[s]
+        nxt[s] += 1
+        nb = al - (n.bit_length() - 1)
+        table.append((s, nb, (n << nb) - size))
+    return table
+
+
+def fse_description(data, p, max_al, max_sym):
+    """Reads an FSE table description at data[p:]: (table, al, new p)."""
+    bits = int.from_bytes(data[p:p + 64], "little")
+    used = 0
+
+    def take(n):
+        nonlocal used
+        v = (bits >> used) & ((1 << n) - 1)
+        used += n
+        return v
+    al = take(4) + 5
+    if al > max_al:
+        raise ZstdError("FSE accuracy too large")
+    remaining, threshold, nb = (1 << al) + 1, 1 << al, al + 1
+    counts = []
+    while remaining > 1 and len(counts) <= max_sym:
+        mx = (2 * threshold - 1) - remaining
+        low = (bits >> used) & (threshold - 1)
+        if low < mx:
+            v = low
+            used += nb - 1
+        else:
+            v = (bits >> used) & (2 * threshold - 1)
+            if v >= threshold:
+                v -= mx
+            used += nb
+        c = v - 1
+        remaining -= abs(c)
+        counts.append(c)
+        if c == 0:
+            while True:
+                r = take(2)
+                counts.extend([0] * r)
+                if r != 3:
+                    break
+        while remaining < threshold and threshold > 1:
+            nb -= 1
+            threshold >>= 1
+    if remaining != 1 or len(counts) > max_sym + 1:
+        raise ZstdError("bad FSE table description")
+    return fse_table(al, counts), al, p + (used + 7) // 8
+
+
+def huffman_table(data, p):
+    """Reads a Huffman tree description: ((table, max_bits), new p)."""
+    head = data[p]
+    p += 1
+    if head >= 128:
+        n = head - 127
+        raw = data[p:p + (n + 1) // 2]
+        p += (n + 1) // 2
+        weights = []
+        for b in raw:
+            weights += [b >> 4, b & 15]
+        weights = weights[:n]
+    else:
+        table, al, q = fse_description(data, p, 6, 255)
+        bb = BackBits(data[q:p + head])
+        p += head
+        st = [bb.read(al), bb.read(al)]
+        weights = []
+        k = 0
+        while len(weights) < 255:
+            s, nb, base = table[st[k]]
+            weights.append(s)
+            st[k] = base + bb.read(nb)
+            if bb.overflow():
+                weights.append(table[st[1 - k]][0])
+                break
+            k = 1 - k
+    total = sum(1 << (w - 1) for w in weights if w)
+    if total == 0:
+        raise ZstdError("empty Huffman tree")
+    max_bits = total.bit_length()
+    left = (1 << max_bits) - total
+    if left & (left - 1):
+        raise ZstdError("bad Huffman weights")
+    weights.append(left.bit_length())
+    ranks = [0] * (max_bits + 2)
+    for w in weights:
+        ranks[w] += 1
+    start, nxt = [0] * (max_bits + 2), 0
+    for w in range(1, max_bits + 1):
+        start[w] = nxt
+        nxt += ranks[w] << (w - 1)
+    table = [None] * (1 << max_bits)
+    for s, w in enumerate(weights):
+        if w:
+            n = 1 << (w - 1)
+            table[start[w]:start[w] + n] = [(s, max_bits + 1 - w)] * n
+            start[w] += n
+    return (table, max_bits), p
+
+
+def huffman_stream(data, huf, count):
+    table, max_bits = huf
+    bb = BackBits(data)
+    s, i = bb.s + "0" * max_bits, 0
+    out = bytearray(count)
+    for k in range(count):
+        sym, nb = table[int(s[i:i + max_bits], 2)]
+        out[k] = sym
+        i += nb
+    if i != len(bb.s):
+        raise ZstdError("Huffman stream not fully used")
+    return bytes(out)
+
+
+def zstd_literals(data, p, st):
+    b0 = data[p]
+    kind, fmt = b0 & 3, (b0 >> 2) & 3
+    if kind < 2:
+        if fmt in (0, 2):
+            size, p = b0 >> 3, p + 1
+        elif fmt == 1:
+            size, p = (b0 >> 4) | (data[p + 1] << 4), p + 2
+        else:
+            size = (b0 >> 4) | (data[p + 1] << 4) | (data[p + 2] << 12)
+            p += 3
+        if kind == 0:
+            return data[p:p + size], p + size
+        return data[p:p + 1] * size, p + 1
+    nhead = {0: 3, 1: 3, 2: 4, 3: 5}[fmt]
+    h = int.from_bytes(data[p:p + nhead], "little")
+    width = {3: 10, 4: 14, 5: 18}[nhead]
+    regen = (h >> 4) & ((1 << width) - 1)
+    comp = (h >> (4 + width)) & ((1 << width) - 1)
+    p += nhead
+    end = p + comp
+    if kind == 2:
+        st["huf"], p = huffman_table(data, p)
+    elif st.get("huf") is None:
+        raise ZstdError("treeless literals without a table")
+    if fmt == 0:
+        return huffman_stream(data[p:end], st["huf"], regen), end
+    s1, s2, s3 = (int.from_bytes(data[p + i:p + i + 2], "little")
+                  for i in (0, 2, 4))
+    p += 6
+    part = (regen + 3) // 4
+    out = b""
+    for n, size in enumerate((s1, s2, s3, end - p - s1 - s2 - s3)):
+        out += huffman_stream(data[p:p + size], st["huf"],
+                              part if n < 3 else regen - 3 * part)
+        p += size
+    return out, end
+
+
+def zstd_block(data, p, end, out, st):
+    lits, p = zstd_literals(data, p, st)
+    b0 = data[p]
+    if b0 == 0:
+        out += lits
+        return
+    if b0 < 128:
+        nseq, p = b0, p + 1
+    elif b0 < 255:
+        nseq, p = ((b0 - 128) << 8) + data[p + 1], p + 2
+    else:
+        nseq, p = data[p + 1] + (data[p + 2] << 8) + 0x7F00, p + 3
+    modes = data[p]
+    p += 1
+    tables = []
+    for name, shift, dflt, max_al, max_sym in (
+            ("ll", 6, LL_DEFAULT, 9, 35), ("of", 4, OF_DEFAULT, 8, 31),
+            ("ml", 2, ML_DEFAULT, 9, 52)):
+        mode = (modes >> shift) & 3
+        if mode == 0:
+            t = (fse_table(*dflt), dflt[0])
+        elif mode == 1:
+            t, p = ([(data[p], 0, 0)], 0), p + 1
+        elif mode == 2:
+            tab, al, p = fse_description(data, p, max_al, max_sym)
+            t = (tab, al)
+        else:
+            t = st.get(name)
+            if t is None:
+                raise ZstdError("repeated table without one")
+        st[name] = t
+        tables.append(t)
+    (llt, llal), (oft, ofal), (mlt, mlal) = tables
+    bb = BackBits(data[p:end])
+    ll_s, of_s, ml_s = bb.read(llal), bb.read(ofal), bb.read(mlal)
+    reps = st["reps"]
+    lp = 0
+    for k in range(nseq):
+        ofc = oft[of_s][0]
+        mlc = mlt[ml_s][0]
+        llc = llt[ll_s][0]
+        if ofc > 31 or mlc > 52 or llc > 35:
+            raise ZstdError("bad sequence code")
+        ofv = (1 << ofc) + bb.read(ofc)
+        mb, mbits = ML_CODES[mlc]
+        ml = mb + bb.read(mbits)
+        lb, lbits = LL_CODES[llc]
+        ll = lb + bb.read(lbits)
+        if ofv > 3:
+            off = ofv - 3
+            reps[:] = [off, reps[0], reps[1]]
+        else:
+            idx = ofv + (1 if ll == 0 else 0)
+            if idx == 1:
+                off = reps[0]
+            elif idx == 2:
+                off = reps[1]
+                reps[:] = [off, reps[0], reps[2]]
+            elif idx == 3:
+                off = reps[2]
+                reps[:] = [off, reps[0], reps[1]]
+            else:
+                off = reps[0] - 1
+                reps[:] = [off, reps[0], reps[1]]
+        if k + 1 < nseq:
+            _, nb, base = llt[ll_s]
+            ll_s = base + bb.read(nb)
+            _, nb, base = mlt[ml_s]
+            ml_s = base + bb.read(nb)
+            _, nb, base = oft[of_s]
+            of_s = base + bb.read(nb)
+        out += lits[lp:lp + ll]
+        lp += ll
+        if off <= 0 or off > len(out):
+            raise ZstdError("match offset out of the window")
+        start = len(out) - off
+        if off >= ml:
+            out += out[start:start + ml]
+        else:
+            for i in range(ml):
+                out.append(out[start + i])
+    if bb.i != len(bb.s):
+        raise ZstdError("sequence bitstream not fully used")
+    out += lits[lp:]
+
+
+def zstd_decompress(data):
+    """The content of DATA's zstd frames (skippable frames skipped)."""
+    out = bytearray()
+    p = 0
+    while p < len(data):
+        magic = int.from_bytes(data[p:p + 4], "little")
+        if magic & 0xFFFFFFF0 == 0x184D2A50:
+            p += 8 + int.from_bytes(data[p + 4:p + 8], "little")
+            continue
+        if magic != 0xFD2FB528:
+            raise ZstdError("not a zstd frame")
+        fhd = data[p + 4]
+        p += 5
+        single = fhd & 0x20
+        if fhd & 3:
+            raise ZstdError("zstd dictionaries are not supported")
+        if not single:
+            p += 1
+        fcs = fhd >> 6
+        p += {0: 1 if single else 0, 1: 2, 2: 4, 3: 8}[fcs]
+        frame = bytearray()
+        st = {"reps": [1, 4, 8]}
+        while True:
+            h = int.from_bytes(data[p:p + 3], "little")
+            p += 3
+            last, kind, size = h & 1, (h >> 1) & 3, h >> 3
+            if kind == 0:
+                frame += data[p:p + size]
+                p += size
+            elif kind == 1:
+                frame += data[p:p + 1] * size
+                p += 1
+            elif kind == 2:
+                zstd_block(data, p, p + size, frame, st)
+                p += size
+            else:
+                raise ZstdError("reserved block type")
+            if last:
+                break
+        if fhd & 4:
+            p += 4
+        out += frame
+    return bytes(out)
+
+
 # ---------------------------------------------------------------- openai
 
 # status: (error.type, error.code) as the API puts them
@@ -576,7 +1053,7 @@ OPENAI_STEP_KINDS = ("text", "tool", "shell", "structured", "status", "cut",
                      "hang", "big")
 OPENAI_STEP_KEYS = set(OPENAI_STEP_KINDS) | {
     "input", "args", "id", "message", "code", "retry", "times", "delay"}
-REFRESH_MODES = ("allow", "reuse-error")
+REFRESH_MODES = ("allow", "reuse-error", "reused")
 # The OAuth client Codex refreshes ChatGPT sign-in tokens as.
 CODEX_CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
 # Items the model produced: what comes after the last of them is new input.
@@ -642,9 +1119,6 @@ class OpenAIState(State):
 
     start = time.time()
 
-    def record(self, entry):
-        State.record(self, dict(entry, t=round(time.time() - self.start, 3)))
-
     def __init__(self, script, log):
         State.__init__(self, script, log, load_openai_scenario)
         sc = self.scenario
@@ -652,6 +1126,9 @@ class OpenAIState(State):
         self.websocket = int(sc.get("websocket", 426))
         self.used_refresh = set()
         self.account = "00000000-0000-4000-8000-00000000acc7"
+
+    def record(self, entry):
+        State.record(self, dict(entry, t=round(time.time() - self.start, 3)))
 
     def tokens(self, expires_in):
         """A fresh set of ChatGPT sign-in tokens, as auth.openai.com issues
@@ -701,7 +1178,7 @@ class OpenAIState(State):
             reused = rt in self.used_refresh
             self.used_refresh.add(rt)
         mode = (self.token or {}).get("refresh", "allow")
-        if reused and mode == "reuse-error":
+        if mode == "reused" or (reused and mode == "reuse-error"):
             return 401, "reused"
         return 200, "reused" if reused else "fresh"
 
@@ -799,7 +1276,29 @@ class OpenAI(Handler):
             self.api_error(st, "vendor.py: no WebSocket here",
                            extra={"Connection": "close"})
             return
+        if self.path.split("?")[0] == "/backend-api/wham/accounts/check":
+            self.accounts_check()
+            return
         self.not_found()
+
+    def accounts_check(self):
+        """ChatGPT sign-in's workspace routing discovery, which Codex needs
+        before its first turn: the one workspace, the account auth.json
+        names, with no routing constraint (the requests stay on the
+        chatgpt.com this server stands in for)."""
+        acct = self.state.account
+        ans = {"accounts": [{
+            "id": acct, "name": "vendor.py", "structure": "personal",
+            "plan_type": "plus", "profile_picture_url": None,
+            "workspace_backend_origin": "NO_CONSTRAINT",
+            "account_routing_override": "NO_CONSTRAINT",
+            "can_access_with_session": True}],
+            "default_account_id": acct, "account_ordering": [acct]}
+        self.state.record({"method": "GET", "path": self.path,
+                           "bearer": self.bearer(),
+                           "account_id": "chatgpt-account-id" in self.headers,
+                           "answer": 200})
+        self.send_json(200, ans)
 
     def do_POST(self):
         raw = self.body()
@@ -807,16 +1306,21 @@ class OpenAI(Handler):
         if path == "/oauth/token":
             self.oauth(raw)
             return
-        if path in ("/v1/responses", "/backend-api/codex/responses",
-                    "/responses"):
+        if path in ("/v1/responses", "/backend-api/codex/responses"):
+            enc = self.headers.get("Content-Encoding", "").lower()
             try:
+                if enc == "zstd":
+                    raw = zstd_decompress(raw)
+                elif enc == "gzip":
+                    raw = gzip.decompress(raw)
                 body = json.loads(raw or b"{}")
-            except ValueError:
+            except (ValueError, OSError, EOFError, IndexError):
                 body = None
             if isinstance(body, dict):
-                self.model_request(body)
+                self.model_request(body, enc or None)
                 return
             self.state.record({"method": "POST", "path": self.path,
+                               "content_encoding": enc or None,
                                "answer": 400})
             self.api_error(400, "vendor.py: the body is not a JSON object")
             return
@@ -875,7 +1379,7 @@ class OpenAI(Handler):
 
     # -- the Responses API
 
-    def model_request(self, body):
+    def model_request(self, body, encoding=None):
         tools = tool_names(body)
         meta = {}
         try:
@@ -899,8 +1403,20 @@ class OpenAI(Handler):
             "account_id": "chatgpt-account-id" in self.headers,
             "outputs": call_outputs(body),
         }
+        if encoding:
+            entry["content_encoding"] = encoding
         if isinstance(fmt, dict):
             entry["format"] = fmt.get("type")
+            entry["format_name"] = fmt.get("name")
+            entry["format_strict"] = fmt.get("strict")
+        if entry["bearer"] == "none":
+            entry["answer"] = 401
+            self.state.record(entry)
+            self.send_json(401, {"error": {
+                "message": "You didn't provide an API key.",
+                "type": "invalid_request_error", "param": None,
+                "code": None}})
+            return
         if self.state.token is not None and \
                 self.path.startswith("/backend-api/") and \
                 entry["bearer"] != "valid":
@@ -910,10 +1426,7 @@ class OpenAI(Handler):
                            "Please try signing in again.",
                            code="token_expired")
             return
-        if main:
-            step = self.state.step()
-        else:
-            step = {"text": self.state.side, "side": True}
+        step = self.state.step() if main else {"side": self.state.side}
         entry["step"] = {"big": step["big"]} if "big" in step else step
         self.state.record(entry)
         self.answer(body, step, tools)
@@ -938,6 +1451,8 @@ class OpenAI(Handler):
             text = big_text(int(step["big"]))
         elif "structured" in step:
             text = json.dumps(step["structured"])
+        elif "side" in step:
+            text = step["side"]
         else:
             text = str(step["text"])
         return [{"type": "message", "id": self.state.ident("msg"),
@@ -1042,7 +1557,7 @@ def main():
                     choices=["hello", "echo", "anthropic", "openai"])
     ap.add_argument("--script")
     ap.add_argument("--log")
-    ap.add_argument("--auth-json")
+    ap.add_argument("--auth-json")  # openai mode: see the module's doc
     a = ap.parse_args()
     state = None
     if a.mode == "anthropic":
