@@ -26,7 +26,7 @@ static const char usage_text[] =
     "                  [--ca FILE] [--allow-command CMD]...\n"
     "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n"
     "       ab-profile --alloc ALLOC --phase PHASE --attempt ID\n"
-    "                  --provider claude --prompt FILE [--model NAME]\n"
+    "                  --provider claude|codex --prompt FILE [--model NAME]\n"
     "                  [--api-key-file FILE | --claude-token-file FILE]\n"
     "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
     "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n";
@@ -70,8 +70,12 @@ static int check_provider(const struct opts *o)
 	int i;
 
 	if (!ab_adapter_known(o->provider))
-		return ab_usage_error("unknown provider %.40s (known: claude)",
-		    o->provider);
+		return ab_usage_error("unknown provider %.40s (known: claude, "
+		    "codex)", o->provider);
+	if (strcmp(o->provider, "codex") == 0 && o->cred_var != NULL &&
+	    strcmp(o->cred_var, "CLAUDE_CODE_OAUTH_TOKEN") == 0)
+		return ab_usage_error("--claude-token-file goes with --provider "
+		    "claude");
 	if (o->argc > 0)
 		return ab_usage_error("--provider builds the agent's argv: "
 		    "give none after --");
@@ -80,7 +84,7 @@ static int check_provider(const struct opts *o)
 	if (o->model != NULL && !plain_model(o->model))
 		return ab_usage_error("--model: 1 to 100 of [A-Za-z0-9._:-[]]");
 	for (i = 0; i < o->nallow; i++)
-		if (ab_adapter_allow_ok(o->allow[i], &err) < 0)
+		if (ab_adapter_allow_ok(o->provider, o->allow[i], &err) < 0)
 			return ab_usage_error("%s", err.msg);
 	return 0;
 }
@@ -322,8 +326,49 @@ static int credential(const struct opts *o, struct ab_profile *p,
 	if (b.data != NULL)
 		explicit_bzero(b.data, b.len);
 	ab_buf_free(&b);
-	snprintf(p->cred_var, sizeof p->cred_var, "%s", o->cred_var);
+	snprintf(p->cred_var, sizeof p->cred_var, "%s",
+	    strcmp(o->provider, "codex") == 0 ? "CODEX_API_KEY" : o->cred_var);
 	return rc;
+}
+
+/* Codex's approvals, as its rules, beside the prompt: read-only to the
+ * agent, derived from the record's list (so not hashed apart). */
+static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
+    struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_buf b;
+	char name[80], sha[65];
+	int rc;
+
+	ab_buf_init(&b, 0);
+	ab_adapter_rules_name(p, name, sizeof name);
+	rc = ab_adapter_rules(p, &b);
+	if (rc < 0)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	if (rc == 0)
+		rc = put_input(s, a, p, name, &b, sha, err);
+	ab_buf_free(&b);
+	return rc;
+}
+
+/* The argv is built for one version of the CLI: its flags and what they
+ * hold were measured on it.  Any other is refused, not driven blind. */
+static int cli_pinned(struct ab_state *s, const struct ab_alloc *a,
+    const char *provider, struct ab_err *err)
+{
+	const char *component, *version;
+	char have[64] = "";
+	int rc;
+
+	ab_adapter_cli(provider, &component, &version);
+	rc = ab_image_version(s, a->image, component, have, sizeof have, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || strcmp(have, version) != 0)
+		return ab_fail(err, AB_EREFUSED, "--provider %s drives %s %s; "
+		    "image:%s has %s (ab-image build --recipe agents)", provider,
+		    component, version, a->image, rc ? have : "none");
+	return 0;
 }
 
 static int snapshots(const struct opts *o, struct ab_state *s,
@@ -339,6 +384,8 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 		return -1;
 	if (o->provider == NULL)
 		return 0;
+	if (cli_pinned(s, a, o->provider, err) < 0)
+		return -1;
 	ab_adapter_prompt_name(p, name, sizeof name);
 	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", name, s, a, p,
 	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0)
@@ -346,6 +393,8 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
 	if (o->model != NULL)
 		snprintf(p->model, sizeof p->model, "%s", o->model);
+	if (strcmp(p->provider, "codex") == 0 && codex_rules(s, a, p, err) < 0)
+		return -1;
 	return ab_adapter_argv(p, err);
 }
 

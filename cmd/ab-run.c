@@ -145,10 +145,13 @@ static int show(const char *text)
  * the answer checked against the profile's schema. */
 static int adapter(struct ctx *c, struct ab_err *err)
 {
+	const char *component, *version;
+
 	ab_agent_init(&c->agent, c->p.provider, c->p.schema,
 	    c->p.schema ? strlen(c->p.schema) : 0);
 	c->r.agent = &c->agent;
-	if (ab_image_version(&c->s, c->a.image, "claude-code",
+	ab_adapter_cli(c->p.provider, &component, &version);
+	if (ab_image_version(&c->s, c->a.image, component,
 	    c->r.cli_version, sizeof c->r.cli_version, err) < 0)
 		return -1;
 	return 0;

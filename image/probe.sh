@@ -11,7 +11,8 @@
 # with a provider AB_PROBE_STDIN (the prompt, the agent's standard input)
 # and, with a credential, AB_PROBE_SECRET and AB_PROBE_SECRET_VAR (the
 # snapshot ab-validate wrote, exported as that variable just before the
-# exec, and never printed).
+# exec, and never printed); for Codex AB_PROBE_CODEX_RULES (the profile's
+# approvals, copied to where /etc/codex/rules points) and CODEX_HOME.
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -133,6 +134,19 @@ check_ca() {
 		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
 }
 
+# Codex's approvals: the profile's rules, copied where /etc/codex/rules
+# points (this container's /tmp), and its CODEX_HOME under HOME.
+check_codex() {
+	[ -n "${AB_PROBE_CODEX_RULES:-}" ] || return 0
+	[ -f "$AB_PROBE_CODEX_RULES" ] || refuse "codex rules"
+	[ -n "${CODEX_HOME:-}" ] || refuse CODEX_HOME
+	(umask 077 && mkdir -p /tmp/agentbox-codex-rules "$CODEX_HOME" &&
+		cp "$AB_PROBE_CODEX_RULES" /tmp/agentbox-codex-rules/agentbox.rules) ||
+		refuse "codex rules"
+	[ "$(readlink /etc/codex/rules)" = /tmp/agentbox-codex-rules ] ||
+		refuse "codex rules link"
+}
+
 check_stdin() {
 	stdin=${AB_PROBE_STDIN:-/dev/null}
 	[ -f "$stdin" ] || [ "$stdin" = /dev/null ] || refuse stdin
@@ -154,6 +168,7 @@ check_host_paths
 check_network
 check_egress
 check_ca
+check_codex
 check_stdin
 check_secret
 [ "$#" -gt 0 ] || refuse argv
@@ -167,6 +182,6 @@ if [ -n "${AB_PROBE_SECRET:-}" ]; then
 fi
 unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_HOME AB_PROBE_HOME_BYTES \
 	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
-	AB_PROBE_SECRET AB_PROBE_SECRET_VAR
+	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES
 echo "agentbox-probe: ok $nonce"
 exec "$@" <"$stdin"

@@ -4,6 +4,7 @@
 
 #include "adapter.h"
 #include "alloc.h"
+#include "buf.h"
 #include "profile.h"
 
 static const char *const read_tools[] = { "Read", "Grep", "Glob", NULL };
@@ -11,12 +12,50 @@ static const char *const write_tools[] = { "Edit", "Write", NULL };
 
 int ab_adapter_known(const char *name)
 {
-	return strcmp(name, "claude") == 0;
+	return strcmp(name, "claude") == 0 || strcmp(name, "codex") == 0;
+}
+
+void ab_adapter_cli(const char *provider, const char **component,
+    const char **version)
+{
+	int codex = strcmp(provider, "codex") == 0;
+
+	*component = codex ? "codex" : "claude-code";
+	*version = codex ? "0.163.0" : "2.1.332";
+}
+
+static int is_codex(const struct ab_profile *p)
+{
+	return strcmp(p->provider, "codex") == 0;
+}
+
+/* Codex's rule is a list of words that a command's own words must start
+ * with, after Codex's shell parsing: each word must be one a shell reads
+ * as itself, or the rule would match something other than what was
+ * approved (or nothing at all). */
+static int codex_words_ok(const char *cmd, struct ab_err *err)
+{
+	const char *c, *sp = strchr(cmd, ' ');
+
+	/* A first word with "=" is an assignment to the shell. */
+	if (memchr(cmd, '=', sp ? (size_t)(sp - cmd) : strlen(cmd)) != NULL)
+		return ab_fail(err, AB_EUSAGE, "--allow-command %.60s: the "
+		    "first word is a variable assignment", cmd);
+	for (c = cmd; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr(" ._/:=+,@%-", *c)) ||
+		    (c[0] == ' ' && c[1] == ' '))
+			return ab_fail(err, AB_EUSAGE, "--allow-command %.60s: "
+			    "for codex, words of [A-Za-z0-9._/:=+,@%%-] "
+			    "separated by one space: an approval is one exact "
+			    "command", cmd);
+	return 0;
 }
 
 /* "Bash(CMD)" and "Bash(CMD *)" must mean CMD and nothing wider: no
  * wildcard, no parenthesis, nothing that is not a plain printable line. */
-int ab_adapter_allow_ok(const char *cmd, struct ab_err *err)
+int ab_adapter_allow_ok(const char *provider, const char *cmd,
+    struct ab_err *err)
 {
 	const char *c;
 
@@ -30,7 +69,7 @@ int ab_adapter_allow_ok(const char *cmd, struct ab_err *err)
 			return ab_fail(err, AB_EUSAGE, "--allow-command %.60s: "
 			    "no wildcard, parenthesis or control character: "
 			    "an approval is one exact command", cmd);
-	return 0;
+	return strcmp(provider, "codex") == 0 ? codex_words_ok(cmd, err) : 0;
 }
 
 static int push(struct ab_profile *p, const char *s)
@@ -96,11 +135,80 @@ static int claude_argv(struct ab_profile *p)
 	return claude_tools(p, 0) < 0 || claude_tools(p, 1) < 0 ? -1 : 0;
 }
 
+/* Codex reads nothing it was not given here: no user or project config
+ * or rules (--ignore-*: the agent can write both), no login shell or
+ * shell snapshot (HOME's profile is the agent's to write), no hook,
+ * plugin, app or web search.  Its API is a provider of our own naming on the
+ * vendor's URL: the built-in one first tries a WebSocket and discovers
+ * models, seconds of retries through a proxy.  Retries are bounded, or a
+ * vendor that is down would hold the run until the deadline.
+ *
+ * The sandbox is the phase's.  In planning and questions the container
+ * is the sandbox: /work is read-only and only the vendor is reachable, so
+ * every command runs (danger-full-access).  In execution Codex's own
+ * workspace-write sandbox is asked for, which needs bubblewrap, which the
+ * agents image leaves out (user namespaces stay closed): every command
+ * then fails but the ones its allow rules approve, which Codex runs
+ * outside that sandbox.  The rules are the profile's, the only rules
+ * read (/etc/codex/rules, see ab_adapter_env). */
+static int codex_argv(struct ab_profile *p)
+{
+	static const char *const fixed[] = { AB_CODEX, "exec", "--json",
+	    "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
+	    "--ignore-rules", "--color", "never", "-C", "/work", NULL };
+	static const char *const config[] = {
+	    "model_provider=agentbox",
+	    "model_providers.agentbox.name=OpenAI",
+	    "model_providers.agentbox.base_url=https://api.openai.com/v1",
+	    "model_providers.agentbox.wire_api=responses",
+	    "model_providers.agentbox.env_key=CODEX_API_KEY",
+	    "model_providers.agentbox.supports_websockets=false",
+	    "model_providers.agentbox.request_max_retries=2",
+	    "model_providers.agentbox.stream_max_retries=2",
+	    "analytics.enabled=false",
+	    "web_search=\"disabled\"",
+	    "allow_login_shell=false",
+	    /* Variables named like KEY, SECRET or TOKEN stay out of the
+	     * commands' environment. */
+	    "shell_environment_policy.ignore_default_excludes=false",
+	    NULL };
+	/* Off: whatever runs a command outside the approvals (hooks, a
+	 * dependency installer, a daemon), reaches past the vendor's API,
+	 * or starts another agent. */
+	static const char *const off[] = { "unbounded_connection_retries",
+	    "shell_snapshot", "hooks", "plugins", "remote_plugin", "apps",
+	    "multi_agent", "skill_mcp_dependency_install", "daemon_auto_start",
+	    "image_generation", "browser_use", "computer_use", "tool_suggest",
+	    NULL };
+	const char *const *v;
+	char path[160];
+
+	if (push_list(p, fixed) < 0 || push(p, "--sandbox") < 0 ||
+	    push(p, strcmp(p->phase, "execution") == 0 ? "workspace-write" :
+	    "danger-full-access") < 0)
+		return -1;
+	for (v = config; *v != NULL; v++)
+		if (push(p, "-c") < 0 || push(p, *v) < 0)
+			return -1;
+	for (v = off; *v != NULL; v++)
+		if (push(p, "--disable") < 0 || push(p, *v) < 0)
+			return -1;
+	if (p->model[0] != '\0' && (push(p, "-m") < 0 ||
+	    push(p, p->model) < 0))
+		return -1;
+	snprintf(path, sizeof path, "%s/schema-%s.json", AB_INPUTS_DIR, p->id);
+	if (p->schema != NULL && (push(p, "--output-schema") < 0 ||
+	    push(p, path) < 0))
+		return -1;
+	/* The prompt comes on standard input. */
+	return push(p, "-");
+}
+
 int ab_adapter_argv(struct ab_profile *p, struct ab_err *err)
 {
 	p->argc = 0;
 	p->argv[0] = NULL;
-	if (claude_argv(p) < 0)
+	if ((is_codex(p) ? codex_argv(p) : claude_argv(p)) < 0)
 		return ab_fail(err, AB_EUSAGE, "the agent's command line is too "
 		    "long");
 	return 0;
@@ -130,6 +238,34 @@ void ab_adapter_prompt_name(const struct ab_profile *p, char *out,
 	snprintf(out, cap, "prompt-%s.txt", p->id);
 }
 
+void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap)
+{
+	snprintf(out, cap, "codex-%s.rules", p->id);
+}
+
+/* One prefix_rule per approval: its words, as a Starlark list of
+ * strings (allow_ok kept them plain). */
+int ab_adapter_rules(const struct ab_profile *p, struct ab_buf *b)
+{
+	const char *w, *e;
+	int i, rc;
+
+	rc = ab_buf_addf(b, "# agentbox: profile:%s's approved commands\n",
+	    p->id);
+	for (i = 0; i < p->nallow; i++) {
+		rc |= ab_buf_adds(b, "prefix_rule(pattern=[");
+		for (w = p->allow[i]; *w; w = *e ? e + 1 : e) {
+			e = strchr(w, ' ');
+			if (e == NULL)
+				e = w + strlen(w);
+			rc |= ab_buf_addf(b, "%s\"%.*s\"", w == p->allow[i] ?
+			    "" : ", ", (int)(e - w), w);
+		}
+		rc |= ab_buf_adds(b, "], decision=\"allow\")\n");
+	}
+	return rc < 0 ? -1 : 0;
+}
+
 void ab_adapter_secret_name(const struct ab_profile *p, char *out,
     size_t cap)
 {
@@ -147,6 +283,24 @@ static void env(struct ab_profile_lock *k, int *n, const char *name,
 	(*n)++;
 }
 
+/* Codex keeps its state (databases, helper links) in CODEX_HOME, which
+ * must be writable and not under a temporary directory: HOME's tmpfs.
+ * Its approvals are the profile's rules file, which the probe copies to
+ * where /etc/codex/rules points (the container's own /tmp): the inputs
+ * volume holds every profile's of the allocation, and one invocation
+ * must not see another's approvals.  Codex reads rules once, at start. */
+static void codex_env(const struct ab_profile *p, struct ab_profile_lock *k,
+    int *n)
+{
+	char path[160], name[80];
+
+	env(k, n, "CODEX_HOME", AB_HOME "/.codex");
+	ab_adapter_rules_name(p, name, sizeof name);
+	snprintf(path, sizeof path, "%s/%s", AB_INPUTS_DIR, name);
+	env(k, n, "AB_PROBE_CODEX_RULES", path);
+	env(k, n, "SHELL", "/bin/bash");
+}
+
 void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
     int *n)
 {
@@ -162,6 +316,10 @@ void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
 		snprintf(path, sizeof path, "%s/%s", AB_INPUTS_DIR, name);
 		env(k, n, "AB_PROBE_SECRET", path);
 		env(k, n, "AB_PROBE_SECRET_VAR", p->cred_var);
+	}
+	if (is_codex(p)) {
+		codex_env(p, k, n);
+		return;
 	}
 	/* A failing vendor ends the run in seconds, not in minutes of
 	 * retries; nothing but the vendor's API is called. */

@@ -17,20 +17,27 @@
 #ifndef AB_ADAPTER_H
 #define AB_ADAPTER_H
 
+#include "buf.h"
 #include "err.h"
 
 struct ab_profile;
 struct ab_profile_lock;
 
 #define AB_CLAUDE "/usr/local/bin/claude"
+#define AB_CODEX "/usr/local/bin/codex"
 #define AB_PROMPT_MAX (256 * 1024)
 #define AB_SECRET_MAX (64 * 1024)
 #define AB_ALLOW_MAX 200	/* bytes of one approved command */
 
 /* 1 when NAME is a provider agentbox drives. */
 int ab_adapter_known(const char *name);
+/* The image's version label (component) of the provider's CLI, and the
+ * one version whose flags and behaviour the adapter was built on. */
+void ab_adapter_cli(const char *provider, const char **component,
+    const char **version);
 /* Refuses an approved command a rule could not hold exactly (AB_EUSAGE). */
-int ab_adapter_allow_ok(const char *cmd, struct ab_err *err);
+int ab_adapter_allow_ok(const char *provider, const char *cmd,
+    struct ab_err *err);
 /* Builds p->argv (malloc'd strings) from the provider's parameters. */
 int ab_adapter_argv(struct ab_profile *p, struct ab_err *err);
 /* 1 when p->argv is exactly what ab_adapter_argv builds. */
@@ -44,5 +51,8 @@ void ab_adapter_prompt_name(const struct ab_profile *p, char *out,
     size_t cap);
 void ab_adapter_secret_name(const struct ab_profile *p, char *out,
     size_t cap);
+/* Codex's approvals: the inputs file name, and its text (prefix rules). */
+void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap);
+int ab_adapter_rules(const struct ab_profile *p, struct ab_buf *b);
 
 #endif

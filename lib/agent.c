@@ -155,6 +155,110 @@ static void claude_result(struct ab_agent *a, const struct ab_json *j)
 		    &a->error_cut);
 }
 
+/* Codex reports no command its sandbox refused (the model alone hears
+ * of it); a file change it reports as failed is listed. */
+static void codex_refused(struct ab_agent *a, const struct ab_json *j, int t)
+{
+	const char *p;
+	size_t n;
+
+	if (a->nrefused == AB_AGENT_REFUSED_MAX) {
+		a->refused_cut = 1;
+		return;
+	}
+	ab_json_span(j, t, &p, &n);
+	if (n > AB_AGENT_REFUSED_ITEM_MAX || !ab_json_text_ok(p, n)) {
+		p = "{\"type\":\"file_change\",\"truncated\":true}";
+		n = strlen(p);
+		a->refused_cut = 1;
+	}
+	if (a->nrefused > 0)
+		ab_buf_addc(&a->refused, ',');
+	ab_buf_add(&a->refused, p, n);
+	a->nrefused++;
+}
+
+static void codex_item(struct ab_agent *a, const struct ab_json *j)
+{
+	int item = ab_json_key(j, 0, "item");
+	int type = ab_json_key(j, item, "type");
+
+	if (ab_json_str_eq(j, type, "agent_message"))
+		keep_str(j, ab_json_key(j, item, "text"), &a->final,
+		    &a->final_cut);
+	else if (ab_json_str_eq(j, type, "file_change") &&
+	    ab_json_str_eq(j, ab_json_key(j, item, "status"), "failed"))
+		codex_refused(a, j, item);
+}
+
+/* "unexpected status 401 Unauthorized: ...": the API's status, when the
+ * message names one. */
+static long long codex_status(const struct ab_buf *msg)
+{
+	const char *p = msg->data ? strstr(msg->data, "unexpected status ") :
+	    NULL;
+	long long v = 0;
+	int i;
+
+	if (p == NULL)
+		return 0;
+	p += 18;
+	for (i = 0; i < 3 && p[i] >= '0' && p[i] <= '9'; i++)
+		v = v * 10 + (p[i] - '0');
+	return i == 3 && (p[3] == ' ' || p[3] == '\0') ? v : 0;
+}
+
+/* The answer to --output-schema is the last message's text, as JSON. */
+static void codex_answer(struct ab_agent *a)
+{
+	struct ab_json j;
+	struct ab_err skip;
+
+	ab_buf_reset(&a->answer);
+	a->answer_over = a->answer_not_json = 0;
+	if (a->schema == NULL || a->final.len == 0)
+		return;
+	if (a->final_cut || a->final.len > a->answer.max - 1) {
+		a->answer_over = 1;
+		return;
+	}
+	if (ab_json_parse(&j, a->final.data, a->final.len, &skip) < 0) {
+		a->answer_not_json = 1;
+		return;
+	}
+	ab_json_free(&j);
+	ab_buf_add(&a->answer, a->final.data, a->final.len);
+}
+
+/* Codex's JSONL: items as they complete, then turn.completed (usage) or
+ * turn.failed (its error); "error" lines come before a failure and on
+ * each reconnection. */
+static void codex_line(struct ab_agent *a, const struct ab_json *j)
+{
+	int type = ab_json_key(j, 0, "type");
+
+	if (ab_json_str_eq(j, type, "item.completed")) {
+		codex_item(a, j);
+	} else if (ab_json_str_eq(j, type, "turn.completed")) {
+		a->saw_result = 1;
+		a->is_error = 0;
+		a->num_turns++;
+		keep_raw(j, ab_json_key(j, 0, "usage"), &a->usage, NULL);
+		codex_answer(a);
+	} else if (ab_json_str_eq(j, type, "turn.failed")) {
+		a->saw_result = a->is_error = 1;
+		a->num_turns++;
+		keep_str(j, ab_json_get(j, 0, "error.message"), &a->error,
+		    &a->error_cut);
+		a->api_status = codex_status(&a->error);
+		snprintf(a->subtype, sizeof a->subtype, "turn.failed");
+	} else if (ab_json_str_eq(j, type, "error")) {
+		keep_str(j, ab_json_key(j, 0, "message"), &a->error,
+		    &a->error_cut);
+		a->api_status = codex_status(&a->error);
+	}
+}
+
 static void line(struct ab_agent *a)
 {
 	struct ab_json j;
@@ -163,7 +267,9 @@ static void line(struct ab_agent *a)
 	if (a->line.len == 0 || ab_json_parse(&j, a->line.data, a->line.len,
 	    &skip) < 0)
 		return;
-	if (ab_json_str_eq(&j, ab_json_key(&j, 0, "type"), "result"))
+	if (strcmp(a->provider, "codex") == 0)
+		codex_line(a, &j);
+	else if (ab_json_str_eq(&j, ab_json_key(&j, 0, "type"), "result"))
 		claude_result(a, &j);
 	ab_json_free(&j);
 }
@@ -216,6 +322,10 @@ static const char *status(const struct ab_agent *a, char *why, size_t cap)
 		return "ok";
 	if (a->answer_over)
 		return "output-too-large";
+	if (a->answer_not_json) {
+		snprintf(why, cap, "the final message is not JSON");
+		return "invalid-answer";
+	}
 	if (a->answer.len == 0)
 		return "no-answer";
 	v = ab_schema_validate(a->schema, a->schema_len, a->answer.data,
@@ -275,7 +385,13 @@ void ab_agent_json(const struct ab_agent *a, const char *cli_version,
 		ab_jw_kstr(w, "invalid", why);
 	str_or_null(w, "final_message", &a->final, a->saw_result);
 	ab_jw_kbool(w, "final_message_truncated", a->final_cut);
-	raw_or_null(w, "answer", &a->answer);
+	/* An answer that does not match never becomes the answer. */
+	if (strcmp(st, "ok") == 0) {
+		raw_or_null(w, "answer", &a->answer);
+	} else {
+		ab_jw_key(w, "answer");
+		ab_jw_null(w);
+	}
 	ab_jw_kbool(w, "answer_truncated", a->answer_over);
 	raw_or_null(w, "usage", &a->usage);
 	raw_or_null(w, "cost_usd", &a->cost);

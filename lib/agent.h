@@ -1,9 +1,9 @@
 /* agent.h: what ab-run reads of an agent CLI's own output into the
  * result's "agent" section (the provider adapters of ab-profile).
  *
- * The CLI's stream (Claude Code's stream-json lines) is read as it
- * arrives, before the output limit cuts what is kept: a real session
- * passes a megabyte.  Every line is bounded (AB_AGENT_LINE_MAX; the rest
+ * The CLI's stream (Claude Code's stream-json lines, Codex's JSONL
+ * events) is read as it arrives, before the output limit cuts what is
+ * kept: a real session passes a megabyte.  Every line is bounded (AB_AGENT_LINE_MAX; the rest
  * up to its newline is skipped) and so is every field kept.  The answer
  * is validated against the profile's schema here, by agentbox: nothing on
  * the CLI's side checks it.  Everything read is the agent's or the
@@ -25,7 +25,7 @@
 #define AB_AGENT_ERROR_MAX 2048
 
 struct ab_agent {
-	char provider[16];		/* "claude" */
+	char provider[16];		/* "claude", "codex" */
 	const char *schema;		/* NULL: no answer is expected */
 	size_t schema_len;
 	struct ab_buf line;		/* the line being read */
@@ -36,7 +36,7 @@ struct ab_agent {
 	long long num_turns, api_status;
 	char subtype[48], terminal[48];
 	struct ab_buf final, answer, usage, cost, refused, error;
-	int final_cut, refused_cut, error_cut, answer_over;
+	int final_cut, refused_cut, error_cut, answer_over, answer_not_json;
 	int nrefused;
 };
 

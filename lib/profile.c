@@ -137,6 +137,14 @@ static int bound_fail(const struct ab_profile *p, const char *what,
 	    p->id, what);
 }
 
+static int cred_var_ok(const char *provider, const char *var)
+{
+	if (strcmp(provider, "codex") == 0)
+		return strcmp(var, "CODEX_API_KEY") == 0;
+	return strcmp(var, "ANTHROPIC_API_KEY") == 0 ||
+	    strcmp(var, "CLAUDE_CODE_OAUTH_TOKEN") == 0;
+}
+
 /* A provider's argv is what its adapter builds, nothing else. */
 static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 {
@@ -150,11 +158,10 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 	    !ab_git_is_hex(p->prompt_sha, 64))
 		return bound_fail(p, "the provider or its prompt", err);
 	if (p->cred_var[0] != '\0' && (p->cred_path[0] != '/' ||
-	    (strcmp(p->cred_var, "ANTHROPIC_API_KEY") != 0 &&
-	    strcmp(p->cred_var, "CLAUDE_CODE_OAUTH_TOKEN") != 0)))
+	    !cred_var_ok(p->provider, p->cred_var)))
 		return bound_fail(p, "the credential", err);
 	for (i = 0; i < p->nallow; i++)
-		if (ab_adapter_allow_ok(p->allow[i], &skip) < 0)
+		if (ab_adapter_allow_ok(p->provider, p->allow[i], &skip) < 0)
 			return bound_fail(p, "an approved command", err);
 	if (!ab_adapter_argv_is(p))
 		return bound_fail(p, "the agent's argv", err);

@@ -26,20 +26,25 @@ assert r["phase"] == "execution" and r["probe"] == "ok"' "$output"
 	assert_equal "$(docker images -q | sort)" "$images_before"
 }
 
-@test "demo-agents runs the real Claude Code against the scripted vendor, and leaves nothing" {
+@test "demo-agents runs the real Claude Code and Codex CLI against the scripted vendor, and leaves nothing" {
 	[ -n "${AB_AGENTS_IMAGE:-}" ] || fail "the suite's agents image was not built"
 	AB_STATE_DIR=$AB_SUITE_STATE run --separate-stderr sh "$AB_ROOT/sh/demo-agents"
 	assert_success
 	python3 -c '
 import json, sys
-r = json.loads(sys.argv[1])
-a = r["agent"]
-assert r["reason"] == "exited" and r["exit_status"] == 0, r["reason"]
-assert a["provider"] == "claude" and a["status"] == "ok", a
-assert [d["tool_input"]["command"] for d in a["refused"]] == ["curl -s https://example.com"], a
+c, x = [json.loads(l) for l in sys.argv[1].splitlines()]
+for r in (c, x):
+    assert r["reason"] == "exited" and r["exit_status"] == 0, r["reason"]
+    assert r["agent"]["status"] == "ok", r["agent"]
+assert c["agent"]["provider"] == "claude" and x["agent"]["provider"] == "codex"
+assert [d["tool_input"]["command"] for d in c["agent"]["refused"]] == ["curl -s https://example.com"], c
 ' "$output"
-	grep -qF "diff --git a/from-claude b/from-claude" <<<"$stderr" ||
-		fail "the demo did not show the change"
+	local want
+	for want in "diff --git a/from-claude b/from-claude" \
+		"diff --git a/from-codex b/from-codex" \
+		"demo-agents: codex: its sandbox refused a command"; do
+		grep -qF -- "$want" <<<"$stderr" || fail "the demo did not show: $want"
+	done
 	run ab_leftovers
 	assert_output ""
 }

@@ -10,6 +10,7 @@
 #include "json.h"
 
 static int ntest, nfail;
+static const char *provider = "claude";
 
 static void ok(int cond, const char *desc)
 {
@@ -31,7 +32,7 @@ static void run(const char *stream, size_t n, size_t step,
 	struct ab_jw w;
 	size_t i, k;
 
-	ab_agent_init(&a, "claude", sch, sch ? strlen(sch) : 0);
+	ab_agent_init(&a, provider, sch, sch ? strlen(sch) : 0);
 	for (i = 0; i < n; i += k) {
 		k = n - i < step ? n - i : step;
 		ab_agent_feed(&a, stream + i, k);
@@ -88,6 +89,59 @@ static void status(const char *stream, const char *sch, const char *want,
 
 #define RESULT(x) "{\"type\":\"system\"}\n{\"type\":\"result\",\"subtype\":" \
 	"\"success\",\"num_turns\":2,\"result\":\"fine\"," x "}\n"
+
+#define CODEX_MSG(t) "{\"type\":\"item.completed\",\"item\":{\"id\":" \
+	"\"item_1\",\"type\":\"agent_message\",\"text\":\"" t "\"}}\n"
+#define CODEX_DONE "{\"type\":\"turn.completed\",\"usage\":" \
+	"{\"input_tokens\":10,\"output_tokens\":5}}\n"
+
+/* Codex's events: the last message is the final one, and with a schema
+ * the answer, which must be JSON that matches. */
+static void codex(void)
+{
+	struct ab_buf out;
+	const char *s;
+
+	provider = "codex";
+	status(CODEX_MSG("first") CODEX_MSG("fine") CODEX_DONE, NULL, "ok",
+	    "codex: a completed turn is ok");
+	s = CODEX_MSG("first") CODEX_MSG("fine") CODEX_DONE;
+	run(s, strlen(s), 5, NULL, &out);
+	ok(has(&out, "final_message", "fine") &&
+	    num(&out, "usage.output_tokens") == 5 && num(&out, "turns") == 1,
+	    "codex: the last message is the final one, usage is the turn's");
+	ab_buf_free(&out);
+	status(CODEX_MSG("fine"), NULL, "error",
+	    "codex: no turn.completed is an error");
+	s = CODEX_MSG("x") "{\"type\":\"error\",\"message\":\"Reconnecting"
+	    "... 1/2\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":"
+	    "\"unexpected status 401 Unauthorized: no\"}}\n";
+	run(s, strlen(s), 3, NULL, &out);
+	ok(has(&out, "status", "error") && num(&out, "error.api_status") == 401 &&
+	    has(&out, "error.message", "unexpected status 401 Unauthorized: no"),
+	    "codex: a failed turn is an error with the API's status");
+	ab_buf_free(&out);
+	status(CODEX_MSG("{\\\"answer\\\":\\\"x\\\"}") CODEX_DONE, schema,
+	    "ok", "codex: a final message that matches the schema is ok");
+	s = CODEX_MSG("{\\\"answer\\\":42}") CODEX_DONE;
+	run(s, strlen(s), 7, schema, &out);
+	ok(has(&out, "status", "invalid-answer") && has(&out, "answer", NULL),
+	    "codex: an answer that does not match is invalid, and not the "
+	    "answer");
+	ab_buf_free(&out);
+	status(CODEX_MSG("not json") CODEX_DONE, schema, "invalid-answer",
+	    "codex: a final message that is not JSON is invalid");
+	status(CODEX_DONE, schema, "no-answer",
+	    "codex: no message with a schema is no-answer");
+	s = "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"file_change\",\"changes\":[{\"path\":\"/work/a\"}],"
+	    "\"status\":\"failed\"}}\n" CODEX_DONE;
+	run(s, strlen(s), 11, NULL, &out);
+	ok(strstr(out.data, "\"refused\":[{\"type\":\"file_change\"") != NULL,
+	    "codex: a failed file change is listed as refused");
+	ab_buf_free(&out);
+	provider = "claude";
+}
 
 int main(void)
 {
@@ -156,6 +210,7 @@ int main(void)
 	    "at most 100 refused calls are kept, the rest flagged");
 	ab_buf_free(&out);
 	ab_buf_free(&big);
+	codex();
 	printf("1..%d\n", ntest);
 	return nfail > 0;
 }
