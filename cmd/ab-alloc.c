@@ -1,4 +1,4 @@
-/* ab-alloc: three capped tmpfs volumes and the keeper that holds them. */
+/* ab-alloc: capped tmpfs volumes and the keeper that holds them. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,11 +16,12 @@ static const char usage_text[] =
     "usage: ab-alloc --image IMAGE [--task-bytes N] [--task-inodes N]\n"
     "                [--git-bytes N] [--git-inodes N] [--inputs-bytes N]\n"
     "                [--inputs-inodes N] [--egress LIST [--egress-conns N]]\n"
-    "                [--deadline FILE]\n";
+    "                [--sign-in] [--deadline FILE]\n";
 
 struct opts {
 	const char *image, *deadline, *egress, *conns;
 	const char *size[AB_NVOL][2];	/* bytes, inodes */
+	int sign_in;
 };
 
 static int usage(FILE *f, int status)
@@ -42,6 +43,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "inputs-inodes", required_argument, NULL, 5 },
 		{ "egress", required_argument, NULL, 'e' },
 		{ "egress-conns", required_argument, NULL, 'c' },
+		{ "sign-in", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -58,6 +60,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'd': o->deadline = optarg; break;
 		case 'e': o->egress = optarg; break;
 		case 'c': o->conns = optarg; break;
+		case 's': o->sign_in = 1; break;
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}
@@ -127,7 +130,7 @@ static int sizes(const struct opts *o, long long sz[AB_NVOL][2],
 static int create(struct ab_state *s, struct ab_engine *e,
     const struct ab_handle *img, const struct ab_deadline *dl,
     long long sz[AB_NVOL][2], const struct ab_alloc_egress *eg,
-    struct ab_err *err)
+    int sign_in, struct ab_err *err)
 {
 	char id[AB_ID_LEN + 1];
 	struct ab_alloc a;
@@ -139,6 +142,7 @@ static int create(struct ab_state *s, struct ab_engine *e,
 	a.eg.on = eg->on;
 	a.eg.list = eg->list;
 	a.eg.max_conns = eg->max_conns;
+	a.sign_in = sign_in;
 	a.lease = *dl;
 	memcpy(a.image, img->id, sizeof a.image);
 	for (i = 0; i < AB_NVOL; i++) {
@@ -170,7 +174,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	if ((!eg.on || image_can_egress(&s, img.id, err) == 0) &&
 	    ab_deadline_check(&dl, "ab-alloc started", err) == 0 &&
 	    ab_engine_open(&e, &dl, err) == 0) {
-		rc = create(&s, &e, &img, &dl, sz, &eg, err);
+		rc = create(&s, &e, &img, &dl, sz, &eg, o->sign_in, err);
 		ab_engine_close(&e);
 	}
 	ab_state_close(&s);

@@ -16,6 +16,7 @@
 #include "profile.h"
 #include "schema.h"
 #include "seed.h"
+#include "signin.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"
@@ -27,7 +28,8 @@ static const char usage_text[] =
     "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n"
     "       ab-profile --alloc ALLOC --phase PHASE --attempt ID\n"
     "                  --provider claude|codex --prompt FILE [--model NAME]\n"
-    "                  [--api-key-file FILE | --claude-token-file FILE]\n"
+    "                  [--api-key-file FILE | --claude-token-file FILE |\n"
+    "                   --codex-auth FILE]\n"
     "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
     "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n";
 
@@ -37,7 +39,7 @@ static const char usage_text[] =
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
 	const char *schema, *ca;
-	const char *provider, *prompt, *model, *cred, *cred_var;
+	const char *provider, *prompt, *model, *cred, *cred_var, *codex_auth;
 	char **allow;
 	int nallow;
 	char **argv;
@@ -76,6 +78,10 @@ static int check_provider(const struct opts *o)
 	    strcmp(o->cred_var, "CLAUDE_CODE_OAUTH_TOKEN") == 0)
 		return ab_usage_error("--claude-token-file goes with --provider "
 		    "claude");
+	if (o->codex_auth != NULL && strcmp(o->provider, "codex") != 0)
+		return ab_usage_error("--codex-auth goes with --provider codex");
+	if (o->codex_auth != NULL && o->cred != NULL)
+		return ab_usage_error("one credential file");
 	if (o->argc > 0)
 		return ab_usage_error("--provider builds the agent's argv: "
 		    "give none after --");
@@ -105,7 +111,7 @@ static int check(const struct opts *o)
 		return ab_usage_error("attempt ID: 1 to 64 of [A-Za-z0-9._-]");
 	if (o->provider != NULL)
 		return check_provider(o);
-	if (o->prompt || o->model || o->cred)
+	if (o->prompt || o->model || o->cred || o->codex_auth)
 		return ab_usage_error("--prompt, --model and credentials go "
 		    "with --provider");
 	if (o->argc < 1 || o->argc > AB_MAX_ARGV)
@@ -131,6 +137,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "model", required_argument, NULL, 'M' },
 		{ "api-key-file", required_argument, NULL, 'K' },
 		{ "claude-token-file", required_argument, NULL, 'T' },
+		{ "codex-auth", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -154,6 +161,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'R': o->provider = optarg; break;
 		case 'Q': o->prompt = optarg; break;
 		case 'M': o->model = optarg; break;
+		case 'U': o->codex_auth = optarg; break;
 		case 'K':
 		case 'T':
 			if (o->cred != NULL)
@@ -331,6 +339,39 @@ static int credential(const struct opts *o, struct ab_profile *p,
 	return rc;
 }
 
+/* A ChatGPT sign-in needs the allocation's auth volume and egress to the
+ * two hosts Codex signs in through; the file is checked here and read
+ * again by ab-validate, when it is copied in. */
+static int sign_in(const struct opts *o, const struct ab_alloc *a,
+    struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_signin sn;
+	struct ab_buf b;
+	int rc;
+
+	if (o->codex_auth == NULL)
+		return 0;
+	if (!a->sign_in)
+		return ab_fail(err, AB_EREFUSED, "--codex-auth: alloc:%s has no "
+		    "sign-in volume (ab-alloc --sign-in)", a->id);
+	if (!a->eg.on || !ab_egress_find(&a->eg.list, "chatgpt.com", 443) ||
+	    !ab_egress_find(&a->eg.list, "auth.openai.com", 443))
+		return ab_fail(err, AB_EREFUSED, "--codex-auth: alloc:%s does "
+		    "not allow chatgpt.com:443 and auth.openai.com:443", a->id);
+	if (realpath(o->codex_auth, p->codex_auth) == NULL)
+		return ab_fail_errno(err, AB_EUSAGE, "--codex-auth %.200s",
+		    o->codex_auth);
+	rc = ab_signin_read(p->codex_auth, &b, &sn, err);
+	if (b.data != NULL)
+		explicit_bzero(b.data, b.len);
+	ab_buf_free(&b);
+	if (rc < 0) {
+		err->code = AB_EUSAGE;
+		ab_err_wrap(err, "--codex-auth %.200s", o->codex_auth);
+	}
+	return rc;
+}
+
 /* Codex's approvals, as its rules, beside the prompt: read-only to the
  * agent, derived from the record's list (so not hashed apart). */
 static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
@@ -388,7 +429,8 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 		return -1;
 	ab_adapter_prompt_name(p, name, sizeof name);
 	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", name, s, a, p,
-	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0)
+	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
+	    sign_in(o, a, p, err) < 0)
 		return -1;
 	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
 	if (o->model != NULL)

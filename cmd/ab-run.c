@@ -16,6 +16,7 @@
 #include "proxy.h"
 #include "run.h"
 #include "seed.h"
+#include "signin.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"
@@ -173,6 +174,60 @@ static void forget_secret(struct ctx *c)
 		fprintf(stderr, "%s: could not empty the credential snapshot "
 		    "%s: %s\n", ab_prog, name, skip.msg);
 	ab_engine_budget_end(&c->e, &saved);
+}
+
+/* The sign-in's copy, read back and emptied, within a cleanup budget. */
+static int sign_in_fetch(struct ctx *c, struct ab_buf *b, struct ab_err *err)
+{
+	struct ab_budget saved;
+	struct ab_err skip;
+	char name[80], path[200];
+	int rc;
+
+	ab_adapter_auth_name(&c->p, name, sizeof name);
+	snprintf(path, sizeof path, "%s/%s", AB_AUTH_DIR, name);
+	ab_buf_init(b, AB_SIGNIN_MAX);
+	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
+	rc = ab_keeper_get(&c->s, &c->e, &c->a, path, b, err);
+	if (ab_keeper_put(&c->s, &c->e, &c->a, AB_AUTH_DIR, name, "", 0,
+	    0600, &skip) < 0)
+		fprintf(stderr, "%s: could not empty the sign-in's copy %s: "
+		    "%s\n", ab_prog, name, skip.msg);
+	ab_engine_budget_end(&c->e, &saved);
+	return rc;
+}
+
+/* Once the agent settled, a refresh Codex made goes back over FILE if
+ * FILE is as ab-validate read it; otherwise it is kept in the state
+ * directory and named, for the user to choose (the old refresh token
+ * may be spent).  The exit status stays the agent's either way. */
+static void sign_in_back(struct ctx *c)
+{
+	struct ab_signin_back *o = &c->r.sign_back;
+	struct ab_err err;
+	struct ab_buf b;
+	char name[80];
+
+	if (!c->c.sign_in || c->e.easy == NULL)
+		return;
+	c->r.sign_in = 1;
+	if (sign_in_fetch(c, &b, &err) < 0)
+		snprintf(o->problem, sizeof o->problem, "the copy could not "
+		    "be read back: %.240s", err.msg);
+	else
+		ab_signin_back(c->p.codex_auth, &c->c.sn, b.data ? b.data : "",
+		    b.len, o);
+	snprintf(name, sizeof name, "%s.json", c->p.id);
+	if (o->refreshed && !o->written && ab_signin_keep(&c->s, name,
+	    b.data, b.len, c->r.sign_kept, sizeof c->r.sign_kept, &err) < 0)
+		c->r.sign_kept[0] = '\0';
+	if (o->problem[0] != '\0')
+		fprintf(stderr, "%s: --codex-auth %s: %s%s%s\n", ab_prog,
+		    c->p.codex_auth, o->problem, c->r.sign_kept[0] ?
+		    "; the refreshed sign-in is in " : "", c->r.sign_kept);
+	if (b.data != NULL)
+		explicit_bzero(b.data, b.len);
+	ab_buf_free(&b);
 }
 
 /* ctr -> profile -> alloc, each bound to the next. */
@@ -334,6 +389,7 @@ static int run(struct ctx *c, const struct opts *o)
 	if (c->r.agent != NULL)
 		ab_agent_end(c->r.agent);
 	forget_secret(c);
+	sign_in_back(c);
 	egress(c);
 	tell(&c->r, &err);
 	rc = exit_status(&c->r);

@@ -14,6 +14,7 @@
 #include "owned.h"
 #include "profile.h"
 #include "seed.h"
+#include "signin.h"
 #include "state.h"
 #include "tool.h"
 
@@ -94,10 +95,41 @@ static void forget(struct ctx *c)
 	struct ab_err skip;
 	char name[80];
 
+	if (c->p.codex_auth[0] != '\0') {
+		ab_adapter_auth_name(&c->p, name, sizeof name);
+		ab_keeper_put(&c->s, &c->e, &c->a, AB_AUTH_DIR, name, "", 0,
+		    0600, &skip);
+	}
 	if (c->p.cred_var[0] == '\0')
 		return;
 	ab_adapter_secret_name(&c->p, name, sizeof name);
 	ab_inputs_put(&c->s, &c->e, &c->a, name, "", 0, 0400, &skip);
+}
+
+/* A ChatGPT sign-in, read now and copied onto the allocation's auth
+ * volume, 0600 and the agent's own: Codex rewrites it when it refreshes
+ * its tokens.  What FILE was goes into the ctr record, so ab-run writes
+ * a refresh back only over that very file. */
+static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
+{
+	struct ab_buf b;
+	char name[80];
+	int rc;
+
+	if (c->p.codex_auth[0] == '\0')
+		return 0;
+	rc = ab_signin_read(c->p.codex_auth, &b, &r->sn, err);
+	if (rc < 0)
+		ab_err_wrap(err, "--codex-auth %s", c->p.codex_auth);
+	ab_adapter_auth_name(&c->p, name, sizeof name);
+	if (rc == 0)
+		rc = ab_keeper_put(&c->s, &c->e, &c->a, AB_AUTH_DIR, name,
+		    b.data, b.len, 0600, err);
+	if (b.data != NULL)
+		explicit_bzero(b.data, b.len);
+	ab_buf_free(&b);
+	r->sign_in = rc == 0;
+	return rc;
 }
 
 /* The profile's credential, read now (O_NOFOLLOW, bounded) into a
@@ -145,7 +177,8 @@ static int create(struct ctx *c, struct ab_err *err)
 	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
 	    r.container, &conflict, err) == 0 &&
 	    ab_ctr_check(&c->e, &c->k.l, r.container, err) == 0 &&
-	    secret(c, err) == 0 && ab_ctr_save(&c->s, &r, err) == 0) {
+	    secret(c, err) == 0 && sign_in(c, &r, err) == 0 &&
+	    ab_ctr_save(&c->s, &r, err) == 0) {
 		ab_inflight_end(&c->s, "alloc", c->a.id);
 		return ab_print_handle("ctr", r.id, err);
 	}

@@ -12,7 +12,9 @@
 # and, with a credential, AB_PROBE_SECRET and AB_PROBE_SECRET_VAR (the
 # snapshot ab-validate wrote, exported as that variable just before the
 # exec, and never printed); for Codex AB_PROBE_CODEX_RULES (the profile's
-# approvals, copied to where /etc/codex/rules points) and CODEX_HOME.
+# approvals, copied to where /etc/codex/rules points) and CODEX_HOME, and
+# with a ChatGPT sign-in AB_PROBE_CODEX_AUTH (the copy on the allocation's
+# auth volume, linked as CODEX_HOME/auth.json so a refresh lands there).
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -145,6 +147,13 @@ check_codex() {
 		refuse "codex rules"
 	[ "$(readlink /etc/codex/rules)" = /tmp/agentbox-codex-rules ] ||
 		refuse "codex rules link"
+	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
+	want_rw "${AB_PROBE_CODEX_AUTH%/*}"
+	[ -f "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
+	[ -s "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
+	# Codex rewrites auth.json in place: through the link, onto the copy.
+	ln -s "$AB_PROBE_CODEX_AUTH" "$CODEX_HOME/auth.json" ||
+		refuse "codex sign-in link"
 }
 
 check_stdin() {
@@ -182,6 +191,7 @@ if [ -n "${AB_PROBE_SECRET:-}" ]; then
 fi
 unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_HOME AB_PROBE_HOME_BYTES \
 	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
-	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES
+	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
+	AB_PROBE_CODEX_AUTH
 echo "agentbox-probe: ok $nonce"
 exec "$@" <"$stdin"

@@ -159,9 +159,7 @@ static int codex_argv(struct ab_profile *p)
 	static const char *const config[] = {
 	    "model_provider=agentbox",
 	    "model_providers.agentbox.name=OpenAI",
-	    "model_providers.agentbox.base_url=https://api.openai.com/v1",
 	    "model_providers.agentbox.wire_api=responses",
-	    "model_providers.agentbox.env_key=CODEX_API_KEY",
 	    "model_providers.agentbox.supports_websockets=false",
 	    "model_providers.agentbox.request_max_retries=2",
 	    "model_providers.agentbox.stream_max_retries=2",
@@ -180,6 +178,16 @@ static int codex_argv(struct ab_profile *p)
 	    "multi_agent", "skill_mcp_dependency_install", "daemon_auto_start",
 	    "image_generation", "browser_use", "computer_use", "tool_suggest",
 	    NULL };
+	/* An API key from the environment, or a ChatGPT sign-in from
+	 * CODEX_HOME/auth.json (ab_adapter_env), whose tokens Codex sends to
+	 * the ChatGPT backend and refreshes itself. */
+	static const char *const key[] = {
+	    "model_providers.agentbox.base_url=https://api.openai.com/v1",
+	    "model_providers.agentbox.env_key=CODEX_API_KEY", NULL };
+	static const char *const signed_in[] = {
+	    "model_providers.agentbox.base_url="
+	    "https://chatgpt.com/backend-api/codex",
+	    "model_providers.agentbox.requires_openai_auth=true", NULL };
 	const char *const *v;
 	char path[160];
 
@@ -188,6 +196,9 @@ static int codex_argv(struct ab_profile *p)
 	    "danger-full-access") < 0)
 		return -1;
 	for (v = config; *v != NULL; v++)
+		if (push(p, "-c") < 0 || push(p, *v) < 0)
+			return -1;
+	for (v = p->codex_auth[0] ? signed_in : key; *v != NULL; v++)
 		if (push(p, "-c") < 0 || push(p, *v) < 0)
 			return -1;
 	for (v = off; *v != NULL; v++)
@@ -272,6 +283,11 @@ void ab_adapter_secret_name(const struct ab_profile *p, char *out,
 	snprintf(out, cap, "secret-%s", p->id);
 }
 
+void ab_adapter_auth_name(const struct ab_profile *p, char *out, size_t cap)
+{
+	snprintf(out, cap, "auth-%s.json", p->id);
+}
+
 static void env(struct ab_profile_lock *k, int *n, const char *name,
     const char *value)
 {
@@ -299,6 +315,11 @@ static void codex_env(const struct ab_profile *p, struct ab_profile_lock *k,
 	snprintf(path, sizeof path, "%s/%s", AB_INPUTS_DIR, name);
 	env(k, n, "AB_PROBE_CODEX_RULES", path);
 	env(k, n, "SHELL", "/bin/bash");
+	if (p->codex_auth[0] != '\0') {
+		ab_adapter_auth_name(p, name, sizeof name);
+		snprintf(path, sizeof path, "%s/%s", AB_AUTH_DIR, name);
+		env(k, n, "AB_PROBE_CODEX_AUTH", path);
+	}
 }
 
 void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,

@@ -51,6 +51,9 @@ void ab_adapter_prompt_name(const struct ab_profile *p, char *out,
     size_t cap);
 void ab_adapter_secret_name(const struct ab_profile *p, char *out,
     size_t cap);
+/* A ChatGPT sign-in's copy on the allocation's auth volume (ab-validate
+ * writes it, Codex rewrites it, ab-run reads it back and empties it). */
+void ab_adapter_auth_name(const struct ab_profile *p, char *out, size_t cap);
 /* Codex's approvals: the inputs file name, and its text (prefix rules). */
 void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap);
 int ab_adapter_rules(const struct ab_profile *p, struct ab_buf *b);

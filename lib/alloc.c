@@ -46,6 +46,24 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	snprintf(a->eg.proxy, sizeof a->eg.proxy, "agentbox-%s-proxy", id);
 	snprintf(a->eg.network, sizeof a->eg.network, "agentbox-%s-egress",
 	    sid);
+	v = &a->auth;
+	v->role = "auth";
+	v->target = AB_AUTH_DIR;
+	v->uid = AB_AGENT_UID;
+	v->bytes = 1LL << 20;
+	v->inodes = 64;
+	snprintf(v->name, sizeof v->name, "agentbox-%s-auth", id);
+}
+
+int ab_alloc_volumes(const struct ab_alloc *a, const struct ab_volume *v[])
+{
+	int i;
+
+	for (i = 0; i < AB_NVOL; i++)
+		v[i] = &a->vol[i];
+	v[i++] = &a->eg.vol;
+	v[i++] = &a->auth;
+	return i;
 }
 
 void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
@@ -78,6 +96,11 @@ void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
 	k->l.seccomp_keyword = seccomp_keyword;
 	k->l.mounts = k->mounts;
 	k->l.nmounts = AB_NVOL;
+	if (a->sign_in) {
+		k->mounts[AB_NVOL].volume = a->auth.name;
+		k->mounts[AB_NVOL].target = a->auth.target;
+		k->l.nmounts = AB_NVOL + 1;
+	}
 }
 
 static void vol_opts(const struct ab_volume *v, char *o, size_t cap)
@@ -148,6 +171,7 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
 	}
 	ab_jw_arr_end(&w);
 	egress_save(&w, a);
+	ab_jw_kbool(&w, "sign_in", a->sign_in);
 	ab_jw_obj_end(&w);
 	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
 	    ab_record_write(s, "alloc", a->id, b.data, b.len, err);
@@ -228,6 +252,14 @@ static int egress_load(const struct ab_json *j, struct ab_alloc *a)
 	return 0;
 }
 
+/* Absent in records written before sign-ins existed: none. */
+static int sign_in_load(const struct ab_json *j, struct ab_alloc *a)
+{
+	int t = ab_json_key(j, 0, "sign_in");
+
+	return t < 0 ? 0 : ab_json_bool(j, t, &a->sign_in);
+}
+
 static int known_status(const char *s)
 {
 	return strcmp(s, "creating") == 0 || strcmp(s, "ready") == 0 ||
@@ -274,7 +306,8 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 	    ab_json_int(&j, ab_json_key(&j, 0, "stage_dev"), &a->stage_dev) ||
 	    ab_json_int(&j, ab_json_key(&j, 0, "stage_ino"), &a->stage_ino) ||
 	    ab_json_int(&j, ab_json_key(&j, 0, "objects_ino"),
-	    &a->objects_ino) || egress_load(&j, a) < 0 || !bounded(a))
+	    &a->objects_ino) || egress_load(&j, a) < 0 ||
+	    sign_in_load(&j, a) < 0 || !bounded(a))
 		rc = ab_fail(err, AB_EREFUSED, "record of alloc:%s is corrupt "
 		    "or out of bounds", h->id);
 	ab_json_free(&j);
@@ -371,8 +404,8 @@ int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
 	const char *ctrs[2] = { a->keeper, a->eg.proxy };
-	const struct ab_volume *v;
-	int i, rc = 0;
+	const struct ab_volume *v[AB_NVOL + 2];
+	int i, n, rc = 0;
 	struct ab_err one;
 
 	/* Containers first: a volume still referenced cannot go (409).  By
@@ -384,9 +417,9 @@ int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
 			*err = one;
 			rc = -1;
 		}
-	for (i = 0; i <= AB_NVOL; i++) {
-		v = i < AB_NVOL ? &a->vol[i] : &a->eg.vol;
-		if (ab_owned_remove(e, AB_VOLUME, v->name, s->sid, a->id,
+	n = ab_alloc_volumes(a, v);
+	for (i = 0; i < n; i++) {
+		if (ab_owned_remove(e, AB_VOLUME, v[i]->name, s->sid, a->id,
 		    &one) < 0 && rc == 0) {
 			*err = one;
 			rc = -1;
@@ -438,6 +471,8 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 		if (volume_create(e, &a->vol[i], a->id, s->sid, err) < 0)
 			return -1;
 	if (a->eg.on && volume_create(e, &a->eg.vol, a->id, s->sid, err) < 0)
+		return -1;
+	if (a->sign_in && volume_create(e, &a->auth, a->id, s->sid, err) < 0)
 		return -1;
 	ab_test_pause("alloc-volumes-created");
 	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)

@@ -52,6 +52,11 @@ struct ab_alloc_egress {
 	struct ab_volume vol;
 };
 
+/* A sign-in (ab-alloc --sign-in): a fifth small volume, the agents' own,
+ * that the keeper holds so a credential the agent refreshes can be read
+ * back after it settled (ab-run).  Nothing else is ever kept on it. */
+#define AB_AUTH_DIR "/run/agentbox/auth"
+
 struct ab_alloc {
 	char id[AB_ID_LEN + 1];
 	char image[AB_ID_LEN + 1];	/* the image handle's ID */
@@ -62,11 +67,16 @@ struct ab_alloc {
 	char keeper_id[80];		/* "" until created */
 	char status[16];		/* creating, ready, seeding, seeded */
 	struct ab_alloc_egress eg;
+	int sign_in;
+	struct ab_volume auth;
 	/* The staging clone's identity, once ab-seed made it. */
 	char commit[41];
 	long long stage_dev, stage_ino, objects_ino;
 };
 
+/* Every volume name an allocation may have, in use or not: cleanup looks
+ * for them all.  Returns how many (at most AB_NVOL + 2). */
+int ab_alloc_volumes(const struct ab_alloc *a, const struct ab_volume *v[]);
 /* Fills names, roles and mount points for a new ID of state SID. */
 void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid);
 /* Creates volumes and keeper and validates the keeper; on failure removes
@@ -95,7 +105,7 @@ struct ab_keeper_lock {
 	struct ab_lock l;
 	const char *labels[9];
 	const char *env[2];
-	struct ab_mount mounts[AB_NVOL];
+	struct ab_mount mounts[AB_NVOL + 1];	/* and the sign-in's */
 };
 
 void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,

@@ -70,7 +70,8 @@ static int remove_pass(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
 	const char *ctrs[2] = { a->keeper, a->eg.proxy };
-	int i, rc = 0;
+	const struct ab_volume *v[AB_NVOL + 2];
+	int i, n, rc = 0;
 
 	if (each_labelled(s, e, AB_CONTAINER, a->id, NULL, err) < 0)
 		rc = -1;
@@ -78,9 +79,10 @@ static int remove_pass(struct ab_state *s, struct ab_engine *e,
 		if (ab_owned_remove(e, AB_CONTAINER, ctrs[i], s->sid, a->id,
 		    err) < 0)
 			rc = -1;
-	for (i = 0; i <= AB_NVOL; i++)
-		if (ab_owned_remove(e, AB_VOLUME, i < AB_NVOL ?
-		    a->vol[i].name : a->eg.vol.name, s->sid, a->id, err) < 0)
+	n = ab_alloc_volumes(a, v);
+	for (i = 0; i < n; i++)
+		if (ab_owned_remove(e, AB_VOLUME, v[i]->name, s->sid, a->id,
+		    err) < 0)
 			rc = -1;
 	if (each_labelled(s, e, AB_VOLUME, a->id, NULL, err) < 0)
 		rc = -1;
@@ -104,15 +106,14 @@ static int still(struct ab_state *s, struct ab_engine *e, enum ab_kind kind,
 static int prove(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_buf *left, struct ab_err *err)
 {
-	int i;
+	const struct ab_volume *v[AB_NVOL + 2];
+	int i, n = ab_alloc_volumes(a, v);
 
 	if (still(s, e, AB_CONTAINER, a->keeper, a->id, left, err) < 0 ||
-	    still(s, e, AB_CONTAINER, a->eg.proxy, a->id, left, err) < 0 ||
-	    still(s, e, AB_VOLUME, a->eg.vol.name, a->id, left, err) < 0)
+	    still(s, e, AB_CONTAINER, a->eg.proxy, a->id, left, err) < 0)
 		return -1;
-	for (i = 0; i < AB_NVOL; i++)
-		if (still(s, e, AB_VOLUME, a->vol[i].name, a->id, left,
-		    err) < 0)
+	for (i = 0; i < n; i++)
+		if (still(s, e, AB_VOLUME, v[i]->name, a->id, left, err) < 0)
 			return -1;
 	if (left->len > 0)
 		return 0;

@@ -152,7 +152,8 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 	int i;
 
 	if (p->provider[0] == '\0')
-		return p->cred_var[0] == '\0' && p->prompt_sha[0] == '\0' ? 0 :
+		return p->cred_var[0] == '\0' && p->prompt_sha[0] == '\0' &&
+		    p->codex_auth[0] == '\0' ? 0 :
 		    bound_fail(p, "a credential without a provider", err);
 	if (!ab_adapter_known(p->provider) ||
 	    !ab_git_is_hex(p->prompt_sha, 64))
@@ -160,6 +161,9 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 	if (p->cred_var[0] != '\0' && (p->cred_path[0] != '/' ||
 	    !cred_var_ok(p->provider, p->cred_var)))
 		return bound_fail(p, "the credential", err);
+	if (p->codex_auth[0] != '\0' && (p->codex_auth[0] != '/' ||
+	    strcmp(p->provider, "codex") != 0 || p->cred_var[0] != '\0'))
+		return bound_fail(p, "the sign-in", err);
 	for (i = 0; i < p->nallow; i++)
 		if (ab_adapter_allow_ok(p->provider, p->allow[i], &skip) < 0)
 			return bound_fail(p, "an approved command", err);
@@ -195,6 +199,9 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 	if (p->argc < 1 || (p->nallow > 0 && strcmp(p->phase,
 	    "execution") != 0))
 		return bound_fail(p, "the argv or approved commands", err);
+	if (p->codex_auth[0] != '\0' && !a->sign_in)
+		return bound_fail(p, "a sign-in on an allocation without one",
+		    err);
 	return provider_bounded(p, err);
 }
 
@@ -253,6 +260,12 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 		k->mounts[AB_NVOL].readonly = 1;
 		k->l.nmounts = AB_NVOL + 1;
 	}
+	/* The sign-in's copy, which Codex rewrites when it refreshes. */
+	if (p->codex_auth[0] != '\0') {
+		k->mounts[k->l.nmounts].volume = a->auth.name;
+		k->mounts[k->l.nmounts].target = a->auth.target;
+		k->l.nmounts++;
+	}
 	k->l.tmpfs = k->tmpfs;
 	k->l.shm_size = 64LL << 20;
 	k->l.nofile = 1024;
@@ -303,6 +316,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_kstr(&w, "prompt_sha256", p->prompt_sha);
 	ab_jw_kstr(&w, "credential_var", p->cred_var);
 	ab_jw_kstr(&w, "credential_file", p->cred_path);
+	ab_jw_kstr(&w, "codex_auth_file", p->codex_auth);
 	ab_jw_key(&w, "schema");
 	if (p->schema != NULL)
 		ab_jw_str(&w, p->schema);
@@ -340,6 +354,17 @@ static int copy_str(const struct ab_json *j, const char *key, char *dst,
 		snprintf(dst, cap, "%s", v);
 	free(v);
 	return rc;
+}
+
+/* A key later versions added: absent in older records means "". */
+static int copy_opt_str(const struct ab_json *j, const char *key, char *dst,
+    size_t cap)
+{
+	if (ab_json_key(j, 0, key) < 0) {
+		dst[0] = '\0';
+		return 0;
+	}
+	return copy_str(j, key, dst, cap);
 }
 
 static int copy_array(const struct ab_json *j, const char *key, char **v,
@@ -406,7 +431,8 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "prompt_sha256", p->prompt_sha, sizeof p->prompt_sha) ||
 	    copy_str(&j, "credential_var", p->cred_var, sizeof p->cred_var) ||
 	    copy_str(&j, "credential_file", p->cred_path,
-	    sizeof p->cred_path) || copy_schema(&j, p) ||
+	    sizeof p->cred_path) || copy_opt_str(&j, "codex_auth_file",
+	    p->codex_auth, sizeof p->codex_auth) || copy_schema(&j, p) ||
 	    copy_str(&j, "body_sha256", body_sha, 65) ||
 	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
@@ -512,11 +538,51 @@ int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
 	ab_jw_kstr(&w, "alloc", c->alloc);
 	ab_jw_kstr(&w, "name", c->name);
 	ab_jw_kstr(&w, "container", c->container);
+	ab_jw_key(&w, "sign_in");
+	if (c->sign_in) {
+		ab_jw_obj(&w);
+		ab_jw_kint(&w, "dev", c->sn.dev);
+		ab_jw_kint(&w, "ino", c->sn.ino);
+		ab_jw_kint(&w, "size", c->sn.size);
+		ab_jw_kint(&w, "mtime_ns", c->sn.mtime_ns);
+		ab_jw_kstr(&w, "sha256", c->sn.sha);
+		ab_jw_kstr(&w, "account_sha256", c->sn.account);
+		ab_jw_obj_end(&w);
+	} else
+		ab_jw_null(&w);
 	ab_jw_obj_end(&w);
 	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
 	    ab_record_write(s, "ctr", c->id, b.data, b.len, err);
 	ab_buf_free(&b);
 	return rc;
+}
+
+static int sn_str(const struct ab_json *j, int obj, const char *key,
+    char out[65])
+{
+	char *v = ab_json_str(j, ab_json_key(j, obj, key));
+	int rc = v != NULL && ab_git_is_hex(v, 64) ? 0 : -1;
+
+	if (rc == 0)
+		memcpy(out, v, 65);
+	free(v);
+	return rc;
+}
+
+/* Absent or null: no sign-in. */
+static int ctr_sign_in(const struct ab_json *j, struct ab_ctr *c)
+{
+	int t = ab_json_key(j, 0, "sign_in");
+
+	if (t < 0 || ab_json_type(j, t) == AB_JSON_NULL)
+		return 0;
+	c->sign_in = 1;
+	return ab_json_int(j, ab_json_key(j, t, "dev"), &c->sn.dev) ||
+	    ab_json_int(j, ab_json_key(j, t, "ino"), &c->sn.ino) ||
+	    ab_json_int(j, ab_json_key(j, t, "size"), &c->sn.size) ||
+	    ab_json_int(j, ab_json_key(j, t, "mtime_ns"), &c->sn.mtime_ns) ||
+	    sn_str(j, t, "sha256", c->sn.sha) ||
+	    sn_str(j, t, "account_sha256", c->sn.account) ? -1 : 0;
 }
 
 int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
@@ -534,7 +600,7 @@ int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "name", c->name, sizeof c->name) ||
 	    copy_str(&j, "container", c->container, sizeof c->container) ||
 	    !ab_is_id(c->profile) || !ab_is_id(c->alloc) ||
-	    strlen(c->container) != 64)
+	    strlen(c->container) != 64 || ctr_sign_in(&j, c) < 0)
 		rc = ab_fail(err, AB_EREFUSED, "record of ctr:%s is corrupt",
 		    h->id);
 	ab_json_free(&j);

@@ -17,6 +17,7 @@
 #include "deadline.h"
 #include "err.h"
 #include "lockdown.h"
+#include "signin.h"
 #include "state.h"
 
 #define AB_HOME "/home/agent"
@@ -56,6 +57,10 @@ struct ab_profile {
 	char prompt_sha[65];
 	char cred_var[32];		/* ANTHROPIC_API_KEY, ...; "" none */
 	char cred_path[4096];		/* read by ab-validate, never kept */
+	/* --codex-auth: a ChatGPT sign-in's auth.json, copied onto the
+	 * allocation's auth volume by ab-validate and written back by
+	 * ab-run when Codex refreshed it; "" none. */
+	char codex_auth[4096];
 	char *schema;			/* the schema's text, or NULL */
 	struct ab_deadline dl;
 	long long memory, pids, nano_cpus;
@@ -75,7 +80,7 @@ struct ab_profile_lock {
 	const char *labels[9];
 	char tmpfs_text[2][200];
 	const char *tmpfs[5];
-	struct ab_mount mounts[AB_NVOL + 1];	/* and egress */
+	struct ab_mount mounts[AB_NVOL + 2];	/* and egress, sign-in */
 	const char *entry[2];
 	char name[96];
 };
@@ -125,6 +130,9 @@ struct ab_ctr {
 	char alloc[AB_ID_LEN + 1];
 	char name[96];
 	char container[80];
+	/* A ChatGPT sign-in: what its file was when ab-validate copied it. */
+	int sign_in;
+	struct ab_signin sn;
 };
 
 int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,

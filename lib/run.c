@@ -551,6 +551,25 @@ static void time_fields(struct ab_jw *w, const struct ab_run *r)
 	ab_jw_kstr(w, "engine_finished_at", r->finished_at);
 }
 
+static void sign_in_fields(struct ab_jw *w, const struct ab_run *r)
+{
+	ab_jw_key(w, "sign_in");
+	ab_jw_obj(w);
+	ab_jw_kbool(w, "refreshed", r->sign_back.refreshed);
+	ab_jw_kbool(w, "written_back", r->sign_back.written);
+	ab_jw_key(w, "kept");
+	if (r->sign_kept[0] != '\0')
+		ab_jw_str(w, r->sign_kept);
+	else
+		ab_jw_null(w);
+	ab_jw_key(w, "problem");
+	if (r->sign_back.problem[0] != '\0')
+		ab_jw_str(w, r->sign_back.problem);
+	else
+		ab_jw_null(w);
+	ab_jw_obj_end(w);
+}
+
 int ab_result_save(struct ab_state *s, const char *id,
     const struct ab_result_ids *ids, const struct ab_run *r,
     struct ab_err *err)
@@ -594,6 +613,8 @@ int ab_result_save(struct ab_state *s, const char *id,
 		else
 			ab_jw_null(&w);
 	}
+	if (r->sign_in)
+		sign_in_fields(&w, r);
 	if (r->error[0] != '\0') {
 		ascii(msg, sizeof msg, r->error);
 		ab_jw_kstr(&w, "error", msg);

@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "err.h"
 #include "lockdown.h"
+#include "signin.h"
 #include "state.h"
 
 /* The most output a result record keeps in itself, per stream. */
@@ -57,6 +58,10 @@ struct ab_run {
 	/* A provider's CLI: its output read as it comes (agent.h). */
 	struct ab_agent *agent;
 	char cli_version[64];
+	/* A ChatGPT sign-in: what became of the copy the agent left. */
+	int sign_in;
+	struct ab_signin_back sign_back;
+	char sign_kept[4200];	/* where it was kept; "" when not */
 	char error[768];	/* an engine failure, for the record */
 };
 

@@ -20,6 +20,7 @@
 #include "oneshot.h"
 #include "pathcheck.h"
 #include "seed.h"
+#include "tarread.h"
 #include "tarstream.h"
 #include "testhook.h"
 
@@ -400,6 +401,9 @@ static int upload_fail(const struct ab_resp *r, const struct ab_alloc *a,
 	if (strcmp(dest, a->vol[AB_VOL_INPUTS].target) == 0) {
 		v = &a->vol[AB_VOL_INPUTS];
 		fs = "inputs";
+	} else if (strcmp(dest, a->auth.target) == 0) {
+		v = &a->auth;
+		fs = "auth";
 	} else if (strstr(r->body.data, "/work/.git/") != NULL) {
 		v = &a->vol[AB_VOL_GIT];
 		fs = "git";
@@ -856,13 +860,12 @@ static long one_data(void *arg, char *p, size_t n, struct ab_err *err)
 	return (long)n;
 }
 
-int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const char *name, const char *data, size_t len,
-    unsigned mode, struct ab_err *err)
+int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *dir, const char *name,
+    const char *data, size_t len, unsigned mode, struct ab_err *err)
 {
 	struct ab_tar_source src;
 	struct one_src o;
-	char dest[64];
 
 	if (ab_keeper_ready(s, e, a, err) < 0)
 		return -1;
@@ -874,6 +877,57 @@ int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
 	src.next = one_next;
 	src.data = one_data;
 	src.ctx = &o;
-	snprintf(dest, sizeof dest, "%s", a->vol[AB_VOL_INPUTS].target);
-	return upload(e, a, dest, &src, err);
+	return upload(e, a, dir, &src, err);
+}
+
+int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *name, const char *data, size_t len,
+    unsigned mode, struct ab_err *err)
+{
+	return ab_keeper_put(s, e, a, a->vol[AB_VOL_INPUTS].target, name, data,
+	    len, mode, err);
+}
+
+/* The archive of one small file: its header, its bytes, and the end. */
+static int get_one(struct ab_tarread *t, struct ab_buf *b, struct ab_err *err)
+{
+	const struct ab_tarread_entry *ent;
+	char chunk[4096];
+	long n;
+	int rc;
+
+	if ((rc = ab_tarread_next(t, &ent, err)) < 0)
+		return -1;
+	if (rc == 0 || ent->type != AB_TR_FILE)
+		return ab_fail(err, AB_EREFUSED, "not a regular file");
+	while ((n = ab_tarread_data(t, chunk, sizeof chunk, err)) > 0)
+		if (ab_buf_add(b, chunk, (size_t)n) < 0) {
+			explicit_bzero(chunk, sizeof chunk);
+			return ab_fail(err, AB_EREFUSED, "larger than %zu bytes",
+			    b->max);
+		}
+	explicit_bzero(chunk, sizeof chunk);
+	if (n < 0 || (rc = ab_tarread_next(t, &ent, err)) < 0)
+		return -1;
+	return rc == 0 ? 0 : ab_fail(err, AB_EREFUSED, "more than one file");
+}
+
+int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *file, struct ab_buf *b,
+    struct ab_err *err)
+{
+	struct ab_tarread *t;
+	char path[300];
+	int rc;
+
+	if (ab_keeper_ready(s, e, a, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
+	    a->keeper_id, file);
+	if (ab_tarread_open(&t, e, path, (long long)b->max + 8192,
+	    "read a file back", err) < 0)
+		return -1;
+	rc = get_one(t, b, err);
+	ab_tarread_close(t);
+	return rc < 0 ? ab_err_wrap(err, "%s", file) : 0;
 }

@@ -25,11 +25,19 @@ int ab_stage_check(const char *stage, const struct ab_alloc *a,
 /* The allocation's keeper is running and locked as it was created. */
 int ab_keeper_ready(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err);
-/* Puts NAME (MODE, owned by 10001) into the allocation's inputs
- * filesystem through its running, locked keeper, replacing what was
- * there. */
+/* Puts NAME (MODE, owned by 10001) into directory DIR of the keeper's
+ * volumes through the running, locked keeper, replacing what was there;
+ * ab_inputs_put into the inputs filesystem. */
+int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *dir, const char *name,
+    const char *data, size_t len, unsigned mode, struct ab_err *err);
 int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const char *name, const char *data, size_t len,
     unsigned mode, struct ab_err *err);
+/* Reads back FILE, a regular file on the keeper's volumes, into b (at
+ * most b->max bytes). */
+int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *file, struct ab_buf *b,
+    struct ab_err *err);
 
 #endif

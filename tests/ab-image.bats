@@ -302,14 +302,35 @@ build_leftovers() {
 	docker images -q --filter "label=org.agentbox.state=$sid" | xargs -r docker rmi -f >/dev/null
 }
 
+# Waits until the engine answered every request the killed build sent
+# (the proxy reads each answer to its end), or the request was dropped
+# with its connection: the engine then has nothing of the build's left in
+# flight.  A create or import it completes after the client died is a
+# real object, and the sweep must see it to remove it.  A wait for the
+# probe container makes nothing, and may last until the sweep removes it.
+proxy_settled() {
+	local _
+	for _ in $(seq 1 300); do
+		[ "$(grep '^[A-Z]' "$AB_PROXY_LOG" | grep -vc '/wait?')" = \
+			"$(grep '^\(reply\|dropped\) ' "$AB_PROXY_LOG" |
+				grep -vc '/wait?')" ] && return 0
+		sleep 0.1
+	done
+	echo "the engine still holds a killed build's request" >&2
+	return 1
+}
+
 @test "ab-image killed at random moments of a build leaves what a sweep removes" {
 	local delay pid h
+	ab_proxy_start
 	for delay in 0.05 0.1 0.2 0.3 0.5; do
-		ab-image build --rebuild >/dev/null 2>&1 &
+		DOCKER_HOST=unix://$AB_PROXY_SOCK \
+			ab-image build --rebuild >/dev/null 2>&1 &
 		pid=$!
 		sleep "$delay"
 		kill -KILL "$pid" 2>/dev/null || true
 		wait "$pid" || true
+		proxy_settled
 		run_exact 0 ab-clean --sweep
 		run build_leftovers
 		assert_output ""

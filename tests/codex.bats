@@ -9,9 +9,11 @@
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
+# shellcheck disable=SC2030,SC2031 # each test sets the globals it uses
 load helpers
 
 setup_file() {
+	unset AUTH
 	if [ -z "${AB_AGENTS_IMAGE:-}" ] || [ -z "${AB_SUITE_STATE:-}" ]; then
 		cat "${AB_SUITE_STATE:-/nonexistent}/build.err" >&2 2>/dev/null
 		echo "the suite's agents image was not built (tests/run-suite)" >&2
@@ -21,7 +23,7 @@ setup_file() {
 	export AB_STATE_DIR
 	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST
 	CA=$BATS_FILE_TMPDIR/ca
-	ab_test_ca "$CA" api.openai.com
+	ab_test_ca "$CA" api.openai.com,chatgpt.com,auth.openai.com
 	GW=$(ab_bridge_gateway)
 	KEY=$BATS_FILE_TMPDIR/api-key
 	printf 'sk-proj-agentbox-test-%s\n' "$RANDOM$RANDOM$RANDOM" >"$KEY"
@@ -59,6 +61,7 @@ teardown() {
 }
 
 # vendor SCENARIO: starts the scripted vendor; sets VPORT, VPID, VLOG.
+# With AUTH set, the vendor writes a ChatGPT sign-in there first.
 vendor() {
 	local dir=$BATS_TEST_TMPDIR
 	[ -z "${VPID:-}" ] || { kill "$VPID"; wait "$VPID" || true; }
@@ -68,7 +71,7 @@ vendor() {
 	python3 "$AB_ROOT/tests/lib/vendor.py" --mode openai \
 		--script "$dir/scenario.json" --log "$VLOG" --listen "$GW" \
 		--ready "$dir/vendor.port" --cert "$CA/leaf.pem" \
-		--key "$CA/leaf.key" 3>&- &
+		--key "$CA/leaf.key" ${AUTH:+--auth-json "$AUTH"} 3>&- &
 	VPID=$!
 	local _
 	for _ in $(seq 1 100); do
@@ -79,23 +82,32 @@ vendor() {
 }
 
 # new_alloc: a fresh allocation seeded with the repository, whose egress
-# reaches the vendor; sets ALLOC and DL.
+# reaches the vendor; sets ALLOC and DL.  With AUTH set, for a ChatGPT
+# sign-in: its volume, and the two hosts it needs.
 new_alloc() {
+	local to=$GW:$VPORT
 	DL=$BATS_TEST_TMPDIR/deadline
 	ab_deadline_in "$DL" "${TIMEOUT:-180}"
-	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$DL" \
-		--egress "api.openai.com:443=$GW:$VPORT")
+	if [ -n "${AUTH:-}" ]; then
+		ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$DL" \
+			--sign-in --egress "chatgpt.com:443=$to,auth.openai.com:443=$to")
+	else
+		ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$DL" \
+			--egress "api.openai.com:443=$to")
+	fi
 	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
 	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
 }
 
-# profile PHASE [AB-PROFILE OPTIONS...]: a codex profile on ALLOC.
+# profile PHASE [AB-PROFILE OPTIONS...]: a codex profile on ALLOC, with
+# the API key, or the sign-in in AUTH.
 profile() {
-	local phase=$1
+	local phase=$1 cred=(--api-key-file "$KEY")
 	shift
+	[ -z "${AUTH:-}" ] || cred=(--codex-auth "$AUTH")
 	ab-profile --alloc "$ALLOC" --phase "$phase" --deadline "$DL" \
 		--attempt "cx-$RANDOM$RANDOM" --provider codex --ca "$CA/ca.pem" \
-		--prompt "$BATS_TEST_TMPDIR/prompt" --api-key-file "$KEY" "$@"
+		--prompt "$BATS_TEST_TMPDIR/prompt" "${cred[@]}" "$@"
 }
 
 # run_profile PROFILE: validates and runs it; RECORD, STATUS.
@@ -346,4 +358,120 @@ work_files() {
 	run_exact 1 profile planning
 	assert_regex "$stderr" '^ab-profile: --provider codex drives codex 0\.163\.0; image:[0-9a-f]+ has none \(ab-image build --recipe agents\)$'
 	run_exact 0 ab-clean "$ALLOC"
+}
+
+# The copies of sign-ins on ALLOC's auth volume, as bytes in all.
+auth_left() {
+	docker exec "agentbox-${ALLOC#alloc:}-keeper" sh -c 'cat /run/agentbox/auth/* | wc -c'
+}
+
+# A JSON field of the sign-in at $1.
+auth_field() {
+	python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+@test "codex sign-in: a near-expiry token is refreshed, written back, and the next invocation uses it" {
+	local old_rt new_rt c
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	# A refresh token presented twice is refused, as the real one is.
+	vendor '{"turns":[{"text":"one"},{"text":"two"}],"token":{"expires_in":60,"refresh":"reuse-error"}}'
+	old_rt=$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')
+	new_alloc
+	run_profile "$(profile planning)"
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]]')" \
+		'["one", {"refreshed": true, "written_back": true, "kept": null, "problem": null}]'
+	assert_equal "$(vlog '[x["refresh"] for x in L if x["path"] == "/oauth/token"]')" '["fresh"]'
+	assert_equal "$(vlog '[x["path"] for x in L if x.get("main")]')" '["/backend-api/codex/responses"]'
+	new_rt=$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')
+	[ "$new_rt" != "$old_rt" ]
+	assert_equal "$(stat -c %a "$AUTH")" 600
+	assert_equal "$(auth_left)" 0
+	# The second invocation on the allocation reads FILE again: the
+	# spent token would be refused.
+	run_profile "$(profile planning)"
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["final_message"], r["sign_in"]["refreshed"]]')" \
+		'["ok", "two", false]'
+	assert_equal "$(vlog '[x["path"] for x in L].count("/oauth/token")')" 1
+	# The tokens are nowhere agentbox wrote, nor in the engine's view.
+	run grep -rlF -e "$new_rt" -e "$old_rt" "$AB_STATE_DIR"
+	assert_output ""
+	for c in $(docker ps -aq); do
+		run docker inspect "$c"
+		refute_output --partial "$new_rt"
+	done
+}
+
+@test "codex sign-in: FILE changed meanwhile is not overwritten; the refresh is kept and named" {
+	local ctr mine p
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor '{"turns":[{"text":"one"}],"token":{"expires_in":60}}'
+	new_alloc
+	p=$(profile planning)
+	ctr=$(ab-validate "$p")
+	# Someone signs in again on the host between the copy and the run.
+	python3 -c 'import json, sys
+a = json.load(open(sys.argv[1])); a["last_refresh"] = "2026-12-02T00:00:00Z"
+open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
+	mine=$(sha256sum <"$AUTH")
+	run --separate-stderr ab-run "$ctr"
+	assert_equal "$status" 0
+	RECORD=$(ab-run --show "$output")
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+	assert_equal "$stderr" "ab-run: --codex-auth $AUTH: not written back: it was changed since it was read; the refreshed sign-in is in $AB_STATE_DIR/signin/${p#profile:}.json"
+	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]["refreshed"], r["sign_in"]["written_back"], r["sign_in"]["kept"]]')" \
+		"[\"one\", true, false, \"$AB_STATE_DIR/signin/${p#profile:}.json\"]"
+	assert_equal "$(stat -c %a "$AB_STATE_DIR/signin/${p#profile:}.json")" 600
+	[ "$(auth_field "$AB_STATE_DIR/signin/${p#profile:}.json" 'a["tokens"]["refresh_token"]')" != \
+		"$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')" ]
+	rm -rf "${AB_STATE_DIR:?}/signin"
+}
+
+@test "codex sign-in: a copy the agent swapped for another account's is not written back" {
+	local mine
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor '{"turns":[{"shell":"cp /work/other.json /home/agent/.codex/auth.json"},{"text":"done"}]}'
+	auth_field "$AUTH" 'json.dumps(dict(a, tokens=dict(a["tokens"], account_id="someone-else")))' \
+		>"$BATS_TEST_TMPDIR/other.json"
+	REPO=$BATS_TEST_TMPDIR/repo2
+	git init -q "$REPO"
+	cp "$BATS_TEST_TMPDIR/other.json" "$REPO/other.json"
+	git -C "$REPO" add -A
+	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm other
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	mine=$(sha256sum <"$AUTH")
+	new_alloc
+	run_profile "$(profile execution --allow-command "cp /work/other.json /home/agent/.codex/auth.json")"
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+	assert_equal "$(record_field '[r["sign_in"]["written_back"], r["sign_in"]["problem"]]')" \
+		'[false, "the copy the agent left names another account"]'
+	rm -rf "${AB_STATE_DIR:?}/signin"
+}
+
+@test "codex sign-in: an allocation without its volume or hosts, a file that is not one, and a Claude profile are refused" {
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor '{"turns":[]}'
+	AUTH='' new_alloc
+	run_exact 1 profile planning --codex-auth "$AUTH"
+	assert_regex "$stderr" "^ab-profile: --codex-auth: alloc:[0-9a-f]+ has no sign-in volume \(ab-alloc --sign-in\)$"
+	ab-clean "$ALLOC"
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --sign-in --egress "chatgpt.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	run_exact 1 profile planning
+	assert_regex "$stderr" "does not allow chatgpt.com:443 and auth.openai.com:443$"
+	ab-clean "$ALLOC"
+	new_alloc
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
+		--attempt "cx-$RANDOM" --provider codex --ca "$CA/ca.pem" \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --codex-auth "$KEY"
+	assert_regex "$stderr" "^ab-profile: --codex-auth $KEY: .*not a ChatGPT sign-in"
+	run_exact 2 profile planning --api-key-file "$KEY"
+	assert_regex "$stderr" 'one credential file'
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
+		--attempt "cx-$RANDOM" --provider claude \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --codex-auth "$AUTH"
+	assert_regex "$stderr" 'codex-auth goes with --provider codex'
 }

@@ -34,8 +34,17 @@ Usage:
   --status CODE          fail: status code (default 500)
   --message TEXT         fail: JSON {"message": TEXT} (default
                          "injected failure")
-  --log FILE             append "METHOD PATH" per request seen and
-                         "ACTION METHOD PATH" when the action fires
+  --log FILE             append "METHOD PATH" per request seen,
+                         "ACTION METHOD PATH" when the action fires and
+                         "reply STATUS METHOD PATH" when the engine's
+                         answer is complete (an upgraded or raw stream's
+                         when its head arrives), whether or not the
+                         client is still there to read it: a response
+                         is read to its end even after the client
+                         went, unless an action cuts it (a fail action's
+                         answer counts as one), "dropped METHOD PATH" when
+                         the connection ends before it: every request
+                         line ends up with exactly one of the two
   --ready FILE           written (atomically) once listening; contains the
                          listening address(es), one per line
   --verbose              connection errors to stderr
@@ -183,8 +192,20 @@ def relay_until_eof(reader, out):
 
 
 class PassSink:
+    """Forwards the response.  Once the client is gone the rest is read
+    from the engine and dropped: a request the client gave up on runs to
+    its end, and its "reply" line says when it did."""
     def __init__(self, conn):
-        self.write = conn.send_client
+        self.conn = conn
+        self.gone = False
+
+    def write(self, data):
+        if self.gone:
+            return
+        try:
+            self.conn.send_client(data)
+        except OSError:
+            self.gone = True
 
     def finish(self):
         pass
@@ -348,6 +369,7 @@ class Conn:
         self.wlock = threading.Lock()
         self.dlock = threading.Lock()
         self.dead = False
+        self.pending = None  # the request sent on and not yet answered
 
     # -- socket helpers
     def send_client(self, data):
@@ -403,6 +425,10 @@ class Conn:
                         f.close()
                     except OSError:
                         pass
+            # A request whose answer never came was dropped with the
+            # connection: the engine has nothing of it left in flight.
+            if self.pending is not None:
+                self.p.log.line("dropped %s" % self.pending)
 
     def handle_one(self):
         """Relay one request/response exchange.  Returns False when the
@@ -416,6 +442,7 @@ class Conn:
             raise Abort("bad request line %r" % start)
         method, target, version = parts
         self.p.log.line("%s %s" % (method, target))
+        self.pending = "%s %s" % (method, target)
         action = self.p.rule.check(method, target)
 
         conn_tok = tokens(h, "connection")
@@ -512,7 +539,6 @@ class Conn:
                 self.send_client(raw)  # interim: never held nor counted
                 continue
             break
-
         if status == 101:
             framing = "raw"
         elif method == "HEAD" or status in (204, 304):
@@ -537,6 +563,8 @@ class Conn:
         else:
             sink = PassSink(self)
 
+        if framing == "raw":  # a stream with no end: answered now
+            self.replied(status, method, target)
         try:
             sink.write(raw)
             if framing == "length":
@@ -549,11 +577,18 @@ class Conn:
             sink.finish()
         finally:
             sink.close()
+        self.replied(status, method, target)
         ver = parts[0]
         conn_tok = tokens(h, "connection")
         if "close" in conn_tok or (ver == "HTTP/1.0" and "keep-alive" not in conn_tok):
             return False
         return True
+
+    def replied(self, status, method, target):
+        """The engine's answer is complete, whether or not the client was
+        still there to read it."""
+        self.p.log.line("reply %d %s %s" % (status, method, target))
+        self.pending = None
 
     def pipe_raw(self, sink, body_thread):
         """Upgraded / hijacked connection: pipe both ways until close."""
@@ -601,6 +636,7 @@ class Conn:
                 "%s%s\r\n" % (args.status, phrase, len(body), extra,
                               "Connection: close\r\n" if req_close else ""))
         self.p.log.line("fail %s %s" % (method, target))
+        self.pending = None
         self.send_client(head.encode() + (b"" if method == "HEAD" else body))
         return not req_close
 
