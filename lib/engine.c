@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "engine.h"
+#include "file.h"
 #include "json.h"
 
 #define DEFAULT_SOCKET "/var/run/docker.sock"
@@ -21,10 +23,98 @@ struct call_ctx {
 
 static int curl_ready;
 
+/* The three files of DOCKER_CERT_PATH (or ~/.docker), checked before
+ * the first call: a missing one is named, and an encrypted key is
+ * refused, since libcurl would have OpenSSL prompt for its pass phrase
+ * on the terminal, past any deadline. */
+static int tls_files(struct ab_engine *e, struct ab_err *err)
+{
+	const char *files[3] = { e->ca, e->cert, e->key };
+	char head[8192];
+	size_t n;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (access(files[i], R_OK) < 0)
+			return ab_fail_errno(err, AB_EUSAGE, "DOCKER_TLS_VERIFY: "
+			    "%s", files[i]);
+	if (ab_file_read_small(e->key, head, sizeof head, &n, err) < 0)
+		return ab_err_wrap(err, "DOCKER_TLS_VERIFY: %s", e->key);
+	if (strstr(head, "ENCRYPTED") != NULL)
+		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS_VERIFY: %s is "
+		    "encrypted: agentbox never prompts for a pass phrase; give "
+		    "it the key decrypted (openssl pkey -in KEY -out KEY.pem)",
+		    e->key);
+	return 0;
+}
+
+static int tls_paths(struct ab_engine *e, struct ab_err *err)
+{
+	const char *certdir = getenv("DOCKER_CERT_PATH");
+	const char *home = getenv("HOME");
+	char dir[400];
+
+	if (certdir != NULL && *certdir != '\0')
+		snprintf(dir, sizeof dir, "%s", certdir);
+	else if (home != NULL)
+		snprintf(dir, sizeof dir, "%s/.docker", home);
+	else
+		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS_VERIFY is set but "
+		    "neither DOCKER_CERT_PATH nor HOME is");
+	snprintf(e->ca, sizeof e->ca, "%s/ca.pem", dir);
+	snprintf(e->cert, sizeof e->cert, "%s/cert.pem", dir);
+	snprintf(e->key, sizeof e->key, "%s/key.pem", dir);
+	return tls_files(e, err);
+}
+
+static int set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0';
+}
+
+/* tcp://HOST[:PORT][/] as the docker CLI reads it: without a port, 2376
+ * with TLS and 2375 without.  DOCKER_TLS alone (TLS that does not check
+ * the engine) is refused rather than sent as plain HTTP or trusted. */
+static int parse_tcp(struct ab_engine *e, const char *h, struct ab_err *err)
+{
+	char host[256];
+	const char *colon;
+	size_t n = strlen(h + 6);
+
+	if (n > 0 && h[6 + n - 1] == '/')
+		n--;
+	if (n == 0 || n >= sizeof host)
+		return ab_fail(err, AB_EUSAGE, "DOCKER_HOST %s: no host", h);
+	memcpy(host, h + 6, n);
+	host[n] = '\0';
+	if (strpbrk(host, "/?#@ ") != NULL)
+		return ab_fail(err, AB_EUSAGE, "DOCKER_HOST %s: only unix:///PATH "
+		    "and tcp://HOST[:PORT] are supported", h);
+	if (set("DOCKER_TLS") && !set("DOCKER_TLS_VERIFY"))
+		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS without "
+		    "DOCKER_TLS_VERIFY: agentbox does not talk to an engine it "
+		    "cannot verify; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH");
+	e->tls = set("DOCKER_TLS_VERIFY");
+	colon = strrchr(host, ':');
+	if (colon != NULL && strchr(colon, ']') == NULL) {
+		if (colon[1] == '\0' || strspn(colon + 1, "0123456789") !=
+		    strlen(colon + 1))
+			return ab_fail(err, AB_EUSAGE, "DOCKER_HOST %s: a bad "
+			    "port", h);
+		snprintf(e->base, sizeof e->base, "%s://%s", e->tls ? "https" :
+		    "http", host);
+	} else
+		snprintf(e->base, sizeof e->base, "%s://%s:%d", e->tls ?
+		    "https" : "http", host, e->tls ? 2376 : 2375);
+	snprintf(e->where, sizeof e->where, "%s", e->base);
+	return e->tls ? tls_paths(e, err) : 0;
+}
+
 static int parse_host(struct ab_engine *e, struct ab_err *err)
 {
 	const char *h = getenv("DOCKER_HOST");
-	const char *certdir, *home;
 
 	if (h == NULL || *h == '\0')
 		h = "unix://" DEFAULT_SOCKET;
@@ -37,33 +127,11 @@ static int parse_host(struct ab_engine *e, struct ab_err *err)
 		snprintf(e->base, sizeof e->base, "http://localhost");
 		return 0;
 	}
-	if (strncmp(h, "tcp://", 6) != 0 || h[6] == '\0' ||
-	    strpbrk(h + 6, "/?#@ ") != NULL || strlen(h) > 200)
+	if (strncmp(h, "tcp://", 6) != 0 || strlen(h) > 200)
 		return ab_fail(err, AB_EUSAGE,
-		    "DOCKER_HOST %s: only unix:///PATH and tcp://HOST:PORT "
+		    "DOCKER_HOST %s: only unix:///PATH and tcp://HOST[:PORT] "
 		    "are supported", h);
-	e->tls = getenv("DOCKER_TLS_VERIFY") != NULL &&
-	    *getenv("DOCKER_TLS_VERIFY") != '\0';
-	snprintf(e->base, sizeof e->base, "%s://%s", e->tls ? "https" : "http",
-	    h + 6);
-	if (!e->tls)
-		return 0;
-	certdir = getenv("DOCKER_CERT_PATH");
-	home = getenv("HOME");
-	if (certdir == NULL || *certdir == '\0') {
-		if (home == NULL)
-			return ab_fail(err, AB_EUSAGE,
-			    "DOCKER_TLS_VERIFY is set but neither "
-			    "DOCKER_CERT_PATH nor HOME is");
-		snprintf(e->ca, sizeof e->ca, "%s/.docker/ca.pem", home);
-		snprintf(e->cert, sizeof e->cert, "%s/.docker/cert.pem", home);
-		snprintf(e->key, sizeof e->key, "%s/.docker/key.pem", home);
-		return 0;
-	}
-	snprintf(e->ca, sizeof e->ca, "%s/ca.pem", certdir);
-	snprintf(e->cert, sizeof e->cert, "%s/cert.pem", certdir);
-	snprintf(e->key, sizeof e->key, "%s/key.pem", certdir);
-	return 0;
+	return parse_tcp(e, h, err);
 }
 
 /* A tar upload is bound by the engine's unpacking process, which reads
@@ -81,8 +149,10 @@ static int big_sndbuf(void *arg, curl_socket_t fd, curlsocktype purpose)
 }
 
 /* Options every request carries, on the shared handle or a stream's. */
-static void base_opts(struct ab_engine *e, CURL *h)
+static void base_opts(struct ab_engine *e, CURL *h, char *errbuf)
 {
+	errbuf[0] = '\0';
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, big_sndbuf);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
@@ -93,6 +163,8 @@ static void base_opts(struct ab_engine *e, CURL *h)
 		curl_easy_setopt(h, CURLOPT_CAINFO, e->ca);
 		curl_easy_setopt(h, CURLOPT_SSLCERT, e->cert);
 		curl_easy_setopt(h, CURLOPT_SSLKEY, e->key);
+		/* Never a prompt: an encrypted key fails instead. */
+		curl_easy_setopt(h, CURLOPT_KEYPASSWD, "");
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
 	}
@@ -239,9 +311,13 @@ static struct curl_slist *req_headers(const struct ab_req *q)
 	return t;
 }
 
+/* libcurl's own words when it has them: they say which certificate
+ * check failed, or which file could not be used. */
 static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
-    struct ab_err *err)
+    const char *errbuf, struct ab_err *err)
 {
+	const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+
 	/* Every curl timeout is the budget given, so a timeout is the
 	 * deadline even when it fires a millisecond before the deadline's
 	 * clock says so (curl keeps its own, and the budget was rounded). */
@@ -249,10 +325,9 @@ static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
 		return deadline_fail(e, what, err);
 	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
 		return ab_fail(err, AB_EENGINE,
-		    "cannot reach the engine at %s: %s", e->where,
-		    curl_easy_strerror(rc));
+		    "cannot reach the engine at %s: %s", e->where, why);
 	return ab_fail(err, AB_EENGINE, "engine at %s failed to %s: %s",
-	    e->where, what, curl_easy_strerror(rc));
+	    e->where, what, why);
 }
 
 static int perform(struct ab_engine *e, const struct ab_req *q,
@@ -273,7 +348,7 @@ static int perform(struct ab_engine *e, const struct ab_req *q,
 	if (hdrs == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	curl_easy_reset(h);
-	base_opts(e, h);
+	base_opts(e, h, e->errbuf);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
@@ -291,7 +366,7 @@ static int perform(struct ab_engine *e, const struct ab_req *q,
 		return -1;
 	}
 	if (rc != CURLE_OK)
-		return transport_fail(e, rc, q->what, err);
+		return transport_fail(e, rc, q->what, e->errbuf, err);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	/* A reply that settled after the deadline does not count. */
 	if (ab_deadline_passed(&e->dl))
@@ -587,7 +662,7 @@ int ab_stream_open(struct ab_engine *e, struct ab_stream *s,
 	h = s->h = curl_easy_init();
 	if (h == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	base_opts(e, h);
+	base_opts(e, h, s->errbuf);
 	curl_easy_setopt(h, CURLOPT_URL, s->url);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
@@ -663,7 +738,8 @@ int ab_stream_result(const struct ab_stream *s, struct ab_err *err)
 	if (!s->done)
 		return ab_fail(err, AB_EENGINE, "%s has not finished", s->what);
 	if (s->result != CURLE_OK)
-		return transport_fail(s->e, (CURLcode)s->result, s->what, err);
+		return transport_fail(s->e, (CURLcode)s->result, s->what,
+		    s->errbuf, err);
 	if (ab_deadline_passed(&s->e->dl))
 		return deadline_fail(s->e, s->what, err);
 	return 0;

@@ -44,10 +44,11 @@ struct ab_engine {
 	void *multi;		/* CURLM * */
 	void *headers;		/* struct curl_slist *, JSON content type */
 	char base[300];		/* scheme://host[:port]/vX.Y */
-	char where[300];	/* DOCKER_HOST as the user wrote it */
+	char where[300];	/* the socket, or the URL dialled */
 	char sock[256];
 	char cert[512], key[512], ca[512];
 	int tls;
+	char errbuf[256];	/* libcurl's words for the last failure */
 	int api_minor;		/* the daemon's Api-Version minor */
 	struct ab_deadline dl;	/* the deadline in force for every call */
 	int cleanup;		/* dl is a cleanup budget, not the task's */
@@ -134,6 +135,7 @@ struct ab_stream {
 	struct ab_err sink_err;
 	int sink_failed;
 	const char *what;
+	char errbuf[256];	/* libcurl's words for its failure */
 };
 
 /* Starts the request and drives it until its reply headers arrived, so a

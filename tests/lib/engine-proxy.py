@@ -34,6 +34,10 @@ Usage:
   --status CODE          fail: status code (default 500)
   --message TEXT         fail: JSON {"message": TEXT} (default
                          "injected failure")
+  --tls-cert PEM --tls-key PEM --tls-client-ca PEM
+                         the TCP listener speaks TLS as a TLS-verifying
+                         engine does: this certificate, and a client
+                         certificate signed by that CA required
   --log FILE             append "METHOD PATH" per request seen,
                          "ACTION METHOD PATH" when the action fires and
                          "reply STATUS METHOD PATH" when the engine's
@@ -75,6 +79,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import stat
 import struct
 import sys
@@ -406,6 +411,12 @@ class Conn:
     # -- main loop
     def run(self):
         try:
+            if self.is_tcp and self.p.tls is not None:
+                try:
+                    self.c = self.p.tls.wrap_socket(self.c, server_side=True)
+                except (ssl.SSLError, OSError) as e:
+                    self.p.log.line("tls-refused %s" % e.__class__.__name__)
+                    raise Abort("TLS handshake") from None
             self.cr = self.c.makefile("rb", buffering=BUFSZ)
             self.u = connect_upstream(self.p.args.upstream)
             self.ur = self.u.makefile("rb", buffering=BUFSZ)
@@ -650,6 +661,12 @@ class Stop(Exception):
 
 class Proxy:
     def __init__(self, args):
+        self.tls = None
+        if args.tls_cert:
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.load_cert_chain(args.tls_cert, args.tls_key)
+            self.tls.load_verify_locations(args.tls_client_ca)
+            self.tls.verify_mode = ssl.CERT_REQUIRED
         self.args = args
         self.rule = Rule(args)
         self.log = Log(args.log)
@@ -701,6 +718,9 @@ def parse_args(argv):
     ap.add_argument("--header", action="append", default=[],
                     metavar="NAME: VALUE",
                     help="with fail: an extra reply header (repeatable)")
+    ap.add_argument("--tls-cert", metavar="PEM")
+    ap.add_argument("--tls-key", metavar="PEM")
+    ap.add_argument("--tls-client-ca", metavar="PEM")
     ap.add_argument("--log", metavar="FILE")
     ap.add_argument("--ready", metavar="FILE")
     ap.add_argument("--verbose", action="store_true")
