@@ -10,6 +10,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "export.h"
+#include "outfile.h"
 #include "state.h"
 #include "tool.h"
 
@@ -90,52 +91,29 @@ static void skipped(const char *path, const char *why)
 	fprintf(stderr, "%s: left out \"%s\": %s\n", ab_prog, q, why);
 }
 
-/* FILE appears only whole: written to a temporary name beside it. */
-static int open_out(const char *out, char *tmp, size_t cap,
-    struct ab_err *err)
-{
-	int fd;
-
-	if (out == NULL)
-		return STDOUT_FILENO;
-	if (snprintf(tmp, cap, "%s.ab-export-XXXXXX", out) >= (int)cap)
-		return ab_fail(err, AB_EUSAGE, "-o: path too long");
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return ab_fail_errno(err, AB_EUSAGE, "cannot write beside %s",
-		    out);
-	return fd;
-}
-
-static int close_out(const struct opts *o, int fd, const char *tmp, int rc,
+/* FILE by outfile.h's rule; never renamed into place once the deadline
+ * passed, even if all went well. */
+static int close_out(struct ab_outfile *of, int rc,
     const struct ab_deadline *dl, struct ab_err *err)
 {
-	if (fd == STDOUT_FILENO)
-		return rc < 0 ? -1 :
-		    ab_deadline_check(dl, "ab-export finished", err);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", o->out);
-	close(fd);
-	/* Never a FILE once the deadline passed, even if all went well. */
 	if (rc == 0)
 		rc = ab_deadline_check(dl, "ab-export finished", err);
-	if (rc == 0 && rename(tmp, o->out) < 0)
-		rc = ab_fail_errno(err, AB_EENGINE, "cannot rename to %s",
-		    o->out);
-	if (rc < 0)
-		unlink(tmp);
-	return rc;
+	if (rc == 0)
+		return ab_outfile_commit(of, err);
+	ab_outfile_abort(of);
+	return -1;
 }
 
 static int run(struct opts *o, struct ab_err *err)
 {
-	char tmp[4200], tree[41] = "";
+	static struct ab_outfile of;
+	char tree[41] = "";
 	struct ab_deadline dl;
 	struct ab_engine e;
 	struct ab_handle h;
 	struct ab_alloc a;
 	struct ab_state s;
-	int fd, rc = -1;
+	int rc = -1;
 
 	memset(&e, 0, sizeof e);
 	s.dirfd = -1;
@@ -153,12 +131,12 @@ static int run(struct opts *o, struct ab_err *err)
 		goto out;
 	/* A signal ends the read between entries: the temporary goes. */
 	if (ab_cancel_catch(&e, err) < 0 ||
-	    (fd = open_out(o->out, tmp, sizeof tmp, err)) < 0)
+	    ab_outfile_open(&of, o->out ? o->out : "-", err) < 0)
 		goto out;
-	o->x.fd = fd;
+	o->x.fd = of.fd;
 	o->x.skipped = skipped;
 	rc = ab_export(&s, &e, &a, &o->x, tree, err);
-	rc = close_out(o, fd, tmp, rc, &dl, err);
+	rc = close_out(&of, rc, &dl, err);
 	if (rc == 0)
 		rc = ab_export_note(&s, a.id, tree, err) < 0 ? -1 : 0;
 out:

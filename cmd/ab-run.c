@@ -297,7 +297,9 @@ static const char *prepare(struct ctx *c, struct ab_err *err)
 
 static int exit_status(const struct ab_run *r)
 {
-	if (strcmp(r->reason, "exited") == 0)
+	/* A kill from outside ends with the status the engine saw. */
+	if (strcmp(r->reason, "exited") == 0 ||
+	    strcmp(r->reason, "killed") == 0)
 		return (int)r->status;
 	if (strcmp(r->reason, "deadline") == 0)
 		return AB_EDEADLINE;
@@ -330,6 +332,9 @@ static void tell(const struct ab_run *r, const struct ab_err *err)
 	} else if (strcmp(r->reason, "oom") == 0) {
 		fprintf(stderr, "%s: oom: the engine killed the agent for "
 		    "memory\n", ab_prog);
+	} else if (strcmp(r->reason, "killed") == 0) {
+		fprintf(stderr, "%s: killed: a signal ab-run did not send "
+		    "stopped the agent (status %lld)\n", ab_prog, r->status);
 	} else if (strcmp(r->reason, "engine-error") == 0) {
 		fprintf(stderr, "%s: %s\n", ab_prog, err->msg);
 	} else {
@@ -393,6 +398,13 @@ static int run(struct ctx *c, const struct opts *o)
 	egress(c);
 	tell(&c->r, &err);
 	rc = exit_status(&c->r);
+	/* The files given are complete only now; one that cannot be put in
+	 * place is output lost: said, and never an exit status of 0. */
+	if (ab_run_close_outputs(&c->r, &rerr) < 0) {
+		fprintf(stderr, "%s: %s\n", ab_prog, rerr.msg);
+		if (rc == 0)
+			rc = AB_EENGINE;
+	}
 	if (record(c, &rerr) < 0)
 		return ab_report(&rerr);
 	return rc;

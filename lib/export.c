@@ -12,6 +12,7 @@
 #include "pathcheck.h"
 #include "seed.h"
 #include "tarread.h"
+#include "worklist.h"
 
 #define CHUNK (64u * 1024)
 /* Tar costs per entry: a header, a long-name header, and padding. */
@@ -410,6 +411,12 @@ static int read_work(struct xp *x, struct ab_engine *e,
 	return rc;
 }
 
+/* What the archive could not carry is left out like the rest. */
+static void unarchivable(void *ctx, const char *path, const char *why)
+{
+	skip(ctx, path, why);
+}
+
 static int finish(struct xp *x, git_commit *base, char *tree_hex,
     struct ab_err *err)
 {
@@ -490,7 +497,8 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 		ab_git_fail(err, AB_EENGINE, "cannot open the staging clone");
 		goto out;
 	}
-	if (read_work(&x, e, a, err) == 0)
+	if (read_work(&x, e, a, err) == 0 && ab_worklist_unarchivable(s, e, a,
+	    unarchivable, &x, err) == 0)
 		rc = finish(&x, base, tree, err);
 out:
 	git_commit_free(base);

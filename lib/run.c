@@ -21,6 +21,7 @@
 static void capture_init(struct ab_capture *c, long long limit)
 {
 	c->fd = -1;
+	c->of.fd = -1;
 	c->limit = limit;
 	ab_buf_init(&c->keep, 0);
 }
@@ -42,8 +43,7 @@ void ab_run_free(struct ab_run *r)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		if (c[i]->fd >= 0)
-			close(c[i]->fd);
+		ab_outfile_abort(&c[i]->of);
 		c[i]->fd = -1;
 		ab_buf_free(&c[i]->keep);
 	}
@@ -59,13 +59,32 @@ int ab_run_open_outputs(struct ab_run *r, struct ab_err *err)
 	for (i = 0; i < 2; i++) {
 		if (c[i]->path == NULL)
 			continue;
-		c[i]->fd = open(c[i]->path, O_WRONLY | O_CREAT | O_TRUNC |
-		    O_CLOEXEC | O_NOCTTY, 0666);
-		if (c[i]->fd < 0)
-			return ab_fail_errno(err, AB_EUSAGE, "cannot open %s",
-			    c[i]->path);
+		/* Standard output carries the result's handle. */
+		if (strcmp(c[i]->path, "-") == 0)
+			return ab_fail(err, AB_EUSAGE, "--%s -: standard output "
+			    "carries the result's handle", i ? "stderr" :
+			    "stdout");
+		if (ab_outfile_open(&c[i]->of, c[i]->path, err) < 0)
+			return -1;
+		c[i]->fd = c[i]->of.fd;
 	}
 	return 0;
+}
+
+int ab_run_close_outputs(struct ab_run *r, struct ab_err *err)
+{
+	struct ab_capture *c[2] = { &r->out, &r->err };
+	struct ab_err later;
+	int i, rc = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (c[i]->fd < 0)
+			continue;
+		if (ab_outfile_commit(&c[i]->of, rc == 0 ? err : &later) < 0)
+			rc = -1;
+		c[i]->fd = -1;
+	}
+	return rc;
 }
 
 static int capture(struct ab_capture *c, const char *p, size_t n,
@@ -253,13 +272,77 @@ static int signal_ctr(struct ab_engine *e, const char *cid, const char *sig,
 	if (st != 204 && st != 409)
 		return ab_fail(err, AB_EENGINE, "cannot signal the container: "
 		    "engine said %ld", st);
+	return st == 204 ? 1 : 0;
+}
+
+/* The engine's events of the container, subscribed to before it starts:
+ * every signal sent to it through the engine is a "kill" event, whoever
+ * sent it, and its "die" comes after them all.  The container's State
+ * cannot tell an outside kill from the agent's own death by SIGKILL. */
+struct events {
+	struct ab_buf line;
+	int kills, died;
+};
+
+static int on_event(void *ctx, const char *p, size_t n, struct ab_err *err)
+{
+	struct events *ev = ctx;
+	struct ab_json j;
+	const char *nl;
+	int t;
+
+	(void)err;
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		if (ab_buf_add(&ev->line, p, nl ? (size_t)(nl - p) : n) < 0)
+			ev->line.len = 0;	/* an event too big to be ours */
+		if (nl == NULL)
+			return 0;
+		n -= (size_t)(nl - p) + 1;
+		p = nl + 1;
+		if (ev->line.len > 0 && ab_json_parse(&j, ev->line.data,
+		    ev->line.len, err) == 0) {
+			t = ab_json_key(&j, 0, "Action");
+			ev->kills += ab_json_str_eq(&j, t, "kill");
+			ev->died |= ab_json_str_eq(&j, t, "die");
+			ab_json_free(&j);
+		}
+		ev->line.len = 0;
+	}
 	return 0;
+}
+
+static int events_open(struct ab_engine *e, const char *cid,
+    struct ab_stream *s, struct events *ev, struct ab_err *err)
+{
+	char path[400];
+
+	memset(ev, 0, sizeof *ev);
+	ab_buf_init(&ev->line, 64 * 1024);
+	/* filters={"container":["CID"],"type":["container"]}; from now on:
+	 * the engine subscribes before it sends the reply's headers. */
+	snprintf(path, sizeof path, "/events?filters=%%7B%%22container%%22"
+	    "%%3A%%5B%%22%s%%22%%5D%%2C%%22type%%22%%3A%%5B%%22container"
+	    "%%22%%5D%%7D", cid);
+	return ab_stream_open(e, s, "GET", path, on_event, ev,
+	    "follow the container's events", err);
 }
 
 static void set_reason(struct ab_run *r, const char *reason)
 {
 	if (r->reason[0] == '\0')
 		snprintf(r->reason, sizeof r->reason, "%s", reason);
+}
+
+/* Signals the container, counting what the engine delivered. */
+static int own_signal(struct ab_engine *e, struct ab_run *r, const char *sig,
+    struct ab_err *err)
+{
+	int rc = signal_ctr(e, r->cid, sig, err);
+
+	if (rc > 0)
+		r->own_kills++;
+	return rc < 0 ? -1 : 0;
 }
 
 static int begin_stop(struct ab_engine *e, struct ab_run *r, struct stop *st,
@@ -271,9 +354,9 @@ static int begin_stop(struct ab_engine *e, struct ab_run *r, struct stop *st,
 	st->stopping = 1;
 	st->kill_at = ab_now_ms() + grace_ms;
 	if (grace_ms > 0)
-		return signal_ctr(e, r->cid, "SIGTERM", err);
+		return own_signal(e, r, "SIGTERM", err);
 	st->killed = 1;
-	return signal_ctr(e, r->cid, "SIGKILL", err);
+	return own_signal(e, r, "SIGKILL", err);
 }
 
 /* What happens next, and how long the pump may sleep until then. */
@@ -293,7 +376,7 @@ static int step(struct ab_engine *e, struct ab_run *r, struct follow *f,
 		return -1;
 	if (st->stopping && !st->killed && now >= st->kill_at) {
 		st->killed = 1;
-		if (signal_ctr(e, r->cid, "SIGKILL", err) < 0)
+		if (own_signal(e, r, "SIGKILL", err) < 0)
 			return -1;
 	}
 	if (!st->stopping && r->dl.set && r->dl.at_ms - now < next)
@@ -381,7 +464,7 @@ static int settle(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 
 static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
     struct ab_stream *w, struct ab_stream *a, const struct ab_mux *m,
-    struct ab_err *err)
+    const struct events *ev, struct ab_err *err)
 {
 	struct stop st = { 0, 0, 0 };
 	long long drain_end;
@@ -400,9 +483,11 @@ static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
 	/* The output may trail the exit a little; it is never waited for
 	 * long, and a cut is recorded, not hidden. */
 	drain_end = ab_now_ms() + DRAIN_MS;
-	while (!a->done && ab_now_ms() < drain_end)
+	while ((!a->done || !ev->died) && ab_now_ms() < drain_end)
 		if (ab_stream_pump(e, 100, err) < 0)
 			return -1;
+	/* Kills the engine delivered that ab-run did not send. */
+	r->outside_kill = ev->died && ev->kills > r->own_kills;
 	/* A stream cut mid-frame also ends "cleanly" for curl: the attach
 	 * reads until the connection closes. */
 	r->output_complete = a->done && a->result == 0 && !a->sink_failed &&
@@ -418,6 +503,8 @@ static void conclude(struct ab_run *r)
 {
 	if (r->oom)
 		set_reason(r, "oom");
+	if (r->outside_kill)
+		set_reason(r, "killed");
 	if (!r->probe_ok)
 		set_reason(r, "probe-refused");
 	set_reason(r, "exited");
@@ -426,7 +513,8 @@ static void conclude(struct ab_run *r)
 int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 {
 	struct ab_budget saved;
-	struct ab_stream w, a;
+	struct ab_stream w, a, ev;
+	struct events evs;
 	struct follow f;
 	struct ab_mux m;
 	struct ab_err kerr;
@@ -440,21 +528,25 @@ int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	 * sequence and the settlement, and no more. */
 	ab_engine_budget_begin(e, ab_deadline_left_ms(&r->dl) + r->grace_ms +
 	    AB_RUN_SETTLE_MS, &saved);
+	if (events_open(e, r->cid, &ev, &evs, err) < 0)
+		goto close_ev;
 	snprintf(path, sizeof path, "/containers/%s/wait?condition=next-exit",
 	    r->cid);
 	if (ab_stream_open(e, &w, "POST", path, NULL, NULL,
 	    "wait for the container", err) < 0)
-		goto out;
+		goto close_ev;
 	snprintf(path, sizeof path,
 	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", r->cid);
 	if (ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
 	    "attach to the container", err) < 0)
 		goto close_w;
-	rc = follow(e, r, &f, &w, &a, &m, err);
+	rc = follow(e, r, &f, &w, &a, &m, &evs, err);
 	ab_stream_close(&a);
 close_w:
 	ab_stream_close(&w);
-out:
+close_ev:
+	ab_stream_close(&ev);
+	ab_buf_free(&evs.line);
 	if (rc < 0) {
 		set_reason(r, "engine-error");
 		snprintf(r->error, sizeof r->error, "%s", err->msg);

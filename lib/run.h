@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "err.h"
 #include "lockdown.h"
+#include "outfile.h"
 #include "signin.h"
 #include "state.h"
 
@@ -30,6 +31,7 @@
 struct ab_capture {
 	const char *path;	/* NULL: kept in keep */
 	int fd;
+	struct ab_outfile of;	/* by outfile.h's rule */
 	long long limit, kept, dropped;
 	struct ab_buf keep;
 };
@@ -42,11 +44,13 @@ struct ab_run {
 	long long grace_ms;
 	struct ab_capture out, err;
 	/* Found. */
-	char reason[16];	/* exited deadline cancelled oom drift
-				   probe-refused engine-error */
+	char reason[16];	/* exited deadline cancelled oom killed
+				   drift probe-refused engine-error */
 	int started;
 	long long status;	/* the engine's exit status; -1: none */
 	int oom;
+	int own_kills;		/* signals ab-run had the engine deliver */
+	int outside_kill;	/* and one it did not send was delivered */
 	int probe_ok;
 	char probe_line[128];	/* what came instead of the ok line */
 	int output_complete;	/* the attach stream ended cleanly */
@@ -67,8 +71,11 @@ struct ab_run {
 
 void ab_run_init(struct ab_run *r);
 void ab_run_free(struct ab_run *r);
-/* Opens the capture files given (truncating them). */
+/* Opens the capture files given (outfile.h); the close completes them
+ * (a file replaced whole is renamed into place), and ab_run_free drops
+ * what was not completed. */
 int ab_run_open_outputs(struct ab_run *r, struct ab_err *err);
+int ab_run_close_outputs(struct ab_run *r, struct ab_err *err);
 
 /* The last check: the container was never started and still matches l.
  * A refusal (1) is drift. */

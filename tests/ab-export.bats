@@ -172,6 +172,59 @@ raw"
 	assert_line 'diff --git a/new b/new'
 }
 
+@test "-o: a link's target is replaced, a device or FIFO written through, never replaced; - is stdout" {
+	local d=$BATS_TEST_TMPDIR pid
+	agent execution 'echo x >/work/new'
+	echo old >"$d/target"
+	ln -s target "$d/link"
+	run_exact 0 ab-export "$ALLOC" -o "$d/link"
+	[ -L "$d/link" ] && [ "$(readlink "$d/link")" = target ]
+	grep -q '^diff --git a/new b/new$' "$d/target"
+	mkfifo "$d/fifo"
+	cat "$d/fifo" >"$d/from-fifo" &
+	pid=$!
+	run_exact 0 ab-export "$ALLOC" -o "$d/fifo"
+	wait "$pid"
+	[ -p "$d/fifo" ]
+	grep -q '^diff --git a/new b/new$' "$d/from-fifo"
+	# Nobody reads: refused at once, not waited for.
+	run_exact 2 ab-export "$ALLOC" -o "$d/fifo"
+	assert_equal "$stderr" "ab-export: $d/fifo: a FIFO with no reader"
+	# The device that was once replaced by a regular file.
+	run_exact 125 ab-export "$ALLOC" -o /dev/full
+	assert_regex "$stderr" '^ab-export: .*No space left on device$'
+	[ -c /dev/full ]
+	run_exact 0 ab-export "$ALLOC" -o /dev/null
+	[ -c /dev/null ]
+	run_exact 0 ab-export "$ALLOC" -o -
+	assert_line 'diff --git a/new b/new'
+	run_exact 2 ab-export "$ALLOC" -o "$d"
+	assert_equal "$stderr" "ab-export: $d is not a regular file, a character device or a FIFO"
+	ln -s nowhere "$d/dangling"
+	run_exact 2 ab-export "$ALLOC" -o "$d/dangling"
+	[ -z "$(find "$d" -name '*.ab-*')" ]
+}
+
+@test "what the engine's archive drops, a socket and a path past PATH_MAX, is named; --strict refuses" {
+	local p=$BATS_TEST_TMPDIR/p.patch
+	# The tree is made deep by wrapping it in a new top 380 times: no
+	# path the agent names is ever long.
+	agent execution 'cd /work && mkdir -m 700 s &&
+		(git credential-cache--daemon /work/s/sock >/dev/null 2>&1 &) &&
+		mkdir E && echo deep >E/f && i=0 &&
+		while [ $i -lt 380 ]; do mkdir t && mv E t/E0123456789 && mv t E; i=$((i + 1)); done &&
+		echo fine >ok && while [ ! -S s/sock ]; do sleep 0.1; done'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	grep -qxF "ab-export: left out \"s/sock\": a socket: the engine's archive cannot carry it" <<<"$stderr"
+	grep -qE '^ab-export: left out "E/E0123456789/[E0-9/]*": its path is longer than the engine.s archive can carry \(PATH_MAX\)$' <<<"$stderr"
+	assert_equal "$(grep -c '^ab-export: left out' <<<"$stderr")" 2
+	grep -q '^diff --git a/ok b/ok$' "$p"
+	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
+	[[ $stderr == *"--strict: 2 entries were left out" ]]
+	run ab_leftovers
+	refute_output --partial listing
+}
+
 @test "an export while the agent runs is refused" {
 	local prof
 	prof=$(ab-profile --alloc "$ALLOC" --phase execution --deadline "$DL" \

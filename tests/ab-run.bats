@@ -265,6 +265,68 @@ $work"
 	[ "$(stat -c %s "$logpath")" -le $((2 << 20)) ]
 }
 
+@test "--stdout and --stderr: a link's target replaced whole, a FIFO written through, - refused" {
+	local d=$BATS_TEST_TMPDIR pid
+	ctr_for execution -- sh -c 'echo out; echo err >&2'
+	echo old >"$d/target"
+	ln -s target "$d/link"
+	mkfifo "$d/fifo"
+	cat "$d/fifo" >"$d/from-fifo" &
+	pid=$!
+	run_exact 0 ab-run "$CTR" --stdout "$d/link" --stderr "$d/fifo"
+	wait "$pid"
+	[ -L "$d/link" ] && [ -p "$d/fifo" ]
+	assert_equal "$(cat "$d/target")" out
+	assert_equal "$(cat "$d/from-fifo")" err
+	[ -z "$(find "$d" -name '*.ab-*')" ]
+	ctr_for execution -- true
+	run_exact 2 ab-run "$CTR" --stdout -
+	assert_equal "$stderr" "ab-run: --stdout -: standard output carries the result's handle"
+}
+
+# kill_from_outside HOW: runs a sleeping agent, has HOW kill it once it
+# runs; sets RES and STATUS (ab-run's).
+kill_from_outside() {
+	local name pid _
+	# PID 1 ignores a TERM it has no handler for.
+	ctr_for execution -- sh -c 'trap "exit 143" TERM; sleep 600 & wait'
+	name=agentbox-${PROF#profile:}
+	ab-run "$CTR" >"$BATS_TEST_TMPDIR/res" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for _ in $(seq 1 100); do
+		[ "$(docker inspect -f '{{.State.Running}}' "$name")" = true ] && break
+		sleep 0.1
+	done
+	eval "$1"
+	STATUS=0
+	wait "$pid" || STATUS=$?
+	RES=$(cat "$BATS_TEST_TMPDIR/res")
+}
+
+@test "a kill from outside is its own reason, never the agent exiting by itself" {
+	kill_from_outside 'docker kill "$name" >/dev/null'
+	assert_equal "$STATUS" 137
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" \
+		"ab-run: killed: a signal ab-run did not send stopped the agent (status 137)"
+	assert_equal "$(field "$RES" '[r["reason"], r["exit_status"], r["signal"], r["oom_killed"]]')" \
+		'["killed", 137, 9, false]'
+	# A signal the agent sends itself is its own exit (PID 1 cannot get
+	# one from inside: a child does, and its status is the agent's).
+	ctr_for execution -- sh -c 'sh -c "kill -KILL \$\$"; exit $?'
+	run_exact 137 ab-run "$CTR"
+	assert_equal "$(field "$output" '[r["reason"], r["signal"]]')" '["exited", 9]'
+	# TERM from outside, which the agent obeys: still not its own doing.
+	kill_from_outside 'docker kill -s TERM "$name" >/dev/null'
+	assert_equal "$(field "$RES" '[r["reason"], r["signal"]]')" '["killed", 15]'
+	# The allocation cleaned under a running agent.
+	ALLOC=$(ab-alloc --image "$AB_IMAGE" --deadline "$DL")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" \
+		>/dev/null 2>&1
+	kill_from_outside 'ab-clean "$ALLOC" >/dev/null'
+	assert_equal "$STATUS" 137
+	assert_equal "$(field "$RES" '[r["reason"], r["signal"]]')" '["killed", 9]'
+}
+
 @test "output that is not UTF-8 is kept as base64 in the record" {
 	ctr_for execution -- sh -c 'printf "\377\376ok"'
 	run_exact 0 ab-run "$CTR"
