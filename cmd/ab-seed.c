@@ -1,6 +1,8 @@
 /* ab-seed: the trusted commit into an allocation's task and git volumes. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -12,7 +14,7 @@
 
 static const char usage_text[] =
     "usage: ab-seed ALLOC --repo DIR --commit REV [--expect OID]\n"
-    "               [--deadline FILE]\n";
+    "               [--depth N] [--deadline FILE]\n";
 
 struct opts {
 	const char *alloc, *deadline;
@@ -25,12 +27,23 @@ static int usage(FILE *f, int status)
 	return status;
 }
 
+static int depth(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return *s >= '1' && *s <= '9' && *end == '\0' && errno == 0 &&
+	    *out <= 1000000000L ? 0 : -1;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "repo", required_argument, NULL, 'r' },
 		{ "commit", required_argument, NULL, 'c' },
 		{ "expect", required_argument, NULL, 'e' },
+		{ "depth", required_argument, NULL, 'D' },
 		{ "deadline", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -43,6 +56,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'r': o->seed.repo = optarg; break;
 		case 'c': o->seed.rev = optarg; break;
 		case 'e': o->seed.expect = optarg; break;
+		case 'D':
+			if (depth(optarg, &o->seed.depth) < 0)
+				return ab_usage_error("--depth takes 1 to "
+				    "1000000000 commits");
+			break;
 		case 'd': o->deadline = optarg; break;
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);

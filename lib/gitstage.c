@@ -449,10 +449,23 @@ static int tip_objects(struct copy *c, const git_oid *tip,
 	return 0;
 }
 
+/* One commit of the history (not the tip): it, and its tree's objects. */
+static int list_commit(struct copy *c, const git_oid *id)
+{
+	git_commit *commit;
+	int rc;
+
+	if (git_commit_lookup(&commit, c->src, id) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot read a commit");
+	if ((rc = pb_insert(c, id, NULL)) == 0)
+		rc = list_tree(c, git_commit_tree_id(commit), NULL);
+	git_commit_free(commit);
+	return rc;
+}
+
 static int list_history(struct copy *c, const git_oid *tip)
 {
 	git_revwalk *walk = NULL;
-	git_commit *commit;
 	git_oid id;
 	int rc = 0, got = 0;
 
@@ -461,21 +474,156 @@ static int list_history(struct copy *c, const git_oid *tip)
 		git_revwalk_free(walk);
 		return ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
 	}
-	while (rc == 0 && (got = git_revwalk_next(&id, walk)) == 0) {
-		if (git_oid_equal(&id, tip))
-			continue;
-		if (git_commit_lookup(&commit, c->src, &id) < 0) {
+	while (rc == 0 && (got = git_revwalk_next(&id, walk)) == 0)
+		if (!git_oid_equal(&id, tip))
+			rc = list_commit(c, &id);
+	if (rc == 0 && got != GIT_ITEROVER)
+		rc = ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
+	git_revwalk_free(walk);
+	return rc;
+}
+
+/* A commit and its generation: 1 for the tip, as git counts --depth. */
+struct gen {
+	git_oid id;
+	long d;
+};
+
+struct shallow {
+	git_oid *v;
+	size_t n, cap;
+};
+
+static int oid_cmp(const void *a, const void *b)
+{
+	return git_oid_cmp(a, b);
+}
+
+/* The shallow file: the commits kept whose parents are not, sorted. */
+static int write_shallow(struct copy *c, struct shallow *sh,
+    const char *stage)
+{
+	char hex[GIT_OID_HEXSZ + 2];
+	struct ab_buf b;
+	size_t i;
+	int rc = 0, dfd;
+
+	if (sh->n == 0)
+		return 0;
+	qsort(sh->v, sh->n, sizeof *sh->v, oid_cmp);
+	ab_buf_init(&b, 0);
+	for (i = 0; i < sh->n && rc == 0; i++) {
+		git_oid_tostr(hex, sizeof hex, &sh->v[i]);
+		rc = ab_buf_addf(&b, "%s\n", hex);
+	}
+	if (rc < 0)
+		rc = oom(c);
+	else if ((dfd = open(stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = ab_fail_errno(c->err, AB_EENGINE, "cannot open %s", stage);
+	else {
+		rc = ab_file_write_at(dfd, "shallow", b.data, b.len, 0444, NULL,
+		    c->err);
+		close(dfd);
+	}
+	ab_buf_free(&b);
+	return rc;
+}
+
+static int push_shallow(struct shallow *sh, const git_oid *id)
+{
+	git_oid *v;
+
+	if (sh->n == sh->cap) {
+		sh->cap = sh->cap ? 2 * sh->cap : 64;
+		if ((v = realloc(sh->v, sh->cap * sizeof *v)) == NULL)
+			return -1;
+		sh->v = v;
+	}
+	sh->v[sh->n++] = *id;
+	return 0;
+}
+
+static int push_gen(struct gen **q, size_t *n, size_t *cap,
+    const git_oid *id, long d)
+{
+	struct gen *v;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		if ((v = realloc(*q, *cap * sizeof *v)) == NULL)
+			return -1;
+		*q = v;
+	}
+	(*q)[*n].id = *id;
+	(*q)[(*n)++].d = d;
+	return 0;
+}
+
+/* The parents of generation-D commit C not met yet, as generation D+1. */
+static int push_parents(struct oidset *in, const git_commit *commit, long d,
+    struct gen **q, size_t *nq, size_t *cap)
+{
+	unsigned k, np = git_commit_parentcount(commit);
+	const git_oid *p;
+	int add;
+
+	for (k = 0; k < np; k++) {
+		p = git_commit_parent_id(commit, k);
+		if ((add = oidset_add(in, p)) < 0 ||
+		    (add > 0 && push_gen(q, nq, cap, p, d + 1) < 0))
+			return -1;
+	}
+	return 0;
+}
+
+/* Breadth first from the tip, so each commit is met at its least
+ * generation; one of generation DEPTH keeps no parent and, when it has
+ * one, goes into the shallow file. */
+static int walk_depth(struct copy *c, const git_oid *tip, long depth,
+    struct gen **q, size_t *nq, struct shallow *sh)
+{
+	struct oidset in = { NULL, 0, 0 };
+	git_commit *commit;
+	size_t cap = 0, i;
+	int rc = 0;
+
+	if (oidset_add(&in, tip) < 0 || push_gen(q, nq, &cap, tip, 1) < 0)
+		rc = oom(c);
+	for (i = 0; rc == 0 && i < *nq; i++) {
+		if (git_commit_lookup(&commit, c->src, &(*q)[i].id) < 0) {
 			rc = ab_git_fail(c->err, AB_EENGINE,
 			    "cannot read a commit");
 			break;
 		}
-		if ((rc = pb_insert(c, &id, NULL)) == 0)
-			rc = list_tree(c, git_commit_tree_id(commit), NULL);
+		if ((*q)[i].d < depth)
+			rc = push_parents(&in, commit, (*q)[i].d, q, nq, &cap);
+		else if (git_commit_parentcount(commit) > 0)
+			rc = push_shallow(sh, &(*q)[i].id);
 		git_commit_free(commit);
+		if (rc < 0)
+			rc = oom(c);
 	}
-	if (rc == 0 && got != GIT_ITEROVER)
-		rc = ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
-	git_revwalk_free(walk);
+	free(in.k);
+	return rc;
+}
+
+/* --depth: the tip and DEPTH - 1 generations of its history. */
+static int list_history_depth(struct copy *c, const git_oid *tip,
+    long depth, const char *stage)
+{
+	struct shallow sh = { NULL, 0, 0 };
+	struct gen *q = NULL;
+	size_t nq = 0, i;
+	int rc;
+
+	rc = walk_depth(c, tip, depth, &q, &nq, &sh);
+	/* q[0] is the tip, packed on its own. */
+	for (i = 1; rc == 0 && i < nq; i++)
+		rc = list_commit(c, &q[i].id);
+	if (rc == 0)
+		rc = write_shallow(c, &sh, stage);
+	free(q);
+	free(sh.v);
 	return rc;
 }
 
@@ -1004,7 +1152,8 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 	else if (pack_config(c.src, stage, err) == 0 &&
 	    tip_objects(&c, &tip, io) == 0 &&
 	    (tw = tw_start(&w, &c, dir, pack, io->feed)) >= 0) {
-		rc = list_history(&c, &tip);
+		rc = io->depth > 0 ? list_history_depth(&c, &tip, io->depth,
+		    stage) : list_history(&c, &tip);
 		if (rc == 0)
 			rc = write_rest(&c, pack, stage);
 		if (tw == 1)

@@ -64,6 +64,9 @@ struct ab_git_stage_io {
 	const struct ab_git_tree *(*tree)(void *arg);
 	int (*stop)(void *arg);
 	void *arg;
+	/* 0: the whole history; N: the tip and N - 1 generations, with a
+	 * shallow file listing where the history stops. */
+	long depth;
 };
 
 /* Copies the commit and its history from the repository at DIR into

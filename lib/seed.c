@@ -311,6 +311,10 @@ static int gitdir_list(struct gitdir_src *g, const char *stage,
 	if (gd_add_dir(g, stage, "objects/pack", pack_file, err) < 0 ||
 	    gd_add_loose(g, stage, err) < 0)
 		return -1;
+	/* With --depth, where the history stops, as git records it. */
+	snprintf(src, sizeof src, "%s/shallow", stage);
+	if (access(src, F_OK) == 0 && gd_add(g, "shallow", src, NULL, 0) < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
 	return 0;
 }
 
@@ -557,6 +561,7 @@ static int make_stage(struct ab_state *s, struct ab_alloc *a,
 struct packer {
 	pthread_t th;
 	const char *repo, *hex, *stage;
+	long depth;
 	const struct ab_deadline *dl;
 	struct ab_git_feed *feed;	/* blobs the upload read (gitfeed.h) */
 	atomic_int stop;
@@ -604,7 +609,8 @@ static const struct ab_git_tree *packer_tree(void *arg)
  * rehash matters. */
 static int packer_run(struct packer *p)
 {
-	struct ab_git_stage_io io = { p->feed, packer_tree, packer_stop, p };
+	struct ab_git_stage_io io = { p->feed, packer_tree, packer_stop, p,
+	    p->depth };
 	const struct ab_git_tree *t;
 
 	/* Without a thread, the packer runs before the listing. */
@@ -649,6 +655,7 @@ static int packer_start(struct packer *p, const struct ab_seed_opts *o,
 {
 	memset(p, 0, sizeof *p);
 	p->repo = o->repo;
+	p->depth = o->depth;
 	p->hex = a->commit;
 	p->stage = stage;
 	p->dl = &e->dl;

@@ -10,6 +10,7 @@
 
 struct ab_seed_opts {
 	const char *repo, *rev, *expect;
+	long depth;		/* 0: the whole history (gitstage.h) */
 	ab_progress progress;
 };
 

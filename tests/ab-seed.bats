@@ -623,3 +623,55 @@ seed_filled() {
 	assert_output --partial "git filesystem full: 1.0 MiB"
 	refute_output --partial "task filesystem"
 }
+
+# A history with a merge, a branch the commit does not reach, and a tag.
+make_history() {
+	local i
+	REPO=$BATS_TEST_TMPDIR/history
+	git init -q -b main "$REPO"
+	for i in 1 2 3 4 5; do
+		printf '%s\n' "$i" >"$REPO/f"
+		git -C "$REPO" add f
+		git -C "$REPO" commit -qm "c$i"
+		[ "$i" != 3 ] || git -C "$REPO" branch side
+	done
+	git -C "$REPO" checkout -q side
+	printf 's\n' >"$REPO/s"
+	git -C "$REPO" add s
+	git -C "$REPO" commit -qm side
+	git -C "$REPO" checkout -q -b other
+	printf 'not the agent'"'"'s\n' >"$REPO/secret"
+	git -C "$REPO" add secret
+	git -C "$REPO" commit -qm other
+	git -C "$REPO" tag -a -m t v-other
+	git -C "$REPO" checkout -q main
+	git -C "$REPO" merge -q --no-edit side
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	SECRET=$(git -C "$REPO" rev-parse other:secret)
+}
+
+@test "--depth N: the commit and N-1 generations as git's own --depth has them; log, diff and fsck work inside" {
+	local d clone
+	make_history
+	for d in 1 3 100; do
+		clone=$BATS_TEST_TMPDIR/clone-$d
+		git clone -q --bare --depth "$d" --single-branch --branch main \
+			"file://$REPO" "$clone"
+		new_alloc
+		run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth "$d"
+		AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work &&
+			git log --format=%H | sort; echo shallow:; cat .git/shallow 2>/dev/null;
+			git fsck --full --no-dangling >/dev/null 2>&1 && echo fsck-ok;
+			git cat-file -e $SECRET 2>/dev/null || echo no-secret"
+		assert_success
+		assert_output "$(git -C "$clone" log --format=%H | sort; echo shallow:
+			sort "$clone/shallow" 2>/dev/null
+			echo fsck-ok; echo no-secret)"
+	done
+	# Where the depth allows, a diff against the parent works.
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work && git diff --stat HEAD~1 HEAD'
+	assert_success
+	assert_output --partial 's | 1 +'
+	run_exact 2 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 0
+	assert_regex "$stderr" '^ab-seed: --depth takes 1 to 1000000000 commits$'
+}
