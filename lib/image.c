@@ -248,12 +248,7 @@ static int version_probe(struct ab_engine *e, const struct spec *sp,
 	l.cmd = cmd;
 	l.env = env;
 	l.labels = labels;
-	l.memory = 64LL << 20;
-	l.pids = 64;
-	l.nano_cpus = 1000000000LL;
-	l.log_max_size = "1m";
-	l.shm_size = 64LL << 20;
-	l.nofile = 1024;
+	ab_oneshot_limits(&l);
 	l.seccomp_keyword = info.seccomp_keyword;
 	snprintf(name, sizeof name, "agentbox-probe-%s", rnd);
 	rc = ab_oneshot_run(e, &l, name, &o, err);

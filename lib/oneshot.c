@@ -222,6 +222,16 @@ static int read_logs(struct ab_engine *e, const char *id,
 	return rc;
 }
 
+void ab_oneshot_limits(struct ab_lock *l)
+{
+	l->memory = 64LL << 20;
+	l->pids = 64;
+	l->nano_cpus = 1000000000LL;
+	l->log_max_size = "1m";
+	l->shm_size = 64LL << 20;
+	l->nofile = 1024;
+}
+
 int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
     const char *name, struct ab_oneshot *o, struct ab_err *err)
 {

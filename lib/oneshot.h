@@ -15,6 +15,9 @@ struct ab_oneshot {
 	long long status;	/* the container's exit status */
 };
 
+/* The one set of limits every oneshot has: 64 MiB, 64 pids, one CPU, a
+ * 1 MiB log, 1024 open files. */
+void ab_oneshot_limits(struct ab_lock *l);
 int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
     const char *name, struct ab_oneshot *o, struct ab_err *err);
 void ab_oneshot_free(struct ab_oneshot *o);

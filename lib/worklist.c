@@ -102,12 +102,7 @@ int ab_worklist_unarchivable(struct ab_state *s, struct ab_engine *e,
 	l.entrypoint = entry;
 	l.env = env;
 	l.labels = labels;
-	l.memory = 64LL << 20;
-	l.pids = 64;
-	l.nano_cpus = 1000000000LL;
-	l.log_max_size = "1m";
-	l.shm_size = 64LL << 20;
-	l.nofile = 1024;
+	ab_oneshot_limits(&l);
 	l.seccomp_keyword = ab_engine_seccomp_keyword(e);
 	l.mounts = &m;
 	l.nmounts = 1;
