@@ -46,6 +46,7 @@ static void human(long long n, char *out, size_t cap)
 		snprintf(out, cap, "%lld bytes", n);
 }
 
+/* Said before the upload, with the option that raises the ceiling. */
 static int ceiling(const char *fs, long long bytes, long long inodes,
     const struct ab_volume *v, struct ab_err *err)
 {
@@ -55,11 +56,12 @@ static int ceiling(const char *fs, long long bytes, long long inodes,
 		human(bytes, need, sizeof need);
 		human(v->bytes, have, sizeof have);
 		return ab_fail(err, AB_EREFUSED, "%s filesystem: %s needed, %s "
-		    "ceiling", fs, need, have);
+		    "ceiling (ab-alloc --%s-bytes)", fs, need, have, fs);
 	}
 	if (inodes > v->inodes)
 		return ab_fail(err, AB_EREFUSED, "%s filesystem: %lld files "
-		    "needed, %lld-inode ceiling", fs, inodes, v->inodes);
+		    "needed, %lld-inode ceiling (ab-alloc --%s-inodes)", fs,
+		    inodes, v->inodes, fs);
 	return 0;
 }
 

@@ -461,7 +461,7 @@ sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	new_alloc --task-bytes 2M
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "task filesystem: 2.9 MiB needed, 2.0 MiB ceiling"
+	assert_regex "$stderr" "task filesystem: 2.9 MiB needed, 2.0 MiB ceiling \\(ab-alloc --task-bytes\\)$"
 	run ab_on_alloc "$ALLOC" 'ls -A /work'
 	assert_output .git
 }
@@ -475,7 +475,7 @@ sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	new_alloc --task-inodes 20
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "task filesystem: [0-9]+ files needed, 20-inode ceiling"
+	assert_regex "$stderr" "task filesystem: [0-9]+ files needed, 20-inode ceiling \\(ab-alloc --task-inodes\\)$"
 }
 
 @test "the git filesystem's ceiling is checked too" {
@@ -486,7 +486,7 @@ sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	new_alloc --git-bytes 64k
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "git filesystem: .* needed, 64.0 KiB ceiling"
+	assert_regex "$stderr" "git filesystem: .* needed, 64.0 KiB ceiling \\(ab-alloc --git-bytes\\)$"
 }
 
 @test "a staging clone replaced before the upload is refused" {
