@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lockdown.h"
@@ -65,21 +66,26 @@ static void complaint(char *line, ab_worklist_found found, void *ctx)
 	    "carry (PATH_MAX)");
 }
 
-static void complaints(struct ab_buf *err, ab_worklist_found found,
+static void complaints(const struct ab_buf *err, ab_worklist_found found,
     void *ctx)
 {
-	char *line, *save = NULL;
+	const char *p = err->data, *end, *nl;
+	char *line;
 
 	if (err->len == 0)
 		return;
-	err->max = 0;	/* room for the terminator past a full buffer */
-	if (ab_buf_addc(err, '\0') < 0) {
-		found(ctx, ".", "could not be listed");
-		return;
-	}
-	for (line = strtok_r(err->data, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save))
+	for (end = p + err->len; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if (nl == p)
+			continue;
+		if ((line = strndup(p, (size_t)(nl - p))) == NULL) {
+			found(ctx, ".", "could not be listed");
+			return;
+		}
 		complaint(line, found, ctx);
+		free(line);
+	}
 }
 
 int ab_worklist_unarchivable(struct ab_state *s, struct ab_engine *e,

@@ -48,22 +48,7 @@ teardown() {
 
 # vendor SCENARIO: starts the scripted vendor; sets VPORT, VPID, VLOG.
 vendor() {
-	local dir=$BATS_TEST_TMPDIR
-	[ -z "${VPID:-}" ] || { kill "$VPID"; wait "$VPID" || true; }
-	rm -f "$dir/vendor.port" "$dir/vendor.log"
-	printf '%s\n' "$1" >"$dir/scenario.json"
-	VLOG=$dir/vendor.log
-	python3 "$AB_ROOT/tests/lib/vendor.py" --mode anthropic \
-		--script "$dir/scenario.json" --log "$VLOG" --listen "$GW" \
-		--ready "$dir/vendor.port" --cert "$CA/leaf.pem" \
-		--key "$CA/leaf.key" 3>&- &
-	VPID=$!
-	local _
-	for _ in $(seq 1 100); do
-		[ -s "$dir/vendor.port" ] && break
-		sleep 0.05
-	done
-	VPORT=$(cat "$dir/vendor.port")
+	ab_vendor anthropic "$1"
 }
 
 # claude PHASE SCENARIO [AB-PROFILE OPTIONS...]: one invocation of the
@@ -90,14 +75,6 @@ claude() {
 	cat "$VLOG" >&2
 }
 
-
-# What the vendor's log says, as eval'd over its lines L (a list).
-vlog() {
-	python3 -c 'import json, sys
-L = [json.loads(x) for x in open(sys.argv[1])]
-v = eval(sys.argv[2])
-print(json.dumps(v) if not isinstance(v, str) else v)' "$VLOG" "$1"
-}
 
 # The files of the allocation's /work, as the agent left them.
 work_files() {

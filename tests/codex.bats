@@ -63,22 +63,7 @@ teardown() {
 # vendor SCENARIO: starts the scripted vendor; sets VPORT, VPID, VLOG.
 # With AUTH set, the vendor writes a ChatGPT sign-in there first.
 vendor() {
-	local dir=$BATS_TEST_TMPDIR
-	[ -z "${VPID:-}" ] || { kill "$VPID"; wait "$VPID" || true; }
-	rm -f "$dir/vendor.port" "$dir/vendor.log"
-	printf '%s\n' "$1" >"$dir/scenario.json"
-	VLOG=$dir/vendor.log
-	python3 "$AB_ROOT/tests/lib/vendor.py" --mode openai \
-		--script "$dir/scenario.json" --log "$VLOG" --listen "$GW" \
-		--ready "$dir/vendor.port" --cert "$CA/leaf.pem" \
-		--key "$CA/leaf.key" ${AUTH:+--auth-json "$AUTH"} 3>&- &
-	VPID=$!
-	local _
-	for _ in $(seq 1 100); do
-		[ -s "$dir/vendor.port" ] && break
-		sleep 0.05
-	done
-	VPORT=$(cat "$dir/vendor.port")
+	ab_vendor openai "$1" ${AUTH:+--auth-json "$AUTH"}
 }
 
 # new_alloc: a fresh allocation seeded with the repository, whose egress
@@ -132,14 +117,6 @@ codex() {
 	shift 2
 	new_alloc
 	run_profile "$(profile "$phase" "$@")"
-}
-
-# What the vendor's log says, as eval'd over its lines L (a list).
-vlog() {
-	python3 -c 'import json, sys
-L = [json.loads(x) for x in open(sys.argv[1])]
-v = eval(sys.argv[2])
-print(json.dumps(v) if not isinstance(v, str) else v)' "$VLOG" "$1"
 }
 
 # What the CLI told the model of each command, in order: the output the

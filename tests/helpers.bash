@@ -237,3 +237,35 @@ assert_man_covers_help() {
 		}
 	done
 }
+
+# ab_vendor MODE SCENARIO [VENDOR.PY OPTIONS...]: starts the tests' scripted
+# vendor (tests/lib/vendor.py) over TLS with the file's test CA ($CA) on
+# the bridge gateway ($GW); sets VPORT, VPID and VLOG.  A vendor already
+# started by the test is stopped first.
+ab_vendor() {
+	local dir=$BATS_TEST_TMPDIR mode=$1 _
+	printf '%s\n' "$2" >"$dir/scenario.json"
+	shift 2
+	[ -z "${VPID:-}" ] || { kill "$VPID"; wait "$VPID" || true; }
+	rm -f "$dir/vendor.port" "$dir/vendor.log"
+	VLOG=$dir/vendor.log
+	python3 "$AB_ROOT/tests/lib/vendor.py" --mode "$mode" \
+		--script "$dir/scenario.json" --log "$VLOG" --listen "$GW" \
+		--ready "$dir/vendor.port" --cert "$CA/leaf.pem" \
+		--key "$CA/leaf.key" "$@" 3>&- &
+	VPID=$!
+	for _ in $(seq 1 100); do
+		[ -s "$dir/vendor.port" ] && break
+		sleep 0.05
+	done
+	VPORT=$(cat "$dir/vendor.port")
+}
+
+# vlog EXPR: EXPR, in Python over L (the vendor's log lines, parsed), as
+# JSON, or bare when a string.
+vlog() {
+	python3 -c 'import json, sys
+L = [json.loads(x) for x in open(sys.argv[1])]
+v = eval(sys.argv[2])
+print(json.dumps(v) if not isinstance(v, str) else v)' "$VLOG" "$1"
+}
