@@ -1,6 +1,7 @@
 /* ab-seed: the trusted commit into an allocation's task and git volumes. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	ab_prog = "ab-seed";
+	/* git's pipes (githist.h): a git that died is an error, not ours. */
+	signal(SIGPIPE, SIG_IGN);
 	rc = parse(argc, argv, &o);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;

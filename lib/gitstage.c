@@ -15,6 +15,7 @@
 #include "file.h"
 #include "git.h"
 #include "gitfeed.h"
+#include "githist.h"
 #include "gitpack.h"
 #include "gitstage.h"
 
@@ -34,56 +35,10 @@ int ab_git_stage_init(const char *stage, struct ab_err *err)
 	return 0;
 }
 
-/* The packbuilder reads its limits from the repository's config: the
- * source's own and the user's would decide the cost of a seeding.  So
- * the source repository is given a config of ours alone, from a file in
- * the staging clone.  libgit2 takes the big-file threshold (objects above
- * it are never delta-searched) from pack.deltaCacheSize, so that key sets
- * both; pack.windowMemory bounds the delta window. */
-static int pack_config(git_repository *src, const char *stage,
-    struct ab_err *err)
-{
-	static const char text[] = "[pack]\n\tdeltaCacheSize = 1048576\n"
-	    "\twindowMemory = 16777216\n";
-	char path[4200];
-	git_config *cfg = NULL;
-	FILE *f;
-	int rc = 0;
-
-	snprintf(path, sizeof path, "%s/agentbox-pack.config", stage);
-	if ((f = fopen(path, "wx")) == NULL || fputs(text, f) == EOF) {
-		if (f != NULL)
-			fclose(f);
-		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
-	}
-	if (fclose(f) != 0)
-		return ab_fail(err, AB_EENGINE, "cannot write %s", path);
-	if (git_config_new(&cfg) < 0 ||
-	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_APP, src,
-	    0) < 0 || git_repository_set_config(src, cfg) < 0)
-		rc = ab_git_fail(err, AB_EENGINE, "cannot configure the pack");
-	git_config_free(cfg);
-	return rc;
-}
-
 struct stop_cb {
 	int (*stop)(void *);
 	void *arg;
 };
-
-static int pack_progress(int stage, uint32_t cur, uint32_t total, void *arg)
-{
-	const struct stop_cb *s = arg;
-
-	(void)stage, (void)cur, (void)total;
-	return s->stop != NULL && s->stop(s->arg) ? -1 : 0;
-}
-
-static int index_progress(const git_indexer_progress *st, void *arg)
-{
-	(void)st;
-	return pack_progress(0, 0, 0, arg);
-}
 
 /* --- the objects to copy -------------------------------------------- */
 
@@ -158,11 +113,6 @@ static size_t tip_slot(const struct tipset *t, const git_oid *id)
 		if (memcmp(t->e[t->slot[j] - 1].id, id->id, 20) == 0)
 			break;
 	return j;
-}
-
-static int tip_has(const struct tipset *t, const git_oid *id)
-{
-	return t->nslot != 0 && t->slot[tip_slot(t, id)] != 0;
 }
 
 static int tip_grow(struct tipset *t)
@@ -241,10 +191,8 @@ static int tip_copy(struct tipset *to, const struct tipset *from)
 struct copy {
 	git_repository *src;
 	git_odb *odb;
-	git_packbuilder *pb;	/* the history, when it has objects of its own */
 	struct stop_cb *cb;
 	struct tipset tip;
-	struct oidset seen;	/* trees of the history */
 	struct oidset bigs;
 	git_oid *big;		/* blobs above AB_GIT_BIG, to go loose */
 	size_t nbig, capbig;
@@ -322,69 +270,6 @@ static int list_tip_tree(struct copy *c, const git_oid *id)
 	return rc;
 }
 
-/* The history's own objects go to libgit2's packbuilder, which finds
- * deltas among them (older versions of the tip's files, mostly). */
-static int pb_insert(struct copy *c, const git_oid *id, const char *name)
-{
-	if (c->pb == NULL && (git_packbuilder_new(&c->pb, c->src) < 0 ||
-	    (git_packbuilder_set_threads(c->pb, 1), 0) ||
-	    git_packbuilder_set_callbacks(c->pb, pack_progress, c->cb) < 0))
-		return ab_git_fail(c->err, AB_EENGINE, "cannot start packing");
-	if (git_packbuilder_insert(c->pb, id, name) < 0)
-		return ab_git_fail(c->err, AB_EENGINE, "cannot pack an object");
-	return 0;
-}
-
-/* A blob of the history not at the tip.  Small ones are not remembered
- * here: the packbuilder keeps each once. */
-static int list_blob(struct copy *c, const git_oid *id, const char *name)
-{
-	int rc;
-
-	if (tip_has(&c->tip, id))
-		return 0;
-	if ((rc = blob_is_big(c, id)) != 0)
-		return rc < 0 ? -1 : add_big(c, id);
-	return pb_insert(c, id, name);
-}
-
-/* Each tree once, whatever number of commits share it; a tree of the
- * tip's holds nothing that is not at the tip. */
-static int list_tree(struct copy *c, const git_oid *id, const char *name)
-{
-	const git_tree_entry *e;
-	git_tree *t;
-	size_t i, n;
-	int rc;
-
-	if (tip_has(&c->tip, id))
-		return 0;
-	if ((rc = oidset_add(&c->seen, id)) <= 0)
-		return rc < 0 ? oom(c) : 0;
-	if (pb_insert(c, id, name) < 0)
-		return -1;
-	if (git_tree_lookup(&t, c->src, id) < 0)
-		return ab_git_fail(c->err, AB_EENGINE, "cannot read a tree");
-	n = git_tree_entrycount(t);
-	for (i = 0, rc = 0; i < n && rc == 0; i++) {
-		e = git_tree_entry_byindex(t, i);
-		switch (git_tree_entry_type(e)) {
-		case GIT_OBJECT_TREE:
-			rc = list_tree(c, git_tree_entry_id(e),
-			    git_tree_entry_name(e));
-			break;
-		case GIT_OBJECT_BLOB:
-			rc = list_blob(c, git_tree_entry_id(e),
-			    git_tree_entry_name(e));
-			break;
-		default:
-			break;
-		}
-	}
-	git_tree_free(t);
-	return rc;
-}
-
 /* The tip commit and its tree first, so that the history's walk knows
  * what the tip holds. */
 static int list_tip(struct copy *c, const git_oid *tip)
@@ -447,40 +332,6 @@ static int tip_objects(struct copy *c, const git_oid *tip,
 	c->ntipbig = c->nbig;
 	c->feed = io->feed;
 	return 0;
-}
-
-/* One commit of the history (not the tip): it, and its tree's objects. */
-static int list_commit(struct copy *c, const git_oid *id)
-{
-	git_commit *commit;
-	int rc;
-
-	if (git_commit_lookup(&commit, c->src, id) < 0)
-		return ab_git_fail(c->err, AB_EENGINE, "cannot read a commit");
-	if ((rc = pb_insert(c, id, NULL)) == 0)
-		rc = list_tree(c, git_commit_tree_id(commit), NULL);
-	git_commit_free(commit);
-	return rc;
-}
-
-static int list_history(struct copy *c, const git_oid *tip)
-{
-	git_revwalk *walk = NULL;
-	git_oid id;
-	int rc = 0, got = 0;
-
-	if (git_revwalk_new(&walk, c->src) < 0 ||
-	    git_revwalk_push(walk, tip) < 0) {
-		git_revwalk_free(walk);
-		return ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
-	}
-	while (rc == 0 && (got = git_revwalk_next(&id, walk)) == 0)
-		if (!git_oid_equal(&id, tip))
-			rc = list_commit(c, &id);
-	if (rc == 0 && got != GIT_ITEROVER)
-		rc = ab_git_fail(c->err, AB_EENGINE, "cannot walk the history");
-	git_revwalk_free(walk);
-	return rc;
 }
 
 /* A commit and its generation: 1 for the tip, as git counts --depth. */
@@ -607,19 +458,16 @@ static int walk_depth(struct copy *c, const git_oid *tip, long depth,
 	return rc;
 }
 
-/* --depth: the tip and DEPTH - 1 generations of its history. */
-static int list_history_depth(struct copy *c, const git_oid *tip,
-    long depth, const char *stage)
+/* The shallow file for --depth: where the tip's DEPTH generations end. */
+static int shallow_file(struct copy *c, const git_oid *tip, long depth,
+    const char *stage)
 {
 	struct shallow sh = { NULL, 0, 0 };
 	struct gen *q = NULL;
-	size_t nq = 0, i;
+	size_t nq = 0;
 	int rc;
 
 	rc = walk_depth(c, tip, depth, &q, &nq, &sh);
-	/* q[0] is the tip, packed on its own. */
-	for (i = 1; rc == 0 && i < nq; i++)
-		rc = list_commit(c, &q[i].id);
 	if (rc == 0)
 		rc = write_shallow(c, &sh, stage);
 	free(q);
@@ -1104,16 +952,6 @@ static int copy_big(struct copy *c, const char *stage,
 	return rc;
 }
 
-/* The history, written by libgit2's packbuilder (one delta thread: the
- * tree's upload runs beside it), and the big blobs. */
-static int write_rest(struct copy *c, const char *pack, const char *stage)
-{
-	if (c->pb != NULL && git_packbuilder_write(c->pb, pack, 0,
-	    index_progress, c->cb) < 0)
-		return ab_git_fail(c->err, AB_EENGINE, "cannot pack the history");
-	return copy_big(c, stage, c->cb);
-}
-
 /* Without a writer thread, the tip's pack is written here, last, from
  * reads of its own. */
 static int write_tip_here(struct copy *c, const char *pack)
@@ -1130,15 +968,62 @@ static int write_tip_here(struct copy *c, const char *pack)
 	return write_tip(&w);
 }
 
+/* --depth 1: the tip alone, in a pack of our own and loose blobs, with a
+ * shallow file when the commit has parents. */
+static int stage_tip(struct copy *c, const char *dir, const git_oid *tip,
+    const char *stage, const struct ab_git_stage_io *io)
+{
+	struct tipwriter w;
+	char pack[4200];
+	int rc, tw;
+
+	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
+	if (tip_objects(c, tip, io) < 0 ||
+	    (tw = tw_start(&w, c, dir, pack, io->feed)) < 0)
+		return -1;
+	rc = shallow_file(c, tip, 1, stage);
+	if (rc == 0)
+		rc = copy_big(c, stage, c->cb);
+	if (tw == 1)
+		return tw_join(&w, c, rc);
+	return rc == 0 ? write_tip_here(c, pack) : -1;
+}
+
+/* The history by git's own pack-objects (githist.h), down to the shallow
+ * file's commits with --depth. */
+static int stage_history(struct copy *c, const git_oid *tip,
+    const char *hex, const char *stage, const struct ab_git_stage_io *io)
+{
+	struct ab_git_hist h;
+	git_buf objects = GIT_BUF_INIT;
+	int rc;
+
+	if (io->depth > 1 && shallow_file(c, tip, io->depth, stage) < 0)
+		return -1;
+	if (git_repository_item_path(&objects, c->src,
+	    GIT_REPOSITORY_ITEM_OBJECTS) < 0)
+		return ab_git_fail(c->err, AB_EENGINE, "cannot find the "
+		    "repository's objects");
+	memset(&h, 0, sizeof h);
+	h.objects = objects.ptr;
+	h.stage = stage;
+	h.tip = hex;
+	h.max_bytes = io->max_bytes;
+	h.stop = io->stop;
+	h.arg = io->arg;
+	h.progress = io->progress;
+	rc = ab_git_history(&h, c->err);
+	git_buf_dispose(&objects);
+	return rc;
+}
+
 int ab_git_stage(const char *dir, const char *hex, const char *stage,
     const struct ab_git_stage_io *io, struct ab_err *err)
 {
 	struct stop_cb cb = { io->stop, io->arg };
-	struct tipwriter w;
 	struct copy c;
-	char pack[4200];
 	git_oid tip;
-	int rc = -1, tw = 0;
+	int rc = -1;
 
 	memset(&c, 0, sizeof c);
 	c.err = err;
@@ -1146,26 +1031,15 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 	git_oid_fromstr(&tip, hex);
 	if (ab_git_open(&c.src, dir, err) < 0)
 		return -1;
-	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
 	if (git_repository_odb(&c.odb, c.src) < 0)
 		ab_git_fail(err, AB_EENGINE, "cannot read the repository");
-	else if (pack_config(c.src, stage, err) == 0 &&
-	    tip_objects(&c, &tip, io) == 0 &&
-	    (tw = tw_start(&w, &c, dir, pack, io->feed)) >= 0) {
-		rc = io->depth > 0 ? list_history_depth(&c, &tip, io->depth,
-		    stage) : list_history(&c, &tip);
-		if (rc == 0)
-			rc = write_rest(&c, pack, stage);
-		if (tw == 1)
-			rc = tw_join(&w, &c, rc);
-		else if (rc == 0)
-			rc = write_tip_here(&c, pack);
-	}
+	else if (io->depth == 1)
+		rc = stage_tip(&c, dir, &tip, stage, io);
+	else
+		rc = stage_history(&c, &tip, hex, stage, io);
 	tip_free(&c.tip);
-	free(c.seen.k);
 	free(c.bigs.k);
 	free(c.big);
-	git_packbuilder_free(c.pb);
 	git_odb_free(c.odb);
 	git_repository_free(c.src);
 	return rc;

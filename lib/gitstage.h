@@ -1,19 +1,17 @@
 /* gitstage.h: the objects of a staging clone (the seeded /work/.git).
  *
  * The commit and its history are copied out of the source repository by
- * object ID, never as files, into at most two packs and some loose
- * objects:
+ * object ID, never as files.  With --depth 1, the commit alone, by this
+ * module:
  *  - the tip commit, its trees and its blobs up to AB_GIT_BIG bytes, whole,
  *    in a pack of our own (gitpack.h): deltas there would save little, as
  *    a tip's files are mostly unlike each other, and cost most of the
  *    time;
- *  - the rest of the history, written by libgit2's packbuilder, which
- *    finds deltas (older versions of the tip's files, mostly);
  *  - each larger blob as a loose object of our own (zlib at its fastest
- *    setting, or stored when it does not compress).  libgit2 deflates a
- *    pack at zlib's default level with no setting to change it, which for
- *    a few 50 MiB blobs was most of a seeding; blobs this big are never
- *    delta-searched anyway.
+ *    setting, or stored when it does not compress).
+ * With more history, the commit and its history are one pack that git
+ * pack-objects makes from the deltas the source already stores and git
+ * index-pack checks (githist.h), as git clone does.
  */
 #ifndef AB_GITSTAGE_H
 #define AB_GITSTAGE_H
@@ -67,6 +65,11 @@ struct ab_git_stage_io {
 	/* 0: the whole history; N: the tip and N - 1 generations, with a
 	 * shallow file listing where the history stops. */
 	long depth;
+	/* The git filesystem's byte ceiling: a larger history is refused
+	 * before it is written out whole. */
+	long long max_bytes;
+	/* Progress lines of the history's copy (githist.h), or NULL. */
+	void (*progress)(const char *line);
 };
 
 /* Copies the commit and its history from the repository at DIR into

@@ -20,6 +20,7 @@
 #include "oneshot.h"
 #include "pathcheck.h"
 #include "seed.h"
+#include "size.h"
 #include "tarread.h"
 #include "tarstream.h"
 #include "testhook.h"
@@ -34,18 +35,6 @@ static long long pages(long long n)
 	return (n + PAGE - 1) / PAGE * PAGE;
 }
 
-static void human(long long n, char *out, size_t cap)
-{
-	if (n >= 1LL << 30)
-		snprintf(out, cap, "%.1f GiB", (double)n / (1LL << 30));
-	else if (n >= 1LL << 20)
-		snprintf(out, cap, "%.1f MiB", (double)n / (1LL << 20));
-	else if (n >= 1LL << 10)
-		snprintf(out, cap, "%.1f KiB", (double)n / (1LL << 10));
-	else
-		snprintf(out, cap, "%lld bytes", n);
-}
-
 /* Said before the upload, with the option that raises the ceiling. */
 static int ceiling(const char *fs, long long bytes, long long inodes,
     const struct ab_volume *v, struct ab_err *err)
@@ -53,8 +42,8 @@ static int ceiling(const char *fs, long long bytes, long long inodes,
 	char need[32], have[32];
 
 	if (bytes > v->bytes) {
-		human(bytes, need, sizeof need);
-		human(v->bytes, have, sizeof have);
+		ab_human_size(bytes, need, sizeof need);
+		ab_human_size(v->bytes, have, sizeof have);
 		return ab_fail(err, AB_EREFUSED, "%s filesystem: %s needed, %s "
 		    "ceiling (ab-alloc --%s-bytes)", fs, need, have, fs);
 	}
@@ -414,7 +403,7 @@ static int upload_fail(const struct ab_resp *r, const struct ab_alloc *a,
 		v = &a->vol[AB_VOL_GIT];
 		fs = "git";
 	}
-	human(v->bytes, have, sizeof have);
+	ab_human_size(v->bytes, have, sizeof have);
 	return ab_fail(err, AB_EREFUSED, "%s filesystem full: %s, "
 	    "%lld-inode ceiling", fs, have, v->inodes);
 }
@@ -564,9 +553,11 @@ struct packer {
 	pthread_t th;
 	const char *repo, *hex, *stage;
 	long depth;
+	long long max_bytes;
+	void (*progress)(const char *line);
 	const struct ab_deadline *dl;
 	struct ab_git_feed *feed;	/* blobs the upload read (gitfeed.h) */
-	atomic_int stop;
+	atomic_int stop, done;
 	int started, rc;
 	struct ab_err err;
 	/* The tree's listing, handed over once checked: the tip's objects
@@ -612,7 +603,7 @@ static const struct ab_git_tree *packer_tree(void *arg)
 static int packer_run(struct packer *p)
 {
 	struct ab_git_stage_io io = { p->feed, packer_tree, packer_stop, p,
-	    p->depth };
+	    p->depth, p->max_bytes, p->progress };
 	const struct ab_git_tree *t;
 
 	/* Without a thread, the packer runs before the listing. */
@@ -620,13 +611,19 @@ static int packer_run(struct packer *p)
 		io.tree = NULL;
 		return ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err);
 	}
+	/* A history needs no listing: git starts at once, and the index
+	 * waits for it instead. */
+	if (p->depth != 1 &&
+	    ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err) < 0)
+		return -1;
 	/* The index first: the big blobs wait for the upload to reach them. */
 	if ((t = packer_tree(p)) == NULL)
 		return ab_fail(&p->err, AB_EENGINE, "packing stopped");
 	if (ab_git_index_write(t, p->stage, &p->err) < 0)
 		return -1;
 	p->indexed = 1;
-	return ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err);
+	return p->depth != 1 ? 0 :
+	    ab_git_stage(p->repo, p->hex, p->stage, &io, &p->err);
 }
 
 /* The checked listing, for the packer; it outlives the packer, which
@@ -643,11 +640,14 @@ static void *packer_main(void *arg)
 {
 	struct packer *p = arg;
 
-	/* The engine unpacking the tree is the long pole: the packer takes
-	 * the CPU it leaves.  On Linux a nice value is per thread; failing
-	 * to set it only costs time. */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	/* With the tip alone, the engine unpacking the tree is the long
+	 * pole: the packer takes the CPU it leaves.  On Linux a nice value
+	 * is per thread (and git, started here, would inherit it); failing
+	 * to set it only costs time.  A history is the long pole itself. */
+	if (p->depth == 1)
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	p->rc = packer_run(p);
+	atomic_store(&p->done, 1);
 	return NULL;
 }
 
@@ -658,10 +658,13 @@ static int packer_start(struct packer *p, const struct ab_seed_opts *o,
 	memset(p, 0, sizeof *p);
 	p->repo = o->repo;
 	p->depth = o->depth;
+	p->max_bytes = a->vol[AB_VOL_GIT].bytes;
+	p->progress = o->progress;
 	p->hex = a->commit;
 	p->stage = stage;
 	p->dl = &e->dl;
 	atomic_init(&p->stop, 0);
+	atomic_init(&p->done, 0);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	/* Without threads in libgit2, pack first, then upload. */
@@ -670,8 +673,9 @@ static int packer_start(struct packer *p, const struct ab_seed_opts *o,
 		return 0;
 	}
 	p->started = 1;
-	/* Without a feed the tip's packer reads every blob itself. */
-	p->feed = ab_git_feed_new(FEED_BYTES);
+	/* Without a feed the tip's packer reads every blob itself; a
+	 * history is git's to read. */
+	p->feed = p->depth == 1 ? ab_git_feed_new(FEED_BYTES) : NULL;
 	if ((errno = pthread_create(&p->th, NULL, packer_main, p)) != 0) {
 		ab_git_feed_free(p->feed);
 		p->feed = NULL;
@@ -712,7 +716,11 @@ static int packer_join(struct packer *p, int abandon, struct ab_err *err)
  * mounts its volumes and starts an unpacking process for each upload:
  * on 10,000 files a second upload was a tenth of a seeding.  The git
  * directory's entries are listed once the pack is done, when the tree's
- * last byte has gone. */
+ * last byte has gone.  When the pack is not done by then (a history:
+ * git.git's took 25 s), the tree's upload ends there and the git
+ * directory is a second upload once the pack is done: an upload left
+ * open and idle would hold the keeper's lock, and every engine call on
+ * the keeper, meanwhile. */
 struct seed_src {
 	struct tree_src ts;
 	struct gitdir_src g;
@@ -721,6 +729,7 @@ struct seed_src {
 	const char *stage;
 	char head[48];
 	int git;		/* the tree is sent */
+	int split;		/* the git directory goes on its own */
 };
 
 /* Without a packer thread, the index is written here. */
@@ -744,10 +753,29 @@ static int seed_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 		if ((rc = tree_next(&ss->ts, te, err)) != 0)
 			return rc;
 		ss->git = 1;
+		if (ss->p->started && !atomic_load(&ss->p->done)) {
+			ss->split = 1;
+			return 0;
+		}
 		if (seed_gitdir(ss, err) < 0)
 			return -1;
 	}
 	return gd_next(&ss->g, te, err);
+}
+
+/* The git directory's own upload, once the pack is done. */
+static int send_gitdir(struct ab_engine *e, struct seed_src *ss,
+    struct ab_err *err)
+{
+	struct ab_tar_source src;
+
+	ab_test_pause("seed-split");
+	if (seed_gitdir(ss, err) < 0)
+		return -1;
+	src.next = gd_next;
+	src.data = gd_data;
+	src.ctx = &ss->g;
+	return upload(e, ss->a, "/work", &src, err);
 }
 
 static long seed_data(void *arg, char *p, size_t n, struct ab_err *err)
@@ -794,6 +822,8 @@ static int send_all(struct ab_engine *e, const struct ab_alloc *a,
 		src.ctx = &ss;
 		rc = upload(e, a, "/work", &src, err);
 	}
+	if (rc == 0 && ss.split)
+		rc = send_gitdir(e, &ss, err);
 	if (rc < 0)
 		(void)packer_join(p, 1, err);
 	ab_git_reader_close(ss.ts.r);
@@ -819,6 +849,11 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 	if (ab_stage_check(stage, a, err) < 0 ||
 	    packer_start(&p, o, a, stage, e, err) < 0)
 		return -1;
+	/* With a history, git is the long pole and takes both cores: the
+	 * tree's upload, which git clone does not have, takes what it
+	 * leaves.  Per thread on Linux; failing only costs time. */
+	if (o->depth != 1)
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	rc = send_all(e, a, o, &p, stage, err);
 	/* Joined already unless the listing failed. */
 	if (packer_join(&p, rc < 0, err) < 0)

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "size.h"
@@ -26,4 +27,16 @@ int ab_parse_size(const char *s, long long max, const char *what,
 		    "%s: not a size between 1 and %lld: %.40s", what, max, s);
 	*out = v * mul;
 	return 0;
+}
+
+void ab_human_size(long long n, char *out, size_t cap)
+{
+	if (n >= 1LL << 30)
+		snprintf(out, cap, "%.1f GiB", (double)n / (1LL << 30));
+	else if (n >= 1LL << 20)
+		snprintf(out, cap, "%.1f MiB", (double)n / (1LL << 20));
+	else if (n >= 1LL << 10)
+		snprintf(out, cap, "%.1f KiB", (double)n / (1LL << 10));
+	else
+		snprintf(out, cap, "%lld bytes", n);
 }

@@ -200,7 +200,7 @@ status:"
 	assert_line 10
 }
 
-@test "blobs over 1 MiB go loose, compressed or stored, and git inside reads every object" {
+@test "with --depth 1, blobs over 1 MiB go loose, compressed or stored, and git inside reads every object" {
 	make_repo
 	head -c 2100000 /dev/urandom >"$REPO/old.bin"
 	git -C "$REPO" add old.bin
@@ -217,22 +217,21 @@ status:"
 	rnd=$(git -C "$REPO" rev-parse HEAD:big.bin)
 	# Loose in the source, they stream; packed, libgit2 reads them whole.
 	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 1
 	git -C "$REPO" gc -q
 	[ -z "$(find "$REPO/.git/objects" -path '*/objects/??/*' -type f)" ]
 	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 1
 	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work &&
 		git fsck --full --strict --no-dangling 2>&1 && echo fsck-ok &&
 		echo \"status:\$(git status --porcelain)\" &&
-		git cat-file -t $old &&
+		{ git cat-file -e $old 2>/dev/null || echo no-old; } &&
 		stat -c '%n %s' .git/objects/${text:0:2}/${text:2} \
-			.git/objects/${rnd:0:2}/${rnd:2} \
-			.git/objects/${old:0:2}/${old:2}"
+			.git/objects/${rnd:0:2}/${rnd:2}"
 	assert_success
 	assert_line fsck-ok
 	assert_line status:
-	assert_line blob
+	assert_line no-old
 	# seq's text deflates to a fraction; random bytes are stored whole.
 	local tsize rsize
 	tsize=$(printf '%s\n' "$output" | awk -v f="${text:2}" '$1 ~ f { print $2 }')
@@ -241,44 +240,59 @@ status:"
 	[ "$rsize" -ge 2100000 ] && [ "$rsize" -lt 2200000 ]
 }
 
-@test "the tip is packed whole, the history as deltas, and git inside verifies both packs" {
+# seeded_packs ALLOC: fsck, the count of "+change" lines in the log, and
+# a line "pack OBJECTS DELTAS MAXDEPTH ID..." for each pack (verify-pack
+# -v: "ID type size packed offset [depth base]").
+seeded_packs() {
+	AB_RO_GIT=1 run ab_on_alloc "$1" 'cd /work &&
+		git fsck --full --strict --no-dangling 2>&1 && echo fsck-ok &&
+		git log -p | grep -c "^+change" &&
+		for p in .git/objects/pack/pack-*.idx; do
+			git verify-pack -v "$p" | awk "
+				NF == 7 { d++; if (\$6 > m) m = \$6 }
+				NF >= 5 && \$2 ~ /^(commit|tree|blob|tag)\$/ {
+				n++; ids = ids \" \" \$1 } END {
+				print \"pack\", n, d + 0, m + 0, ids }" || echo verify-failed
+		done'
+	assert_success
+	assert_line fsck-ok
+	refute_line verify-failed
+}
+
+@test "a history is git's own pack, its stored deltas reused; --depth 1 packs the tip whole" {
 	make_repo
-	local i
+	local i tip hist
 	seq 1 40000 >"$REPO/log.txt"
 	for i in 1 2 3 4 5 6 7 8; do
 		echo "change $i" >>"$REPO/log.txt"
 		git -C "$REPO" add log.txt
 		git -C "$REPO" commit -qm "change $i"
 	done
+	git -C "$REPO" gc -q
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	new_alloc
 	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	# verify-pack -v: "ID type size packed offset [depth base]" a line.
-	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&
-		git fsck --full --strict --no-dangling 2>&1 && echo fsck-ok &&
-		git log -p | grep -c "^+change" &&
-		for p in .git/objects/pack/pack-*.idx; do
-			git verify-pack -v "$p" | awk -v p="$p" "
-				NF == 7 { d++ } NF >= 5 && \$2 ~ /^(commit|tree|blob)\$/ {
-				n++; ids = ids \" \" \$1 } END {
-				print \"pack\", n, d + 0, ids }" || echo verify-failed
-		done'
-	assert_success
-	assert_line fsck-ok
+	seeded_packs "$ALLOC"
 	assert_line --index 1 8
-	refute_line verify-failed
-	local tip hist
-	tip=$(printf '%s\n' "$output" | grep "^pack .* $COMMIT")
-	hist=$(printf '%s\n' "$output" | grep '^pack ' | grep -v " $COMMIT")
-	[ "$(printf '%s\n' "$output" | grep -c '^pack ')" -eq 2 ]
-	# The tip: its commit, 3 trees and 6 blobs, none a delta.
-	[ "$(echo "$tip" | cut -d' ' -f2,3)" = "10 0" ]
-	# The history: 9 commits and their own trees and blobs, log.txt's
-	# older versions mostly deltas.
+	# One pack: every object the commit reaches, older versions of
+	# log.txt as deltas, as the source stores them.
+	hist=$(printf '%s\n' "$output" | grep '^pack ')
+	[ "$(printf '%s\n' "$hist" | wc -l)" -eq 1 ]
+	[ "$(echo "$hist" | cut -d' ' -f2)" -eq \
+		"$(git -C "$REPO" rev-list --objects HEAD | wc -l)" ]
 	[ "$(echo "$hist" | cut -d' ' -f3)" -ge 5 ]
-	for i in $(git -C "$REPO" rev-list HEAD~1); do
+	for i in $(git -C "$REPO" rev-list --objects HEAD | cut -d' ' -f1); do
 		echo "$hist" | grep -q " $i"
 	done
+	# --depth 1: the commit, 3 trees and 6 blobs in a pack of our own,
+	# none a delta.
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 1
+	seeded_packs "$ALLOC"
+	assert_line --index 1 8
+	tip=$(printf '%s\n' "$output" | grep '^pack ')
+	[ "$(echo "$tip" | cut -d' ' -f2,3)" = "10 0" ]
+	echo "$tip" | grep -q " $COMMIT"
 }
 
 @test "a big blob of the source that does not match its name is refused" {
@@ -314,7 +328,7 @@ status:"
 	corrupt_loose "$obj" 1500000
 	new_alloc
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "blob $id of the source does not match its name"
+	assert_regex "$stderr" "object $id of the commit's history is damaged or missing in the repository$"
 	assert_one_error_line ab-seed
 	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
 	assert_output ""
@@ -484,9 +498,22 @@ sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
 	git -C "$REPO" add noise
 	git -C "$REPO" commit -qm noise
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	# The tip alone, and a history (git's pack, refused as it arrives).
+	new_alloc --git-bytes 64k
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 1
+	assert_regex "$stderr" "git filesystem: .* needed, 64.0 KiB ceiling \\(ab-alloc --git-bytes\\)$"
 	new_alloc --git-bytes 64k
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
 	assert_regex "$stderr" "git filesystem: .* needed, 64.0 KiB ceiling \\(ab-alloc --git-bytes\\)$"
+	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
+	assert_output ""
+	# Inodes: HEAD, config, index, a pack and its index, six directories
+	# and the root.
+	new_alloc --git-inodes 8
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "git filesystem: 12 files needed, 8-inode ceiling \\(ab-alloc --git-inodes\\)$"
+	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
+	assert_output ""
 }
 
 @test "a staging clone replaced before the upload is refused" {
@@ -653,20 +680,32 @@ make_history() {
 @test "--depth N: the commit and N-1 generations as git's own --depth has them; log, diff and fsck work inside" {
 	local d clone
 	make_history
-	for d in 1 3 100; do
+	local tag side
+	tag=$(git -C "$REPO" rev-parse v-other)
+	side=$(git -C "$REPO" rev-parse other)
+	for d in 1 3 100 all; do
 		clone=$BATS_TEST_TMPDIR/clone-$d
-		git clone -q --bare --depth "$d" --single-branch --branch main \
-			"file://$REPO" "$clone"
+		if [ "$d" = all ]; then
+			git clone -q --bare --no-local --single-branch --branch main \
+				"$REPO" "$clone"
+			set --
+		else
+			git clone -q --bare --depth "$d" --single-branch --branch main \
+				"file://$REPO" "$clone"
+			set -- --depth "$d"
+		fi
 		new_alloc
-		run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth "$d"
+		run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" "$@"
+		# Nothing of the other branch: its blob, its commit, its tag.
 		AB_RO_GIT=1 run ab_on_alloc "$ALLOC" "cd /work &&
 			git log --format=%H | sort; echo shallow:; cat .git/shallow 2>/dev/null;
 			git fsck --full --no-dangling >/dev/null 2>&1 && echo fsck-ok;
-			git cat-file -e $SECRET 2>/dev/null || echo no-secret"
+			for o in $SECRET $side $tag; do
+				git cat-file -e \$o 2>/dev/null || echo absent; done"
 		assert_success
 		assert_output "$(git -C "$clone" log --format=%H | sort; echo shallow:
 			sort "$clone/shallow" 2>/dev/null
-			echo fsck-ok; echo no-secret)"
+			echo fsck-ok; echo absent; echo absent; echo absent)"
 	done
 	# Where the depth allows, a diff against the parent works.
 	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work && git diff --stat HEAD~1 HEAD'
@@ -674,4 +713,135 @@ make_history() {
 	assert_output --partial 's | 1 +'
 	run_exact 2 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 0
 	assert_regex "$stderr" '^ab-seed: --depth takes 1 to 1000000000 commits$'
+}
+
+# flip_entry REPO ID: one byte flipped in the middle of object ID's stored
+# bytes in REPO's only pack.
+flip_entry() {
+	local idx off len
+	idx=$(ls "$1"/.git/objects/pack/pack-*.idx)
+	read -r off len < <(git -C "$1" verify-pack -v "$idx" |
+		awk -v id="$2" '$1 == id { print $5, $4 }')
+	chmod u+w "${idx%.idx}.pack"
+	python3 -c 'import sys
+p, o = sys.argv[1], int(sys.argv[2])
+f = open(p, "r+b"); f.seek(o); b = f.read(1); f.seek(o)
+f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
+}
+
+@test "a deltified object damaged in the source's pack is refused by name, and nothing is left" {
+	local i id stage
+	make_repo
+	seq 1 30000 >"$REPO/log.txt"
+	git -C "$REPO" add log.txt
+	for i in 1 2 3 4 5 6; do
+		echo "change $i" >>"$REPO/log.txt"
+		git -C "$REPO" commit -qam "change $i"
+	done
+	git -C "$REPO" repack -adq
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	# An older log.txt, stored as a delta.
+	id=$(git -C "$REPO" rev-parse HEAD~3:log.txt)
+	git -C "$REPO" verify-pack -v "$(ls "$REPO"/.git/objects/pack/pack-*.idx)" |
+		awk -v id="$id" '$1 == id && NF == 7 { f = 1 } END { exit !f }'
+	flip_entry "$REPO" "$id"
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "object $id is damaged in the repository: its bytes in pack-[0-9a-f]{40}\\.pack do not match the pack's index$"
+	assert_one_error_line ab-seed
+	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
+	assert_output ""
+	stage=$AB_STATE_DIR/stage/${ALLOC#alloc:}
+	run find "$stage/objects" -type f
+	assert_output ""
+	# The tip alone never reads it.
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --depth 1
+}
+
+@test "a source whose deltas chain deeper than git's default limit still seeds" {
+	local i max
+	REPO=$BATS_TEST_TMPDIR/chain
+	git init -q "$REPO"
+	# Each version shares most with the one before alone: the deltas
+	# chain, one version on the next.
+	for i in $(seq 1 250); do
+		{ seq $((i * 100)) $((i * 100 + 3000)); echo "change $i"; } \
+			>"$REPO/log.txt"
+		git -C "$REPO" add log.txt
+		git -C "$REPO" commit -qm "change $i"
+	done
+	git -C "$REPO" -c pack.threads=1 repack -adfq --depth=1000 --window=250
+	max=$(git -C "$REPO" verify-pack -v "$(ls "$REPO"/.git/objects/pack/pack-*.idx)" |
+		awk 'NF == 7 && $6 > m { m = $6 } END { print m + 0 }')
+	[ "$max" -gt 50 ]
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	seeded_packs "$ALLOC"
+	assert_line --index 1 250
+	# git's own limit holds in the copy: chains of at most 50.
+	[ "$(printf '%s\n' "$output" | awk '/^pack / { print $4 }')" -le 50 ]
+}
+
+@test "a history that takes more than a second reports git's progress, a line a second at most" {
+	local i start end n
+	make_repo
+	for i in $(seq 1 40); do
+		head -c 1000000 /dev/urandom >"$REPO/r$i"
+		git -C "$REPO" add "r$i"
+		git -C "$REPO" commit -qm "r$i"
+		[ "$i" -ge 30 ] || git -C "$REPO" rm -q "r$i"
+	done
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --git-bytes 256M --task-bytes 256M
+	start=$(date +%s%N)
+	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	end=$(date +%s%N)
+	n=$(printf '%s\n' "$stderr" | grep -c '^ab-seed: history: ' || true)
+	# Only a seeding over a second says anything, and never more than
+	# a line a second.
+	if [ $(((end - start) / 1000000000)) -ge 2 ]; then
+		[ "$n" -ge 1 ]
+	fi
+	[ "$n" -le $(((end - start) / 1000000000)) ]
+	# Every one of them is git's own phase.
+	local other
+	other=$(printf '%s\n' "$stderr" | grep '^ab-seed: history: ' |
+		grep -Ev '^ab-seed: history: (Enumerating|Counting|Compressing|Writing|Receiving|Resolving) ' || true)
+	[ -z "$other" ]
+}
+
+@test "a history still packing when the tree is sent goes up in a second upload, the keeper free meanwhile" {
+	local i pid st=0
+	REPO=$BATS_TEST_TMPDIR/heavy
+	git init -q "$REPO"
+	# 60 MB of history that git must deflate; a tree of one small file.
+	for i in $(seq 1 40); do
+		head -c 1500000 /dev/urandom >"$REPO/r"
+		git -C "$REPO" add r
+		git -C "$REPO" commit -qm "r$i"
+	done
+	printf 'small\n' >"$REPO/r"
+	git -C "$REPO" commit -qam small
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc --git-bytes 256M
+	AB_TEST_PAUSE=seed-split ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	ab_wait_stopped "$pid"
+	# The tree's upload has ended: the keeper answers, the tree is in
+	# place and nothing of the git directory is.
+	run docker inspect --format '{{.State.Running}}' \
+		"agentbox-${ALLOC#alloc:}-keeper"
+	assert_output true
+	run ab_on_alloc "$ALLOC" 'cat /work/r; ls -A /work/.git | wc -l'
+	assert_output "$(printf 'small\n0')"
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 0
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&
+		git fsck --full --no-dangling >/dev/null 2>&1 && echo fsck-ok;
+		git log --oneline | wc -l; git status --porcelain | wc -l'
+	assert_output "$(printf 'fsck-ok\n41\n0')"
 }
