@@ -29,10 +29,17 @@ UNIT_TESTS = agent-test egress-test json-test lockcheck-test pathcheck-test sche
 	zip-test
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
-FUZZERS = egress schema zip
+FUZZERS = egress schema zip tarread json agent pathcheck
 FUZZ_LIB_egress = lib/egress.c lib/err.c
 FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
+# The tar reader lives on the engine's stream: curl links, never runs.
+FUZZ_LIB_tarread = lib/tarread.c lib/engine.c lib/file.c lib/json.c \
+	lib/buf.c lib/err.c lib/deadline.c lib/testhook.c
+FUZZ_LDLIBS_tarread = -lcurl
+FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
+FUZZ_LIB_agent = lib/agent.c lib/schema.c lib/json.c lib/buf.c lib/err.c
+FUZZ_LIB_pathcheck = lib/pathcheck.c lib/err.c
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 
@@ -51,7 +58,8 @@ IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
-.PHONY: all deps tools check asan demo demo-agents bench fuzz install lint \
+.PHONY: all deps tools check asan demo demo-agents bench fuzz fuzz-report \
+	print-fuzz-lib print-fuzz-ldlibs install lint \
 	clean
 
 all: deps
@@ -96,10 +104,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagentbox.a
 	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
 
 .SECONDEXPANSION:
-$(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h
+$(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h \
+		tests/fuzz/common.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c17 -D_GNU_SOURCE -Ilib -g -O1 \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_$*) -lz
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_$*) \
+		$(FUZZ_LDLIBS_$*) -lz
 
 # Each harness for FUZZ_SECONDS from its committed corpus; what it finds
 # new goes to $(BUILD)/fuzz/new-NAME, a crash to $(BUILD)/fuzz/crash-*.
@@ -110,6 +120,17 @@ fuzz: all
 			-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/new-$$f \
 			tests/fuzz/corpus/$$f || exit 1; \
 	done
+
+# Executions and line coverage (llvm-cov) of each harness in
+# FUZZ_SECONDS, for bench/RESULTS.md.
+fuzz-report:
+	@BUILD=$(BUILD) sh tests/fuzz/report.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+print-fuzz-lib:
+	@echo $(FUZZ_LIB_$(NAME))
+
+print-fuzz-ldlibs:
+	@echo $(FUZZ_LDLIBS_$(NAME))
 
 # The suite runs against the real engine; AB_BIN says which build it tests.
 check: all

@@ -65,6 +65,8 @@ static size_t avail(const struct ab_tarread *t)
 /* More bytes from the stream; at its end, its result. */
 static int more(struct ab_tarread *t, struct ab_err *err)
 {
+	if (t->e == NULL)	/* in memory: all there was is there */
+		return bad(t, "it ends in the middle of an entry", err);
 	if (t->s.sink_failed) {
 		*err = t->s.sink_err;
 		return -1;
@@ -338,14 +340,13 @@ static int header(struct ab_tarread *t, struct ab_err *err)
 	}
 }
 
-int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, struct ab_err *err)
+static struct ab_tarread *tr_new(struct ab_engine *e, long long max,
+    const char *what)
 {
-	struct ab_tarread *t;
+	struct ab_tarread *t = calloc(1, sizeof *t);
 
-	*tp = t = calloc(1, sizeof *t);
 	if (t == NULL)
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return NULL;
 	t->e = e;
 	t->max = max;
 	t->what = what;
@@ -355,6 +356,26 @@ int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
 	ab_buf_init(&t->xpath, NAME_MAX_BYTES);
 	ab_buf_init(&t->xlink, NAME_MAX_BYTES);
 	ab_buf_init(&t->meta, META_MAX);
+	return t;
+}
+
+int ab_tarread_open_mem(struct ab_tarread **tp, const void *p, size_t n,
+    long long max, const char *what, struct ab_err *err)
+{
+	struct ab_tarread *t;
+
+	if ((*tp = t = tr_new(NULL, max, what)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	return on_bytes(t, p, n, err);
+}
+
+int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
+    const char *path, long long max, const char *what, struct ab_err *err)
+{
+	struct ab_tarread *t;
+
+	if ((*tp = t = tr_new(e, max, what)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
 	if (ab_stream_open(e, &t->s, "GET", path, on_bytes, t, what, err) < 0)
 		return -1;
 	if (t->s.status != 200)

@@ -33,6 +33,10 @@ struct ab_tarread;
 /* GETs PATH (an archive endpoint) and opens its reply as a tar archive. */
 int ab_tarread_open(struct ab_tarread **t, struct ab_engine *e,
     const char *path, long long max, const char *what, struct ab_err *err);
+/* The same reader over N bytes at P (copied), as if the engine had sent
+ * them and ended: for the fuzzing harness (tests/fuzz/tarread.c). */
+int ab_tarread_open_mem(struct ab_tarread **t, const void *p, size_t n,
+    long long max, const char *what, struct ab_err *err);
 /* 1 with *ent (valid until the next call), 0 at the end, -1 on error. */
 int ab_tarread_next(struct ab_tarread *t,
     const struct ab_tarread_entry **ent, struct ab_err *err);

@@ -26,3 +26,19 @@ fuzz() {
 @test "fuzz: the answer's schema check and validation" {
 	fuzz schema
 }
+
+@test "fuzz: the tar reader that ab-export reads the agent's files with" {
+	fuzz tarread
+}
+
+@test "fuzz: the JSON reader and writer agree on every document" {
+	fuzz json
+}
+
+@test "fuzz: what ab-run reads of the CLIs' event streams, in pieces of any size" {
+	fuzz agent
+}
+
+@test "fuzz: the path and symlink checks, against a resolver of the harness's own" {
+	fuzz pathcheck
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""make-seeds.py: writes the seed corpora of the tar, JSON, agent-stream
+and path harnesses under tests/fuzz/corpus/ (committed; run again only to
+change them).  Each seed is a well-formed input, or one broken in one
+place, so that fuzzing starts next to every branch the reader has."""
+import io
+import os
+import sys
+import tarfile
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(kind, name, data):
+    d = os.path.join(root, kind)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def tar(fmt, entries):
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w", format=fmt) as t:
+        for name, kind, arg in entries:
+            i = tarfile.TarInfo(name)
+            i.mtime = 0
+            if kind == "file":
+                i.size = len(arg)
+                t.addfile(i, io.BytesIO(arg))
+                continue
+            if kind == "dir":
+                i.type = tarfile.DIRTYPE
+            elif kind == "sym":
+                i.type, i.linkname = tarfile.SYMTYPE, arg
+            elif kind == "hard":
+                i.type, i.linkname = tarfile.LNKTYPE, arg
+            elif kind == "fifo":
+                i.type = tarfile.FIFOTYPE
+            t.addfile(i)
+    return b.getvalue()
+
+
+def tars():
+    plain = [("work", "dir", None), ("work/a.txt", "file", b"hello\n"),
+             ("work/l", "sym", "a.txt"), ("work/h", "hard", "work/a.txt")]
+    put("tarread", "ustar.tar", tar(tarfile.USTAR_FORMAT, plain))
+    long = "d/" + "x" * 150 + "/f"
+    put("tarread", "gnu-long.tar", tar(tarfile.GNU_FORMAT, [
+        (long, "file", b"1" * 700), ("s", "sym", "y" * 200)]))
+    put("tarread", "pax.tar", tar(tarfile.PAX_FORMAT, [
+        (long, "file", b"2" * 513), ("\u00e9t\u00e9", "file", b""),
+        ("p", "sym", "z" * 300)]))
+    put("tarread", "fifo.tar", tar(tarfile.USTAR_FORMAT,
+                                   [("f", "fifo", None)]))
+    put("tarread", "empty.tar", b"\0" * 1024)
+    good = tar(tarfile.USTAR_FORMAT, plain)
+    put("tarread", "truncated.tar", good[:700])
+    bad = bytearray(good)
+    bad[150] ^= 1                    # the first header's checksum
+    put("tarread", "checksum.tar", bytes(bad))
+    size = bytearray(tar(tarfile.USTAR_FORMAT,
+                         [("f", "file", b"abc")]))
+    size[124:136] = b"\x80" + b"\0" * 10 + b"\x03"   # base-256 size
+    put("tarread", "base256.tar", bytes(size))
+
+
+def jsons():
+    seeds = {
+        "engine-inspect": b'{"Id":"ab","State":{"Running":true,"Pid":42},'
+                          b'"Config":{"Labels":{"org.agentbox.state":"s"},'
+                          b'"Env":["A=1"]},"HostConfig":{"Memory":1e3}}',
+        "escapes": b'["\\u00e9\\ud83d\\ude00\\n\\t\\"\\\\\\/", "a\\u0041"]',
+        "numbers": b'[0,-1,1.5e10,-0.0,9223372036854775807,1E-5]',
+        "nested": b'{"a":[{"b":[[[{}]]]},null,true,false]}',
+        "dupkey": b'{"a":1,"a":2}',
+        "nul": b'{"s":"\\u0000"}',
+        "lone-surrogate": b'"\\ud800"',
+        "trailing": b'{} {}',
+        "deep": b'[' * 70 + b']' * 70,
+        "bad-utf8": b'"\xff\xfe"',
+    }
+    for k, v in seeds.items():
+        put("json", k, v)
+
+
+def agents():
+    claude = (b'{"type":"system","subtype":"init"}\n'
+              b'{"type":"assistant","message":{"content":[{"type":"text",'
+              b'"text":"hi"}]}}\n'
+              b'{"type":"result","subtype":"success","is_error":false,'
+              b'"num_turns":2,"result":"{\\"answer\\":\\"x\\"}",'
+              b'"usage":{"input_tokens":3,"output_tokens":4},'
+              b'"total_cost_usd":0.01,"permission_denials":[{"tool_name":'
+              b'"Bash","tool_input":{"command":"rm -rf /"}}]}\n')
+    codex = (b'{"type":"thread.started","thread_id":"t"}\n'
+             b'{"type":"item.completed","item":{"id":"item_1","type":'
+             b'"agent_message","text":"{\\"answer\\":\\"y\\",\\"n\\":1}"}}\n'
+             b'{"type":"turn.completed","usage":{"input_tokens":10,'
+             b'"output_tokens":5}}\n')
+    failed = (b'{"type":"error","message":"Reconnecting... 1/2"}\n'
+              b'{"type":"turn.failed","error":{"message":'
+              b'"unexpected status 401 Unauthorized: no"}}\n')
+    # First byte: bit 0 codex, bit 1 a schema; second: the piece size.
+    put("agent", "claude", b"\x00\x07" + claude)
+    put("agent", "claude-schema", b"\x02\x01" + claude)
+    put("agent", "codex-schema", b"\x03\x05" + codex)
+    put("agent", "codex-failed", b"\x01\x02" + failed)
+    put("agent", "cut", b"\x00\x03" + claude[:150])
+    put("agent", "not-json", b"\x01\x09" + b"garbage\n{\n\xff\n")
+
+
+def paths():
+    seeds = {
+        "plain": b"a/b/c\0../x",
+        "dotgit": b"a/.GIT/c\0x",
+        "ntfs": b"git~1/x\0.git::$INDEX_ALLOCATION",
+        "hfs": b".g\xe2\x80\x8cit\0a",
+        "climb": b"a/l\0../../etc/passwd",
+        "absolute": b"/etc\0/etc",
+        "dots": b"a/./b\0./././x/..",
+        "control": b"a\x01b\0c\\d",
+        "trailing": b"a/\0b/",
+        "long": b"a/" + b"n" * 300 + b"\0" + b"../" * 20,
+    }
+    for k, v in seeds.items():
+        put("pathcheck", k, v)
+
+
+if __name__ == "__main__":
+    tars()
+    jsons()
+    agents()
+    paths()
+    sys.exit(0)
