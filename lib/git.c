@@ -21,6 +21,21 @@ int ab_git_fail(struct ab_err *err, int code, const char *what)
 	    g->message : "libgit2 failed");
 }
 
+int ab_git_read_fail(struct ab_err *err, int rc, const char *what)
+{
+	const git_error *g = git_error_last();
+
+	/* An object that does not hash to its name, is not there, or does
+	 * not inflate: the repository is damaged, which is the source's to
+	 * mend, not a failure of this host. */
+	if (rc == GIT_EMISMATCH || rc == GIT_ENOTFOUND ||
+	    (g != NULL && g->klass == GIT_ERROR_ZLIB))
+		return ab_fail(err, AB_EREFUSED, "the repository is damaged: "
+		    "%s: %s", what, g && g->message ? g->message :
+		    "libgit2 failed");
+	return ab_git_fail(err, AB_EENGINE, what);
+}
+
 int ab_git_start(struct ab_err *err)
 {
 	if (git_libgit2_init() < 0 ||
@@ -136,10 +151,11 @@ static int read_link(struct walk *w, struct ab_git_entry *e)
 	git_blob *b;
 	git_oid oid;
 	size_t n;
+	int rc;
 
 	memcpy(oid.id, e->oid, 20);
-	if (git_blob_lookup(&b, w->repo, &oid) < 0)
-		return ab_git_fail(w->err, AB_EENGINE, e->path);
+	if ((rc = git_blob_lookup(&b, w->repo, &oid)) < 0)
+		return ab_git_read_fail(w->err, rc, e->path);
 	n = (size_t)git_blob_rawsize(b);
 	if (n == 0 || n > LINK_MAX_BYTES ||
 	    memchr(git_blob_rawcontent(b), '\0', n) != NULL) {
@@ -160,6 +176,7 @@ static int classify(struct walk *w, const git_tree_entry *te,
 {
 	git_object_t type;
 	size_t len;
+	int rc;
 
 	switch (git_tree_entry_filemode(te)) {
 	case GIT_FILEMODE_TREE:
@@ -180,9 +197,9 @@ static int classify(struct walk *w, const git_tree_entry *te,
 		e->type = AB_GIT_FILE;
 		e->mode = git_tree_entry_filemode(te) ==
 		    GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
-		if (git_odb_read_header(&len, &type, w->odb,
-		    git_tree_entry_id(te)) < 0)
-			return ab_git_fail(w->err, AB_EENGINE, e->path);
+		if ((rc = git_odb_read_header(&len, &type, w->odb,
+		    git_tree_entry_id(te))) < 0)
+			return ab_git_read_fail(w->err, rc, e->path);
 		e->size = (long long)len;
 		return 0;
 	default:
@@ -256,7 +273,7 @@ static int commit_tree(git_repository *repo, const char *hex, git_tree **tree,
 		return ab_git_fail(err, AB_EREFUSED, "the commit");
 	rc = git_commit_tree(tree, c);
 	git_commit_free(c);
-	return rc < 0 ? ab_git_fail(err, AB_EENGINE, "the commit's tree") : 0;
+	return rc < 0 ? ab_git_read_fail(err, rc, "the commit's tree") : 0;
 }
 
 int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
@@ -287,7 +304,7 @@ int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
 	/* Pre-order: a directory entry precedes what is inside it. */
 	rc = git_tree_walk(tree, GIT_TREEWALK_PRE, walk_cb, &w);
 	if (rc < 0 && !w.failed)
-		ab_git_fail(err, AB_EENGINE, "cannot walk the tree");
+		ab_git_read_fail(err, rc, "a tree of the commit");
 	git_odb_free(w.odb);
 	git_tree_free(tree);
 	git_repository_free(repo);
@@ -366,8 +383,8 @@ int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
 	}
 	memcpy(oid.id, id, 20);
 	/* libgit2 inflates a packed blob whole: one blob at a time. */
-	if (git_blob_lookup(&r->blob, r->repo, &oid) < 0)
-		return ab_git_fail(err, AB_EENGINE, "cannot read a blob");
+	if ((rc = git_blob_lookup(&r->blob, r->repo, &oid)) < 0)
+		return ab_git_read_fail(err, rc, "a blob");
 	*size = (long long)git_blob_rawsize(r->blob);
 	return 0;
 }

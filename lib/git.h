@@ -48,6 +48,9 @@ int ab_git_open(struct git_repository **repo, const char *dir,
 int ab_git_is_hex(const char *s, size_t n);
 /* Fails with CODE: "WHAT: libgit2's last error". */
 int ab_git_fail(struct ab_err *err, int code, const char *what);
+/* The same for a read that returned RC: a refusal (AB_EREFUSED) when the
+ * object is damaged or missing, else AB_EENGINE. */
+int ab_git_read_fail(struct ab_err *err, int rc, const char *what);
 /* Resolves REV in the repository at DIR to a commit: a full object ID, or
  * a ref that must resolve to EXPECT. */
 int ab_git_resolve(const char *dir, const char *rev, const char *expect,

@@ -845,3 +845,15 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 		git log --oneline | wc -l; git status --porcelain | wc -l'
 	assert_output "$(printf 'fsck-ok\n41\n0')"
 }
+
+@test "a small blob of the tree that does not match its name is a refusal, not an engine failure" {
+	make_repo
+	local id obj
+	id=$(git -C "$REPO" rev-parse HEAD:a.txt)
+	obj=$REPO/.git/objects/${id:0:2}/${id:2}
+	corrupt_loose "$obj" 11
+	new_alloc
+	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	assert_regex "$stderr" "ab-seed: the repository is damaged: a blob: object hash mismatch - expected $id"
+	assert_one_error_line ab-seed
+}
