@@ -13,7 +13,7 @@ CFLAGS ?= -O2 -g
 PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static ca-certificates \
-	openssl clang libclang-rt-dev python3-pip
+	openssl clang libclang-rt-dev python3-pip strace llvm
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the
@@ -58,7 +58,7 @@ IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
-.PHONY: all deps tools check asan demo demo-agents bench fuzz fuzz-report \
+.PHONY: all deps tools check asan demo demo-agents bench gate fuzz fuzz-report \
 	print-fuzz-lib print-fuzz-ldlibs install lint \
 	clean
 
@@ -120,6 +120,13 @@ fuzz: all
 			-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/new-$$f \
 			tests/fuzz/corpus/$$f || exit 1; \
 	done
+
+# The combined gate (tests/gate/gate.py): GATE_ARGS as it takes them;
+# by default three random trials per kind, alone and four at a time.
+# make check runs it reduced (tests/gate.bats).
+GATE_ARGS ?= --trials 3
+gate: all
+	@AB_BIN=$(CURDIR)/$(BIN) python3 tests/gate/gate.py $(GATE_ARGS)
 
 # Executions and line coverage (llvm-cov) of each harness in
 # FUZZ_SECONDS, for bench/RESULTS.md.

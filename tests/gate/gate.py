@@ -1,0 +1,745 @@
+#!/usr/bin/env python3
+"""gate.py: the combined gate.  Whole sh/run-task trials, drawn from a
+table of kinds (hostile repositories, hostile agents, ways out of the
+network, hostile entries for ab-export, faults), run one at a time and
+several at once over two state directories, with the invariants checked
+after each by this file's own code, never agentbox's libraries:
+
+  status    run-task's exit status and the result's reason are the row's;
+  left      no container, volume or network of the trial's state is left
+            (after a sweep, for a killed run), and the state directory
+            holds no allocation or staging clone;
+  foreign   the other state directory's sentinel allocation still has
+            every object it had;
+  source    the source repository is byte for byte as before;
+  secret    the unpublished branch's secret is in nothing agentbox wrote;
+  files     no file was written on the host outside the state directory
+            and the files the trial named (strace -ff over run-task);
+  log       no agent's engine log grew past its 1 MiB cap (read where
+            the engine keeps it, sampled while the trial runs);
+  row       what the row itself checks (a patch without the hostile
+            entries, a truncated stream).
+
+Usage: gate.py [--seed N] [--trials N] [--parallel 1,4] [--reduced]
+       [--only KIND,...] [--keep]
+--reduced: each kind once, at 1 and at 4 in parallel, seed 1.  The
+report is a table of kinds (trials, invariants held, broken), the seed,
+and one line per broken invariant naming the trial to replay with
+--seed and --only.  Exit 1 when any invariant broke."""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BIN = os.environ.get("AB_BIN") or os.path.join(ROOT, "bin")
+RUN_TASK = os.path.join(ROOT, "sh", "run-task")
+LOG_CAP = 1024 * 1024 + 64 * 1024   # json-file max-size 1m, one line over
+SECRET = "gate-secret-" + os.urandom(8).hex()
+
+
+def sh(*argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, **kw)
+
+
+def env_for(state):
+    e = dict(os.environ)
+    e["AB_STATE_DIR"] = state
+    e["PATH"] = BIN + ":" + e["PATH"]
+    for k in ("AB_DEADLINE", "AB_TEST_PAUSE", "DOCKER_HOST"):
+        e.pop(k, None)
+    return e
+
+
+# --- source repositories ------------------------------------------------
+
+def git(repo, *args, data=None):
+    r = subprocess.run(["git", "-C", repo] + list(args), input=data,
+                       capture_output=True, check=True,
+                       env=dict(os.environ, GIT_AUTHOR_NAME="g",
+                                GIT_AUTHOR_EMAIL="g@g", GIT_COMMITTER_NAME="g",
+                                GIT_COMMITTER_EMAIL="g@g"))
+    return r.stdout.decode().strip()
+
+
+def plain_repo(path):
+    """Two commits on main, and a branch the commit does not reach
+    holding the secret."""
+    os.makedirs(path)
+    git(path, "init", "-q", "-b", "main")
+    with open(os.path.join(path, "a.txt"), "w") as f:
+        f.write("hello\n")
+    git(path, "add", "a.txt")
+    git(path, "commit", "-qm", "one")
+    git(path, "checkout", "-q", "-b", "private")
+    with open(os.path.join(path, "secret"), "w") as f:
+        f.write(SECRET + "\n")
+    git(path, "add", "secret")
+    git(path, "commit", "-qm", "private")
+    git(path, "checkout", "-q", "main")
+    with open(os.path.join(path, "a.txt"), "a") as f:
+        f.write("more\n")
+    git(path, "commit", "-qam", "two")
+
+
+def tree_commit(path, entries):
+    """HEAD of main becomes a commit of exactly ENTRIES (mode, name,
+    content), made with plumbing so it may hold what porcelain refuses."""
+    lines = []
+    for mode, name, content in entries:
+        oid = git(path, "hash-object", "-w", "--stdin", data=content)
+        lines.append("%s blob %s\t%s" % (mode, oid, name))
+    tree = git(path, "mktree", data=("\n".join(lines) + "\n").encode())
+    head = git(path, "rev-parse", "HEAD")
+    c = git(path, "commit-tree", "-p", head, "-m", "hostile", tree)
+    git(path, "update-ref", "refs/heads/main", c)
+
+
+def repo_dotgit(path):
+    plain_repo(path)
+    tree_commit(path, [("100644", "a.txt", b"x\n"),
+                       ("100644", ".Git", b"[core]\n")])
+
+
+def repo_escape(path):
+    plain_repo(path)
+    tree_commit(path, [("100644", "a.txt", b"x\n"),
+                       ("120000", "out", b"../../../etc/passwd")])
+
+
+def repo_big(path):
+    plain_repo(path)
+    with open(os.path.join(path, "big.bin"), "wb") as f:
+        f.write(os.urandom(3 * 1024 * 1024))
+    git(path, "add", "big.bin")
+    git(path, "commit", "-qm", "big")
+
+
+def repo_corrupt(path):
+    """The tip's blob, loose, holds other bytes under its name."""
+    plain_repo(path)
+    with open(os.path.join(path, "c.txt"), "w") as f:
+        f.write("to be damaged\n")
+    git(path, "add", "c.txt")
+    git(path, "commit", "-qm", "c")
+    oid = git(path, "rev-parse", "HEAD:c.txt")
+    obj = os.path.join(path, ".git", "objects", oid[:2], oid[2:])
+    import zlib
+    os.chmod(obj, 0o644)
+    with open(obj, "wb") as f:
+        f.write(zlib.compress(b"blob 14\0" + b"other content\n"))
+
+
+# --- agents -------------------------------------------------------------
+
+def script(text):
+    return ["sh", "-c", text]
+
+
+WRITES = script("""
+for p in /etc/x /x /work/.git/x /work/.git/objects/x /run/agentbox/inputs/x; do
+  touch "$p" 2>/dev/null && exit 9
+done
+echo ok > /work/fine || exit 8
+exit 0""")
+FILL = script("""
+dd if=/dev/zero of=/work/fill bs=1024 count=65536 2>/dev/null
+n=$(wc -c </work/fill)
+[ "$n" -gt 4194304 ] && exit 9
+exit 0""")
+FORK = script("""
+i=0
+while [ $i -lt 200 ]; do sleep 60 & i=$((i+1)); done 2>/dev/null
+n=0
+for p in /proc/[0-9]*; do n=$((n+1)); done
+[ "$n" -gt 40 ] && exit 9
+exit 0""")
+MEMORY = script("dd if=/dev/zero of=/dev/null bs=1500M count=1; exit 0")
+FLOOD = script("yes flood | head -c 30000000; yes err | head -c 5000000 >&2;"
+               " exit 0")
+TERM = script("trap '' TERM; while :; do sleep 1; done")
+DAEMON = script("(sleep 1000 >/dev/null 2>&1 &); exit 0")
+DIRECT = script("""
+wget -q -T 3 -O- http://1.1.1.1/ >/dev/null 2>&1 && exit 9
+wget -q -T 3 -O- http://example.com/ >/dev/null 2>&1 && exit 9
+nc -w 3 1.1.1.1 443 </dev/null >/dev/null 2>&1 && exit 9
+exit 0""")
+PROXY = script(r"""
+a=$(printf 'CONNECT evil.test:443 HTTP/1.1\r\n\r\n' | nc -w 3 127.0.0.1 3128 | head -n 1)
+case $a in *" 200"*) exit 9 ;; "") exit 7 ;; esac
+b=$(printf 'CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\nCONNECT evil.test:443 HTTP/1.1\r\n\r\n' | nc -w 3 127.0.0.1 3128 | head -n 1)
+case $b in *" 200"*) exit 9 ;; "") exit 7 ;; esac
+exit 0""")
+EXPORT = script("""
+cd /work
+ln -s /etc/passwd escape
+ln -s ../../.. up
+mkdir -p sub/.GIT && echo x > sub/.GIT/config
+mkfifo pipe 2>/dev/null
+ln a.txt hard
+echo changed >> a.txt
+exit 0""")
+
+
+# --- the table ----------------------------------------------------------
+
+def patch_clean(t):
+    p = os.path.join(t.dir, "patch")
+    if not os.path.exists(p):
+        return "no patch was written"
+    text = open(p, "rb").read()
+    for bad in (b"escape", b"passwd", b".GIT", b"pipe", b"up\n"):
+        if bad in text:
+            return "the patch holds %r" % bad.decode()
+    if b"+changed" not in text:
+        return "the patch lacks the agent's change"
+    return None
+
+
+def truncated(t):
+    r = t.result or {}
+    out = r.get("stdout") or {}
+    if not out.get("truncated"):
+        return "stdout is not marked truncated: %r" % (out,)
+    return None
+
+
+# name: (repo, run-task options, agent, (status, reason), row check)
+KINDS = {
+    "repo-dotgit": (repo_dotgit, [], ["true"], (1, None), None),
+    "repo-escape": (repo_escape, [], ["true"], (1, None), None),
+    "repo-ceiling": (repo_big, ["--task-bytes", "1M"], ["true"],
+                     (1, None), None),
+    "repo-corrupt": (repo_corrupt, [], ["true"], (1, None), None),
+    "agent-writes": (plain_repo, [], WRITES, (0, "exited"), None),
+    "agent-fill": (plain_repo, ["--task-bytes", "4M"], FILL,
+                   (0, "exited"), None),
+    # ash dies of the first fork the pids limit refuses: status 2.
+    "agent-fork": (plain_repo, ["--pids", "32"], FORK, (2, "exited"), None),
+    "agent-memory": (plain_repo, ["--memory", "700M", "--task-bytes",
+                                  "16M", "--git-bytes", "16M"], MEMORY,
+                     (137, "oom"), None),
+    "agent-flood": (plain_repo, ["--output-limit", "1M"], FLOOD,
+                    (0, "exited"), truncated),
+    "agent-term": (plain_repo, ["--timeout", "5", "--grace", "1"], TERM,
+                   (124, "deadline"), None),
+    "agent-daemon": (plain_repo, [], DAEMON, (0, "exited"), None),
+    "net-direct": (plain_repo, [], DIRECT, (0, "exited"), None),
+    "net-proxy": (plain_repo, ["--egress", "claude"], PROXY,
+                  (0, "exited"), None),
+    "export-hostile": (plain_repo, ["PATCH"], EXPORT, (0, "exited"),
+                       patch_clean),
+    "fault-term": (plain_repo, [], ["sleep", "1000"], (130, "cancelled"),
+                   None),
+    "fault-kill": (plain_repo, ["--timeout", "4"], ["true"], (-9, None),
+                   None),
+    "fault-deadline-seed": (plain_repo, ["--timeout", "3"], ["true"],
+                            (124, None), None),
+    "fault-engine-cut": (plain_repo, [], ["true"], (125, None), None),
+}
+
+
+# --- what is on the engine ----------------------------------------------
+
+def sid_of(state):
+    return open(os.path.join(state, "sid")).read().strip()
+
+
+def objects(sid, alloc=None):
+    """Containers, volumes and networks of state SID (of one allocation
+    when ALLOC is given)."""
+    f = ["--filter", "label=org.agentbox.state=" + sid]
+    if alloc:
+        f += ["--filter", "label=org.agentbox.alloc=" + alloc]
+    got = []
+    for kind, ls in (("container", ["docker", "ps", "-aq"]),
+                     ("volume", ["docker", "volume", "ls", "-q"]),
+                     ("network", ["docker", "network", "ls", "-q"])):
+        r = sh(*(ls + f))
+        got += ["%s %s" % (kind, x) for x in r.stdout.split()]
+    return sorted(got)
+
+
+def agent_objects(sid):
+    f = ["--filter", "label=org.agentbox.state=" + sid, "--filter",
+         "label=org.agentbox.alloc"]
+    r = sh("docker", "ps", "-aq", *f)
+    return [x for x in r.stdout.split() if x]
+
+
+def container_objects(sid):
+    return [o for o in objects(sid) if o.startswith("container ")]
+
+
+# --- one trial ----------------------------------------------------------
+
+def tree_digest(path):
+    h = hashlib.sha256()
+    for d, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for name in sorted(files + dirs):
+            p = os.path.join(d, name)
+            st = os.lstat(p)
+            h.update(("%s %o %d\n" % (os.path.relpath(p, path),
+                                      st.st_mode, st.st_size)).encode())
+            if os.path.isfile(p) and not os.path.islink(p):
+                with open(p, "rb") as f:
+                    h.update(f.read())
+    return h.hexdigest()
+
+
+WRITE_FLAGS = re.compile(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC")
+CALL = re.compile(r'^(\w+)\((.*)\) += (-?\d+)')
+PATH = re.compile(r'(?:(\d+)<([^>]*)>|AT_FDCWD), "((?:[^"\\]|\\.)*)"|^"((?:[^"\\]|\\.)*)"')
+
+
+def unquote(s):
+    return bytes(s, "utf-8").decode("unicode_escape").encode(
+        "latin-1").decode("utf-8", "replace")
+
+
+def written(tracedir, cwd):
+    """Paths created, opened for writing, renamed, linked, removed or
+    changed by any process of the trial, from strace's -ff files."""
+    out = set()
+    for name in os.listdir(tracedir):
+        with open(os.path.join(tracedir, name), errors="replace") as f:
+            for line in f:
+                m = CALL.match(line)
+                if not m or m.group(3).startswith("-"):
+                    continue
+                call, args = m.group(1), m.group(2)
+                if call in ("open", "openat", "openat2") and \
+                        not WRITE_FLAGS.search(args):
+                    continue
+                found = list(PATH.finditer(args))
+                # A symlink's target and a link's source are not written.
+                if call in ("symlink", "symlinkat", "link", "linkat"):
+                    found = found[1:]
+                for pm in found:
+                    base, rel = pm.group(2), pm.group(3)
+                    if rel is None:
+                        rel = pm.group(4)
+                        base = None
+                    rel = unquote(rel)
+                    p = rel if rel.startswith("/") else \
+                        os.path.join(base or cwd, rel)
+                    out.add(os.path.normpath(p))
+    return out
+
+
+ALLOWED_SYS = ("/dev/null", "/dev/tty", "/dev/pts/", "/proc/")
+ALLOC_LINE = re.compile(r"alloc:([0-9a-f]{32})")
+# The files a trial names, and the temporary names they are written
+# under before the rename that replaces them (ab-run, ab-export).
+NAMED = re.compile(r"^(patch|out|err)(\.ab-[A-Za-z0-9]{6})?$")
+
+
+class Trial:
+    def __init__(self, gate, kind, n, state):
+        self.gate, self.kind, self.n, self.state = gate, kind, n, state
+        self.dir = tempfile.mkdtemp(prefix="gate-%s-" % kind,
+                                    dir=gate.work)
+        self.repo = os.path.join(self.dir, "repo")
+        self.result = None
+        self.status = None
+        self.broken = []
+        self.held = 0
+        self.log_over = []
+        self.logs_seen = 0
+
+    def allocs(self, paths=()):
+        """The allocations this trial made: named on run-task's stderr,
+        or, for one killed before it was named, by the files its
+        ab-alloc wrote in the state directory."""
+        ids = set()
+        try:
+            ids |= set(ALLOC_LINE.findall(open(os.path.join(
+                self.dir, "stderr")).read()))
+        except OSError:
+            pass
+        pre = re.compile(re.escape(self.state) +
+                         r"/(?:alloc|stage)/\.?(?:inflight-)?([0-9a-f]{32})")
+        for p in paths:
+            m = pre.match(p)
+            if m:
+                ids.add(m.group(1))
+        return ids
+
+    def name(self):
+        return "%s#%d" % (self.kind, self.n)
+
+    def check(self, what, problem):
+        if problem:
+            self.broken.append("%s: %s" % (what, problem))
+        else:
+            self.held += 1
+
+    def argv(self, opts, agent):
+        a = [RUN_TASK, "--repo", self.repo, "--commit", "main",
+             "--phase", "execution", "--image", self.gate.image[self.state]]
+        if "--timeout" not in opts:
+            a += ["--timeout", "120"]
+        for o in opts:
+            if o == "PATCH":
+                a += ["--patch", os.path.join(self.dir, "patch")]
+            else:
+                a.append(o)
+        return a + ["--stdout", os.path.join(self.dir, "out"),
+                    "--stderr", os.path.join(self.dir, "err"), "--"] + agent
+
+    def watch_logs(self, stop):
+        sid = self.gate.sid[self.state]
+        while not stop.is_set():
+            for c in agent_objects(sid):
+                r = sh("docker", "inspect", "--format", "{{.LogPath}}", c)
+                p = r.stdout.strip()
+                try:
+                    if p and os.path.getsize(p) > LOG_CAP:
+                        self.log_over.append("%s %d" % (p,
+                                                        os.path.getsize(p)))
+                    if p:
+                        self.logs_seen += 1
+                except FileNotFoundError:
+                    pass    # the container went meanwhile
+            stop.wait(0.3)
+
+    def run(self):
+        make, opts, agent, expect, row = KINDS[self.kind]
+        make(self.repo)
+        before = tree_digest(self.repo)
+        trace = os.path.join(self.dir, "trace")
+        os.mkdir(trace)
+        env = env_for(self.state)
+        proxy = None
+        if self.kind == "fault-engine-cut":
+            proxy, env["DOCKER_HOST"] = self.gate.engine_proxy(self.dir)
+        if self.kind == "fault-deadline-seed":
+            env["AB_TEST_PAUSE"] = "seed-staged"
+        if self.kind == "fault-kill":
+            env["AB_TEST_PAUSE"] = "alloc-volumes-created"
+        cmd = ["strace", "-ff", "-qq", "-y", "-o",
+               os.path.join(trace, "t"), "-e",
+               "trace=open,openat,creat,mkdir,mkdirat,rename,renameat,"
+               "renameat2,link,linkat,symlink,symlinkat,unlink,unlinkat,"
+               "rmdir,truncate,chmod,fchmodat,chown,fchownat,mknod,mknodat"
+               ] + self.argv(opts, agent)
+        stop = threading.Event()
+        watcher = threading.Thread(target=self.watch_logs, args=(stop,))
+        watcher.start()
+        out = open(os.path.join(self.dir, "result"), "w")
+        err = open(os.path.join(self.dir, "stderr"), "w")
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env,
+                             cwd=self.dir, start_new_session=True)
+        start = time.time()
+        try:
+            self.drive(p)
+            self.status = p.wait(timeout=600)
+        finally:
+            stop.set()
+            watcher.join()
+            out.close()
+            err.close()
+            if proxy:
+                proxy.terminate()
+                proxy.wait()
+        if self.kind == "fault-kill":
+            # A sweep takes an allocation whose lease ran out: the
+            # deadline (4 s) and the sweep's cleanup budget (1 s).
+            time.sleep(max(0.0, start + 6.5 - time.time()))
+            sh(os.path.join(BIN, "ab-clean"), "--sweep", "--within", "1",
+               env=env_for(self.state))
+        self.verify(expect, row, before, trace)
+
+    def drive(self, p):
+        """Faults: a signal, or the deadline passing while a step is
+        stopped at its pause point."""
+        if self.kind == "fault-term":
+            sid = self.gate.sid[self.state]
+            for _ in range(1200):
+                a = self.allocs()
+                if a and agent_running(sid, a.pop()):
+                    break
+                time.sleep(0.1)
+            self.signal_run_task(p, signal.SIGTERM)
+        elif self.kind in ("fault-kill", "fault-deadline-seed"):
+            stopped = wait_stopped(p.pid)
+            if self.kind == "fault-kill":
+                os.killpg(p.pid, signal.SIGKILL)
+                for q in stopped:
+                    try:
+                        os.kill(q, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            else:
+                time.sleep(4)   # past the 3 s deadline
+                for q in stopped:
+                    os.kill(q, signal.SIGCONT)
+
+    def signal_run_task(self, p, sig):
+        """run-task is strace's child; the signal goes to it alone."""
+        for _ in range(100):
+            kids = children(p.pid)
+            if kids:
+                os.kill(kids[0], sig)
+                return
+            time.sleep(0.05)
+
+    def verify(self, expect, row, before, trace):
+        status, reason = expect
+        try:
+            text = open(os.path.join(self.dir, "result")).read()
+            self.result = json.loads(text) if text.strip() else None
+        except ValueError:
+            self.result = {"unparsable": True}
+        got = (self.status, (self.result or {}).get("reason"))
+        self.check("status", None if got == (status, reason) else
+                   "status %s reason %s, the row says %s %s" % (
+                       got[0], got[1], status, reason))
+        sid = self.gate.sid[self.state]
+        wrote = written(trace, self.dir)
+        left = []
+        for a in sorted(self.allocs(wrote)):
+            left += objects(sid, a)
+            left += ["state %s/%s" % (d, x) for d in ("alloc", "stage")
+                     for x in os.listdir(os.path.join(self.state, d))
+                     if a in x]
+        self.check("left", ", ".join(left) if left else None)
+        other = 1 - self.state_index()
+        now = objects(self.gate.sid_list[other],
+                      self.gate.sentinel_list[other])
+        self.check("foreign", None if now == self.gate.sentinel_objs[
+            self.gate.states[other]] else "the other state's sentinel "
+            "now has %s" % now)
+        self.check("source", None if tree_digest(self.repo) == before
+                   else "the source repository changed")
+        self.check("secret", self.secret_seen())
+        bad = sorted(p for p in wrote
+                     if not (p.startswith(self.state + "/") or
+                             p == self.state or
+                             os.path.dirname(p) == self.dir and
+                             NAMED.match(os.path.basename(p)) or
+                             p.startswith(ALLOWED_SYS)))
+        self.check("files", ", ".join(bad[:5]) if bad else None)
+        self.check("log", ", ".join(self.log_over[:3])
+                   if self.log_over else
+                   "the flood's engine log was never read"
+                   if self.kind == "agent-flood" and not self.logs_seen
+                   else None)
+        if row:
+            self.check("row", row(self))
+
+    def state_index(self):
+        return self.gate.states.index(self.state)
+
+    def secret_seen(self):
+        places = [self.state] + [os.path.join(self.dir, f) for f in
+                                 ("result", "stderr", "out", "err",
+                                  "patch")]
+        for place in places:
+            for d, _, files in os.walk(place) if os.path.isdir(place) \
+                    else [(os.path.dirname(place), [],
+                           [os.path.basename(place)])]:
+                for f in files:
+                    p = os.path.join(d, f)
+                    try:
+                        if SECRET.encode() in open(p, "rb").read():
+                            return "the secret is in " + p
+                    except OSError:
+                        pass
+        return None
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        q = todo.pop()
+        for c in children(q):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def stopped_now(pid):
+    out = set()
+    for q in descendants(pid):
+        try:
+            with open("/proc/%d/stat" % q) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                    out.add(q)
+        except OSError:
+            pass
+    return out
+
+
+def wait_stopped(pid, seconds=120):
+    """The processes stopped at a pause point: under strace a stop shows
+    as a tracing stop, which every traced call also is for a moment, so
+    a stop counts when it lasts across three looks."""
+    end = time.time() + seconds
+    while time.time() < end:
+        s = stopped_now(pid)
+        for _ in range(2):
+            if not s:
+                break
+            time.sleep(0.15)
+            s &= stopped_now(pid)
+        if s:
+            return sorted(s)
+        time.sleep(0.05)
+    return []
+
+
+def agent_running(sid, alloc):
+    r = sh("docker", "ps", "-q", "--filter", "label=org.agentbox.state=" +
+           sid, "--filter", "label=org.agentbox.alloc=" + alloc, "--filter",
+           "label=org.agentbox.role=agent", "--filter", "status=running")
+    return bool(r.stdout.strip())
+
+
+# --- the gate -----------------------------------------------------------
+
+class Gate:
+    def __init__(self, work):
+        self.work = work
+        self.states, self.sid, self.image = [], {}, {}
+        self.sentinel, self.sentinel_objs = {}, {}
+        for i in range(2):
+            s = os.path.join(work, "state%d" % i)
+            os.mkdir(s, 0o700)
+            self.states.append(s)
+            r = sh(os.path.join(BIN, "ab-image"), "build", env=env_for(s))
+            if r.returncode != 0:
+                raise SystemExit("gate: ab-image build: " + r.stderr.strip())
+            self.image[s] = r.stdout.strip()
+            self.sid[s] = sid_of(s)
+            r = sh(os.path.join(BIN, "ab-alloc"), "--image", self.image[s],
+                   env=env_for(s))
+            if r.returncode != 0:
+                raise SystemExit("gate: ab-alloc: " + r.stderr.strip())
+            self.sentinel[s] = r.stdout.strip().split(":", 1)[1]
+            self.sentinel_objs[s] = objects(self.sid[s], self.sentinel[s])
+        self.sid_list = [self.sid[s] for s in self.states]
+        self.sentinel_list = [self.sentinel[s] for s in self.states]
+
+    def engine_proxy(self, d):
+        sock = os.path.join(d, "engine.sock")
+        ready = os.path.join(d, "proxy.ready")
+        p = subprocess.Popen([sys.executable, os.path.join(
+            ROOT, "tests", "lib", "engine-proxy.py"), "--listen", sock,
+            "--ready", ready, "--match", r"^PUT /.*/archive",
+            "--action", "cut", "--cut-upload-bytes", "2048"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        return p, "unix://" + sock
+
+    def close(self):
+        for s in self.states:
+            e = env_for(s)
+            sh(os.path.join(BIN, "ab-clean"), "alloc:" + self.sentinel[s],
+               env=e)
+            sh(os.path.join(BIN, "ab-clean"), "--sweep", "--all", env=e)
+            for i in sh(os.path.join(BIN, "ab-image"), "list",
+                        env=e).stdout.split():
+                sh(os.path.join(BIN, "ab-image"), "remove", i, env=e)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--parallel", default="1,4")
+    ap.add_argument("--reduced", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--keep", action="store_true")
+    o = ap.parse_args()
+    if shutil.which("strace") is None:
+        raise SystemExit("gate: strace is needed (apt-get install strace)")
+    if os.geteuid() != 0:
+        raise SystemExit("gate: run it as root: the engine's logs it "
+                         "reads are root's")
+    seed = 1 if o.reduced and o.seed is None else (
+        o.seed if o.seed is not None else random.SystemRandom().randrange(
+            1 << 30))
+    rnd = random.Random(seed)
+    kinds = [k for k in KINDS if not o.only or k in o.only.split(",")]
+    if o.reduced:
+        draws = list(kinds)
+    else:
+        draws = [rnd.choice(kinds) for _ in range(o.trials * len(kinds))]
+    work = tempfile.mkdtemp(prefix="agentbox-gate.")
+    gate = Gate(work)
+    trials = []
+    try:
+        n = 0
+        for par in [int(x) for x in o.parallel.split(",")]:
+            batch = []
+            for k in draws:
+                n += 1
+                batch.append(Trial(gate, k, n, gate.states[n % 2]))
+            with concurrent.futures.ThreadPoolExecutor(par) as ex:
+                futs = {ex.submit(t.run): t for t in batch}
+                for f in concurrent.futures.as_completed(futs):
+                    t = futs[f]
+                    if f.exception() is not None:
+                        t.broken.append("gate: %r" % (f.exception(),))
+            for t in batch:
+                t.parallel = par
+            trials += batch
+    finally:
+        gate.close()
+        left = [o for s in gate.sid_list for o in objects(s)]
+        if not o.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    report(trials, seed, left)
+    return 1 if left or any(t.broken for t in trials) else 0
+
+
+def report(trials, seed, left):
+    rows = {}
+    for t in trials:
+        r = rows.setdefault(t.kind, [0, 0, 0])
+        r[0] += 1
+        r[1] += t.held
+        r[2] += len(t.broken)
+    print("%-22s %7s %6s %7s" % ("kind", "trials", "held", "broken"))
+    for k in KINDS:
+        if k in rows:
+            print("%-22s %7d %6d %7d" % ((k,) + tuple(rows[k])))
+    total = [sum(r[i] for r in rows.values()) for i in range(3)]
+    print("%-22s %7d %6d %7d" % (("all",) + tuple(total)))
+    for t in trials:
+        for b in t.broken:
+            print("broken: %s (parallel %d): %s" % (t.name(), t.parallel, b))
+    if left:
+        print("broken: left on the engine after the gate: " + ", ".join(left))
+    print("seed %d; replay one kind with: make gate GATE_ARGS='--seed %d "
+          "--only KIND'" % (seed, seed))
+    print("%d trials, %d invariants held, %d broken" % (
+        total[0], total[1], total[2] + len(left)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
