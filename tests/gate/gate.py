@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
 """gate.py: the combined gate.  Whole sh/run-task trials, drawn from a
 table of kinds (hostile repositories, hostile agents, ways out of the
-network, hostile entries for ab-export, faults), run one at a time and
-several at once over two state directories, with the invariants checked
-after each by this file's own code, never agentbox's libraries:
+network, hostile entries for ab-export, a hostile vendor for the real
+Claude Code, faults), run one at a time and several at once over two
+state directories (the vendor's rows in a third, with the agents image),
+with the invariants checked after each by this file's own code, never
+agentbox's libraries:
 
   status    run-task's exit status and the result's reason are the row's;
-  left      no container, volume or network of the trial's state is left
-            (after a sweep, for a killed run), and the state directory
-            holds no allocation or staging clone;
-  foreign   the other state directory's sentinel allocation still has
+  left      nothing of the trial's allocations is left on the engine or
+            in the state directory (after a sweep, for a killed run);
+  foreign   every other state directory's sentinel allocation still has
             every object it had;
   source    the source repository is byte for byte as before;
-  secret    the unpublished branch's secret is in nothing agentbox wrote;
+  secret    neither the unpublished branch's secret nor the vendor's API
+            key is in anything agentbox wrote;
   files     no file was written on the host outside the state directory
             and the files the trial named (strace -ff over run-task);
   log       no agent's engine log grew past its 1 MiB cap (read where
             the engine keeps it, sampled while the trial runs);
   row       what the row itself checks (a patch without the hostile
-            entries, a truncated stream).
+            entries, a truncated stream, a refused command listed).
 
 Usage: gate.py [--seed N] [--trials N] [--parallel 1,4] [--reduced]
        [--only KIND,...] [--keep]
@@ -40,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -126,6 +129,29 @@ def repo_big(path):
     git(path, "commit", "-qm", "big")
 
 
+def repo_deep(path):
+    """A file 150 directories down (the agent lists it)."""
+    plain_repo(path)
+    d = os.path.join(path, *(["d"] * 150))
+    os.makedirs(d)
+    with open(os.path.join(d, "f"), "w") as f:
+        f.write("deep\n")
+    git(path, "add", "d")
+    git(path, "commit", "-qm", "deep")
+
+
+def repo_wide(path):
+    """5,000 files in one directory."""
+    plain_repo(path)
+    w = os.path.join(path, "w")
+    os.mkdir(w)
+    for i in range(5000):
+        with open(os.path.join(w, "f%d" % i), "w") as f:
+            f.write("%d\n" % i)
+    git(path, "add", "w")
+    git(path, "commit", "-qm", "wide")
+
+
 def repo_corrupt(path):
     """The tip's blob, loose, holds other bytes under its name."""
     plain_repo(path)
@@ -147,6 +173,8 @@ def script(text):
     return ["sh", "-c", text]
 
 
+DEEP = script("cat /work/" + "d/" * 150 + "f | grep -qx deep")
+WIDE = script("[ $(ls /work/w | wc -l) -eq 5000 ]")
 WRITES = script("""
 for p in /etc/x /x /work/.git/x /work/.git/objects/x /run/agentbox/inputs/x; do
   touch "$p" 2>/dev/null && exit 9
@@ -215,13 +243,61 @@ def truncated(t):
     return None
 
 
-# name: (repo, run-task options, agent, (status, reason), row check)
+def agent_field(t, *keys):
+    v = (t.result or {}).get("agent") or {}
+    for k in keys:
+        v = v.get(k) if isinstance(v, dict) else None
+    return v
+
+
+def refused_and_absent(t):
+    cmds = [d.get("tool_input", {}).get("command")
+            for d in agent_field(t, "refused") or []]
+    if cmds != ["touch /work/pwned"]:
+        return "refused commands %r, not the one asked for" % (cmds,)
+    p = os.path.join(t.dir, "patch")
+    if os.path.exists(p) and b"pwned" in open(p, "rb").read():
+        return "the refused command's file is in the patch"
+    return None
+
+
+def no_answer(t):
+    got = (agent_field(t, "status"), agent_field(t, "answer"))
+    return None if got == ("no-answer", None) else \
+        "agent status and answer %r, not no-answer and none" % (got,)
+
+
+def agent_error(t):
+    return None if agent_field(t, "status") == "error" else \
+        "agent status %r, not error" % agent_field(t, "status")
+
+
+def bounded(t):
+    n = len(open(os.path.join(t.dir, "result"), "rb").read())
+    return None if n < 2 * 1024 * 1024 else "a result of %d bytes" % n
+
+
+# The vendor's turns, as tests/lib/vendor.py plays them.
+VENDOR_UNAPPROVED = {"turns": [{"tool": "Bash", "input": {
+    "command": "touch /work/pwned"}}, {"text": "done"}]}
+VENDOR_SCHEMA = {"turns": [{"tool": "StructuredOutput", "input": {
+    "answer": 42, "extra": True}}]}
+VENDOR_CUT = {"turns": [{"cut": True, "times": 0}]}
+VENDOR_BIG = {"turns": [{"big": 10 * 1024 * 1024}]}
+VENDOR_HANG = {"turns": [{"hang": True, "times": 0}]}
+SCHEMA = ('{"type":"object","properties":{"answer":{"type":"string"}},'
+          '"required":["answer"],"additionalProperties":false}\n')
+
+# name: (repo, run-task options, agent, (status, reason), row check);
+# for a VENDOR row the agent is the vendor's script.
 KINDS = {
     "repo-dotgit": (repo_dotgit, [], ["true"], (1, None), None),
     "repo-escape": (repo_escape, [], ["true"], (1, None), None),
     "repo-ceiling": (repo_big, ["--task-bytes", "1M"], ["true"],
                      (1, None), None),
     "repo-corrupt": (repo_corrupt, [], ["true"], (1, None), None),
+    "repo-deep": (repo_deep, [], DEEP, (0, "exited"), None),
+    "repo-wide": (repo_wide, [], WIDE, (0, "exited"), None),
     "agent-writes": (plain_repo, [], WRITES, (0, "exited"), None),
     "agent-fill": (plain_repo, ["--task-bytes", "4M"], FILL,
                    (0, "exited"), None),
@@ -240,13 +316,52 @@ KINDS = {
                   (0, "exited"), None),
     "export-hostile": (plain_repo, ["PATCH"], EXPORT, (0, "exited"),
                        patch_clean),
+    # The real Claude Code against the scripted vendor (tests/lib/vendor.py).
+    "vendor-unapproved": (plain_repo, ["VENDOR", "PATCH", "--allow-command",
+                                       "touch /work/approved"],
+                          VENDOR_UNAPPROVED,
+                          (0, "exited"), refused_and_absent),
+    "vendor-schema": (plain_repo, ["VENDOR", "SCHEMA"], VENDOR_SCHEMA,
+                      (0, "exited"), no_answer),
+    "vendor-cut": (plain_repo, ["VENDOR"], VENDOR_CUT, (1, "exited"),
+                   agent_error),
+    "vendor-big": (plain_repo, ["VENDOR"], VENDOR_BIG, (0, "exited"),
+                   bounded),
+    "vendor-hang": (plain_repo, ["VENDOR", "--timeout", "40"], VENDOR_HANG,
+                    (124, "deadline"), None),
     "fault-term": (plain_repo, [], ["sleep", "1000"], (130, "cancelled"),
                    None),
+    # SIGKILL to run-task and the step stopped at a pause point, then a
+    # sweep once the lease ran out.
     "fault-kill": (plain_repo, ["--timeout", "4"], ["true"], (-9, None),
                    None),
+    "fault-kill-seed": (plain_repo, ["--timeout", "4"], ["true"],
+                        (-9, None), None),
+    # The deadline passing while a step is stopped at its pause point.
+    "fault-deadline-alloc": (plain_repo, ["--timeout", "3"], ["true"],
+                             (124, None), None),
     "fault-deadline-seed": (plain_repo, ["--timeout", "3"], ["true"],
                             (124, None), None),
+    # The tests' engine proxy (tests/lib/engine-proxy.py) between every
+    # step and the engine: an upload cut, a create failed, a start
+    # delayed (which changes nothing).
     "fault-engine-cut": (plain_repo, [], ["true"], (125, None), None),
+    "fault-engine-fail": (plain_repo, [], ["true"], (125, None), None),
+    "fault-engine-delay": (plain_repo, [], ["true"], (0, "exited"), None),
+}
+
+
+PAUSES = {"fault-kill": "alloc-volumes-created",
+          "fault-kill-seed": "seed-staged",
+          "fault-deadline-alloc": "alloc-volumes-created",
+          "fault-deadline-seed": "seed-staged"}
+FAULTS = {
+    "fault-engine-cut": ["--match", r"^PUT /.*/archive", "--action", "cut",
+                         "--cut-upload-bytes", "2048"],
+    "fault-engine-fail": ["--match", r"^POST /.*containers/create",
+                          "--action", "fail", "--status", "500"],
+    "fault-engine-delay": ["--match", r"^POST /.*containers/.*/start",
+                           "--action", "delay", "--seconds", "2"],
 }
 
 
@@ -390,14 +505,19 @@ class Trial:
         a = [RUN_TASK, "--repo", self.repo, "--commit", "main",
              "--phase", "execution", "--image", self.gate.image[self.state]]
         if "--timeout" not in opts:
-            a += ["--timeout", "120"]
+            a += ["--timeout", "180" if "VENDOR" in opts else "120"]
         for o in opts:
             if o == "PATCH":
                 a += ["--patch", os.path.join(self.dir, "patch")]
+            elif o == "SCHEMA":
+                a += ["--schema", os.path.join(self.dir, "schema.json")]
+            elif o == "VENDOR":
+                a += self.gate.vendor_args(self)
             else:
                 a.append(o)
-        return a + ["--stdout", os.path.join(self.dir, "out"),
-                    "--stderr", os.path.join(self.dir, "err"), "--"] + agent
+        a += ["--stdout", os.path.join(self.dir, "out"),
+              "--stderr", os.path.join(self.dir, "err")]
+        return a if "VENDOR" in opts else a + ["--"] + agent
 
     def watch_logs(self, stop):
         sid = self.gate.sid[self.state]
@@ -422,13 +542,16 @@ class Trial:
         trace = os.path.join(self.dir, "trace")
         os.mkdir(trace)
         env = env_for(self.state)
-        proxy = None
-        if self.kind == "fault-engine-cut":
-            proxy, env["DOCKER_HOST"] = self.gate.engine_proxy(self.dir)
-        if self.kind == "fault-deadline-seed":
-            env["AB_TEST_PAUSE"] = "seed-staged"
-        if self.kind == "fault-kill":
-            env["AB_TEST_PAUSE"] = "alloc-volumes-created"
+        proxy = vendor = None
+        if "VENDOR" in opts:
+            vendor = self.gate.start_vendor(self, agent)
+            with open(os.path.join(self.dir, "schema.json"), "w") as f:
+                f.write(SCHEMA)
+        if self.kind.startswith("fault-engine-"):
+            proxy, env["DOCKER_HOST"] = self.gate.engine_proxy(
+                self.dir, FAULTS[self.kind])
+        if self.kind in PAUSES:
+            env["AB_TEST_PAUSE"] = PAUSES[self.kind]
         cmd = ["strace", "-ff", "-qq", "-y", "-o",
                os.path.join(trace, "t"), "-e",
                "trace=open,openat,creat,mkdir,mkdirat,rename,renameat,"
@@ -451,10 +574,11 @@ class Trial:
             watcher.join()
             out.close()
             err.close()
-            if proxy:
-                proxy.terminate()
-                proxy.wait()
-        if self.kind == "fault-kill":
+            for q in (proxy, vendor):
+                if q:
+                    q.terminate()
+                    q.wait()
+        if self.kind.startswith("fault-kill"):
             # A sweep takes an allocation whose lease ran out: the
             # deadline (4 s) and the sweep's cleanup budget (1 s).
             time.sleep(max(0.0, start + 6.5 - time.time()))
@@ -473,9 +597,9 @@ class Trial:
                     break
                 time.sleep(0.1)
             self.signal_run_task(p, signal.SIGTERM)
-        elif self.kind in ("fault-kill", "fault-deadline-seed"):
+        elif self.kind in PAUSES:
             stopped = wait_stopped(p.pid)
-            if self.kind == "fault-kill":
+            if self.kind.startswith("fault-kill"):
                 os.killpg(p.pid, signal.SIGKILL)
                 for q in stopped:
                     try:
@@ -513,15 +637,15 @@ class Trial:
         for a in sorted(self.allocs(wrote)):
             left += objects(sid, a)
             left += ["state %s/%s" % (d, x) for d in ("alloc", "stage")
+                     if os.path.isdir(os.path.join(self.state, d))
                      for x in os.listdir(os.path.join(self.state, d))
                      if a in x]
         self.check("left", ", ".join(left) if left else None)
-        other = 1 - self.state_index()
-        now = objects(self.gate.sid_list[other],
-                      self.gate.sentinel_list[other])
-        self.check("foreign", None if now == self.gate.sentinel_objs[
-            self.gate.states[other]] else "the other state's sentinel "
-            "now has %s" % now)
+        changed = [s for s in self.gate.states if s != self.state and
+                   objects(self.gate.sid[s], self.gate.sentinel[s]) !=
+                   self.gate.sentinel_objs[s]]
+        self.check("foreign", "the sentinel of %s changed" % changed[0]
+                   if changed else None)
         self.check("source", None if tree_digest(self.repo) == before
                    else "the source repository changed")
         self.check("secret", self.secret_seen())
@@ -554,8 +678,10 @@ class Trial:
                 for f in files:
                     p = os.path.join(d, f)
                     try:
-                        if SECRET.encode() in open(p, "rb").read():
-                            return "the secret is in " + p
+                        data = open(p, "rb").read()
+                        for secret in (SECRET, self.gate.api_key):
+                            if secret.encode() in data:
+                                return "a secret is in " + p
                     except OSError:
                         pass
         return None
@@ -640,15 +766,90 @@ class Gate:
             self.sentinel_objs[s] = objects(self.sid[s], self.sentinel[s])
         self.sid_list = [self.sid[s] for s in self.states]
         self.sentinel_list = [self.sentinel[s] for s in self.states]
+        self.api_key = "sk-ant-gate-" + os.urandom(12).hex()
+        self.agents = None
 
-    def engine_proxy(self, d):
+    def agents_state(self):
+        """The state directory the vendor rows run in, with the agents
+        image: the suite's when it has one, else one built here."""
+        if self.agents is not None:
+            return self.agents
+        s, img = os.environ.get("AB_SUITE_STATE"), \
+            os.environ.get("AB_AGENTS_IMAGE")
+        if not (s and img):
+            s = os.path.join(self.work, "agents")
+            os.mkdir(s, 0o700)
+            r = sh(os.path.join(BIN, "ab-image"), "build", "--recipe",
+                   "agents", env=env_for(s))
+            if r.returncode != 0:
+                raise SystemExit("gate: ab-image build --recipe agents: " +
+                                 r.stderr.strip())
+            img = r.stdout.strip()
+            self.built_agents = s
+        self.image[s] = img
+        self.sid[s] = sid_of(s)
+        self.sentinel[s] = None
+        self.ca = os.path.join(self.work, "ca")
+        os.mkdir(self.ca)
+        for cmd in (
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+             "ca.key", "-out", "ca.pem", "-subj", "/CN=gate-ca", "-days",
+             "2"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key",
+             "-out", "leaf.csr", "-subj", "/CN=api.anthropic.com"]):
+            subprocess.run(["openssl"] + cmd, cwd=self.ca, check=True,
+                           capture_output=True)
+        with open(os.path.join(self.ca, "ext"), "w") as f:
+            f.write("subjectAltName=DNS:api.anthropic.com\n")
+        subprocess.run(["openssl", "x509", "-req", "-in", "leaf.csr", "-CA",
+                        "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                        "-out", "leaf.pem", "-days", "2", "-extfile", "ext"],
+                       cwd=self.ca, check=True, capture_output=True)
+        with open(os.path.join(self.ca, "key"), "w") as f:
+            f.write(self.api_key + "\n")
+        with open(os.path.join(self.ca, "prompt"), "w") as f:
+            f.write("Do the task.\n")
+        c = json.loads(sh("docker", "network", "inspect", "bridge",
+                          "--format", "{{json .IPAM.Config}}").stdout)[0]
+        import ipaddress
+        self.gw = c.get("Gateway") or str(next(ipaddress.ip_network(
+            c["Subnet"]).hosts()))
+        self.agents = s
+        return s
+
+    def start_vendor(self, t, turns):
+        d = t.dir
+        with open(os.path.join(d, "scenario.json"), "w") as f:
+            json.dump(turns, f)
+        port = os.path.join(d, "vendor.port")
+        p = subprocess.Popen([sys.executable, os.path.join(
+            ROOT, "tests", "lib", "vendor.py"), "--mode", "anthropic",
+            "--script", os.path.join(d, "scenario.json"), "--log",
+            os.path.join(d, "vendor.log"), "--listen", self.gw, "--ready",
+            port, "--cert", os.path.join(self.ca, "leaf.pem"), "--key",
+            os.path.join(self.ca, "leaf.key")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if os.path.exists(port) and open(port).read().strip():
+                break
+            time.sleep(0.05)
+        t.vendor_port = open(port).read().strip()
+        return p
+
+    def vendor_args(self, t):
+        return ["--egress", "api.anthropic.com:443=%s:%s" % (
+            self.gw, t.vendor_port), "--ca", os.path.join(self.ca, "ca.pem"),
+            "--provider", "claude", "--prompt", os.path.join(
+                self.ca, "prompt"), "--api-key-file", os.path.join(
+                self.ca, "key")]
+
+    def engine_proxy(self, d, fault):
         sock = os.path.join(d, "engine.sock")
         ready = os.path.join(d, "proxy.ready")
         p = subprocess.Popen([sys.executable, os.path.join(
             ROOT, "tests", "lib", "engine-proxy.py"), "--listen", sock,
-            "--ready", ready, "--match", r"^PUT /.*/archive",
-            "--action", "cut", "--cut-upload-bytes", "2048"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            "--ready", ready, "--log", os.path.join(d, "proxy.log")] +
+            fault, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
             if os.path.exists(ready):
                 break
@@ -656,14 +857,18 @@ class Gate:
         return p, "unix://" + sock
 
     def close(self):
-        for s in self.states:
+        extra = [self.agents] if self.agents else []
+        for s in self.states + extra:
             e = env_for(s)
-            sh(os.path.join(BIN, "ab-clean"), "alloc:" + self.sentinel[s],
-               env=e)
+            if self.sentinel.get(s):
+                sh(os.path.join(BIN, "ab-clean"), "alloc:" +
+                   self.sentinel[s], env=e)
             sh(os.path.join(BIN, "ab-clean"), "--sweep", "--all", env=e)
-            for i in sh(os.path.join(BIN, "ab-image"), "list",
-                        env=e).stdout.split():
-                sh(os.path.join(BIN, "ab-image"), "remove", i, env=e)
+            # The suite's agents image is the suite's to remove.
+            if s in self.states or getattr(self, "built_agents", None) == s:
+                for i in sh(os.path.join(BIN, "ab-image"), "list",
+                            env=e).stdout.split():
+                    sh(os.path.join(BIN, "ab-image"), "remove", i, env=e)
 
 
 def main():
@@ -698,19 +903,26 @@ def main():
             batch = []
             for k in draws:
                 n += 1
-                batch.append(Trial(gate, k, n, gate.states[n % 2]))
+                st = gate.agents_state() if k.startswith("vendor-") else \
+                    gate.states[n % 2]
+                batch.append(Trial(gate, k, n, st))
             with concurrent.futures.ThreadPoolExecutor(par) as ex:
                 futs = {ex.submit(t.run): t for t in batch}
                 for f in concurrent.futures.as_completed(futs):
                     t = futs[f]
                     if f.exception() is not None:
-                        t.broken.append("gate: %r" % (f.exception(),))
+                        e = f.exception()
+                        tb = traceback.extract_tb(e.__traceback__)[-1]
+                        t.broken.append("gate: %r at line %d" % (e,
+                                                                 tb.lineno))
             for t in batch:
                 t.parallel = par
             trials += batch
     finally:
         gate.close()
         left = [o for s in gate.sid_list for o in objects(s)]
+        if gate.agents:
+            left += objects(gate.sid[gate.agents])
         if not o.keep:
             shutil.rmtree(work, ignore_errors=True)
     report(trials, seed, left)
