@@ -200,6 +200,16 @@ FLOOD = script("yes flood | head -c 30000000; yes err | head -c 5000000 >&2;"
                " exit 0")
 TERM = script("trap '' TERM; while :; do sleep 1; done")
 DAEMON = script("(sleep 1000 >/dev/null 2>&1 &); exit 0")
+# The task volume's inode ceiling (--task-inodes 300): files are made
+# until one is refused, and fewer than the ceiling exist.  (A failed
+# redirection of ':', a special built-in, would end the shell.)
+INODES = script("""
+mkdir /work/many || exit 8
+i=0
+while [ $i -lt 2000 ]; do true > /work/many/f$i 2>/dev/null || break; i=$((i+1)); done
+[ $i -ge 300 ] && exit 9
+[ $i -lt 100 ] && exit 7
+exit 0""")
 DIRECT = script("""
 wget -q -T 3 -O- http://1.1.1.1/ >/dev/null 2>&1 && exit 9
 wget -q -T 3 -O- http://example.com/ >/dev/null 2>&1 && exit 9
@@ -313,6 +323,8 @@ KINDS = {
     "agent-term": (plain_repo, ["--timeout", "5", "--grace", "1"], TERM,
                    (124, "deadline"), None),
     "agent-daemon": (plain_repo, [], DAEMON, (0, "exited"), None),
+    "agent-inodes": (plain_repo, ["--task-inodes", "300"], INODES,
+                     (0, "exited"), None),
     "net-direct": (plain_repo, [], DIRECT, (0, "exited"), None),
     "net-proxy": (plain_repo, ["--egress", "claude"], PROXY,
                   (0, "exited"), None),
@@ -335,15 +347,32 @@ KINDS = {
                    None),
     # SIGKILL to run-task and the step stopped at a pause point, then a
     # sweep once the lease ran out.
+    # SIGKILL to run-task and the step stopped at a pause point (PAUSES),
+    # then a sweep once the lease ran out.
     "fault-kill": (plain_repo, ["--timeout", "4"], ["true"], (-9, None),
                    None),
     "fault-kill-seed": (plain_repo, ["--timeout", "4"], ["true"],
                         (-9, None), None),
-    # The deadline passing while a step is stopped at its pause point.
+    "fault-kill-run": (plain_repo, ["--timeout", "8"], ["sleep", "1000"],
+                       (-9, None), None),
+    "fault-kill-export": (plain_repo, ["--timeout", "8", "PATCH"],
+                          ["true"], (-9, None), None),
+    # SIGTERM to run-task while a step is stopped at a pause point: the
+    # step is cancelled when it goes on, and run-task says 130.
+    "fault-term-seed": (plain_repo, [], ["true"], (130, None), None),
+    "fault-term-validate": (plain_repo, [], ["true"], (130, None), None),
+    # The deadline passing while a step, or run-task between two steps,
+    # is stopped: the next step to ask the engine anything says 124.
     "fault-deadline-alloc": (plain_repo, ["--timeout", "3"], ["true"],
                              (124, None), None),
     "fault-deadline-seed": (plain_repo, ["--timeout", "3"], ["true"],
                             (124, None), None),
+    "fault-deadline-validate": (plain_repo, ["--timeout", "6"], ["true"],
+                                (124, None), None),
+    "fault-deadline-run": (plain_repo, ["--timeout", "6"], ["true"],
+                           (124, "deadline"), None),
+    "fault-deadline-export": (plain_repo, ["--timeout", "6", "PATCH"],
+                              ["true"], (124, "exited"), None),
     # The tests' engine proxy (tests/lib/engine-proxy.py) between every
     # step and the engine: an upload cut, a create failed, a start
     # delayed (which changes nothing).
@@ -353,10 +382,18 @@ KINDS = {
 }
 
 
+# A step's own pause point, or run-task's after-STEP (run-task(1)).
 PAUSES = {"fault-kill": "alloc-volumes-created",
           "fault-kill-seed": "seed-staged",
+          "fault-kill-run": "run-started",
+          "fault-kill-export": "after-ab-run",
+          "fault-term-seed": "seed-staged",
+          "fault-term-validate": "after-ab-validate",
           "fault-deadline-alloc": "alloc-volumes-created",
-          "fault-deadline-seed": "seed-staged"}
+          "fault-deadline-seed": "seed-staged",
+          "fault-deadline-validate": "after-ab-profile",
+          "fault-deadline-run": "after-ab-validate",
+          "fault-deadline-export": "after-ab-run"}
 FAULTS = {
     "fault-engine-cut": ["--match", r"^PUT /.*/archive", "--action", "cut",
                          "--cut-upload-bytes", "2048"],
@@ -568,8 +605,10 @@ class Trial:
         p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env,
                              cwd=self.dir, start_new_session=True)
         start = time.time()
+        timeout = int(opts[opts.index("--timeout") + 1]) \
+            if "--timeout" in opts else 0
         try:
-            self.drive(p)
+            self.drive(p, start + timeout)
             self.status = p.wait(timeout=600)
         finally:
             stop.set()
@@ -582,13 +621,13 @@ class Trial:
                     q.wait()
         if self.kind.startswith("fault-kill"):
             # A sweep takes an allocation whose lease ran out: the
-            # deadline (4 s) and the sweep's cleanup budget (1 s).
-            time.sleep(max(0.0, start + 6.5 - time.time()))
+            # deadline and the sweep's cleanup budget (1 s).
+            time.sleep(max(0.0, start + timeout + 2.5 - time.time()))
             sh(os.path.join(BIN, "ab-clean"), "--sweep", "--within", "1",
                env=env_for(self.state))
         self.verify(expect, row, before, trace)
 
-    def drive(self, p):
+    def drive(self, p, deadline):
         """Faults: a signal, or the deadline passing while a step is
         stopped at its pause point."""
         if self.kind == "fault-term":
@@ -608,10 +647,14 @@ class Trial:
                         os.kill(q, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
+                return
+            if self.kind.startswith("fault-term"):
+                self.signal_run_task(p, signal.SIGTERM)
             else:
-                time.sleep(4)   # past the 3 s deadline
-                for q in stopped:
-                    os.kill(q, signal.SIGCONT)
+                # A second past the deadline the row sets.
+                time.sleep(max(0.0, deadline + 1 - time.time()))
+            for q in stopped:
+                os.kill(q, signal.SIGCONT)
 
     def signal_run_task(self, p, sig):
         """run-task is strace's child; the signal goes to it alone."""
@@ -938,12 +981,12 @@ def report(trials, seed, left):
         r[0] += 1
         r[1] += t.held
         r[2] += len(t.broken)
-    print("%-22s %7s %6s %7s" % ("kind", "trials", "held", "broken"))
+    print("%-24s %7s %6s %7s" % ("kind", "trials", "held", "broken"))
     for k in KINDS:
         if k in rows:
-            print("%-22s %7d %6d %7d" % ((k,) + tuple(rows[k])))
+            print("%-24s %7d %6d %7d" % ((k,) + tuple(rows[k])))
     total = [sum(r[i] for r in rows.values()) for i in range(3)]
-    print("%-22s %7d %6d %7d" % (("all",) + tuple(total)))
+    print("%-24s %7d %6d %7d" % (("all",) + tuple(total)))
     for t in trials:
         for b in t.broken:
             print("broken: %s (parallel %d): %s" % (t.name(), t.parallel, b))
