@@ -350,8 +350,6 @@ KINDS = {
                     (124, "deadline"), None),
     "fault-term": (plain_repo, [], ["sleep", "1000"], (130, "cancelled"),
                    None),
-    # SIGKILL to run-task and the step stopped at a pause point, then a
-    # sweep once the lease ran out.
     # SIGKILL to run-task and the step stopped at a pause point (PAUSES),
     # then a sweep once the lease ran out.
     "fault-kill": (plain_repo, ["--timeout", "4"], ["true"], (-9, None),
