@@ -19,8 +19,12 @@ TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-expo
 # Programs that run only inside containers, put into images by the
 # manifest's "tool" directive: linked with libc alone, never sanitized
 # (the image carries no sanitizer runtime).
-IMAGE_PROGS = ab-proxy ab-relay
-LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
+IMAGE_PROGS = ab-proxy ab-relay ab-codex
+# What each of them links of lib/.
+IMAGE_LIB_ab-proxy = egress err
+IMAGE_LIB_ab-relay = egress err
+IMAGE_LIB_ab-codex = appserver json buf pathcheck err
+LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/engine.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/hash.c lib/image.c lib/json.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/outfile.c \
 	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/proxy.c lib/rootfs.c lib/run.c lib/schema.c lib/seed.c lib/signin.c lib/size.c lib/state.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c lib/wheel.c lib/worklist.c lib/zip.c
@@ -51,6 +55,7 @@ PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libcrypto zlib 2>/dev/null)
 AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Ilib \
 	-DAB_MULTIARCH='"$(MULTIARCH)"' $(PKG_CFLAGS)
 
+.SECONDEXPANSION:
 LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
 TOOL_BIN = $(TOOLS:%=$(BIN)/%)
 IMAGE_BIN = $(IMAGE_PROGS:%=$(BIN)/%)
@@ -90,8 +95,8 @@ $(BUILD)/image/lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(IMAGE_CFLAGS) -c -o $@ $<
 
-$(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o $(BUILD)/image/lib/egress.o \
-		$(BUILD)/image/lib/err.o
+$(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
+		$$(addprefix $(BUILD)/image/lib/,$$(addsuffix .o,$$(IMAGE_LIB_$$*)))
 	@mkdir -p $(@D)
 	$(CC) $(IMAGE_CFLAGS) -o $@ $^ -pthread
 
@@ -103,7 +108,6 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
 
-.SECONDEXPANSION:
 $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h \
 		tests/fuzz/common.h
 	@mkdir -p $(@D)

@@ -375,7 +375,7 @@ static int sign_in(const struct opts *o, const struct ab_alloc *a,
 /* Codex's approvals, as its rules, beside the prompt: read-only to the
  * agent, derived from the record's list (so not hashed apart). */
 static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
-    struct ab_profile *p, struct ab_err *err)
+    struct ab_profile *p, char *const *pins, struct ab_err *err)
 {
 	struct ab_buf b;
 	char name[80], sha[65];
@@ -383,7 +383,7 @@ static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
 
 	ab_buf_init(&b, 0);
 	ab_adapter_rules_name(p, name, sizeof name);
-	rc = ab_adapter_rules(p, &b);
+	rc = ab_adapter_rules(p, pins, &b);
 	if (rc < 0)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
 	if (rc == 0)
@@ -413,7 +413,8 @@ static int cli_pinned(struct ab_state *s, const struct ab_alloc *a,
 }
 
 static int snapshots(const struct opts *o, struct ab_state *s,
-    const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
+    const struct ab_alloc *a, struct ab_profile *p, char *const *pins,
+    struct ab_err *err)
 {
 	char name[80];
 
@@ -435,9 +436,49 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
 	if (o->model != NULL)
 		snprintf(p->model, sizeof p->model, "%s", o->model);
-	if (strcmp(p->provider, "codex") == 0 && codex_rules(s, a, p, err) < 0)
+	if (strcmp(p->provider, "codex") == 0 &&
+	    codex_rules(s, a, p, pins, err) < 0)
 		return -1;
 	return ab_adapter_argv(p, err);
+}
+
+static void free_pins(char **pins, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(pins[i]);
+}
+
+/* An approved command's program is one of the image's, found on the
+ * image's PATH as the agent's shell finds it (the allocation's keeper
+ * runs the image), never a path: a repository's ./git is not git.
+ * PINS[i] gets the file allow[i] runs; Codex's rules pin it there. */
+static int approved_programs(const struct ab_alloc *a, struct ab_profile *p,
+    char **pins, struct ab_err *err)
+{
+	char name[AB_ALLOW_MAX + 1], path[1024];
+	struct ab_engine e;
+	int i, rc = 0;
+
+	if (p->nallow == 0)
+		return 0;
+	if (ab_engine_open(&e, &p->dl, err) < 0)
+		return -1;
+	for (i = 0; rc == 0 && i < p->nallow; i++) {
+		ab_adapter_first_word(p->allow[i], name, sizeof name);
+		rc = strchr(name, '/') != NULL ? 0 : ab_image_which(&e,
+		    a->keeper_id, p->path_env, name, path, sizeof path, err);
+		if (rc == 0)
+			rc = ab_fail(err, AB_EREFUSED, "--allow-command %.60s: "
+			    "%.60s is no program on image:%s's PATH (%s)",
+			    p->allow[i], name, a->image, p->path_env);
+		else if (rc > 0)
+			rc = (pins[i] = strdup(path)) != NULL ? 0 :
+			    ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	ab_engine_close(&e);
+	return rc;
 }
 
 static int capture(const struct opts *o, struct ab_state *s,
@@ -448,7 +489,7 @@ static int capture(const struct opts *o, struct ab_state *s,
 	struct ab_handle h;
 	struct ab_alloc a;
 	struct ab_buf body;
-	char sha[65];
+	char sha[65], *pins[AB_MAX_ARGV + 1] = { NULL };
 	int i, rc;
 
 	if (ab_handle_parse(&h, o->alloc, "alloc", err) < 0 ||
@@ -480,10 +521,14 @@ static int capture(const struct opts *o, struct ab_state *s,
 	    err) < 0 || ab_new_id(p->id, err) < 0 ||
 	    ab_new_id(p->nonce, err) < 0)
 		return -1;
+	if (approved_programs(&a, p, pins, err) < 0 ||
+	    snapshots(o, s, &a, p, pins, err) < 0) {
+		free_pins(pins, p->nallow);
+		return -1;
+	}
+	free_pins(pins, p->nallow);
 	/* The body is checked against the default seccomp form; ab-validate
 	 * rebuilds it for the engine it meets and compares the parameters. */
-	if (snapshots(o, s, &a, p, err) < 0)
-		return -1;
 	ab_profile_lock(p, &a, a.digest, s->sid, 0, &k);
 	ab_buf_init(&body, 0);
 	rc = ab_profile_body(&k, &body, sha, err);

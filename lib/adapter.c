@@ -136,26 +136,14 @@ static int claude_argv(struct ab_profile *p)
 }
 
 /* Codex reads nothing it was not given here: no user or project config
- * or rules (--ignore-*: the agent can write both), no login shell or
- * shell snapshot (HOME's profile is the agent's to write), no hook,
- * plugin, app or web search.  Its API is a provider of our own naming on the
- * vendor's URL: the built-in one first tries a WebSocket and discovers
- * models, seconds of retries through a proxy.  Retries are bounded, or a
- * vendor that is down would hold the run until the deadline.
- *
- * The sandbox is the phase's.  In planning and questions the container
- * is the sandbox: /work is read-only and only the vendor is reachable, so
- * every command runs (danger-full-access).  In execution Codex's own
- * workspace-write sandbox is asked for, which needs bubblewrap, which the
- * agents image leaves out (user namespaces stay closed): every command
- * then fails but the ones its allow rules approve, which Codex runs
- * outside that sandbox.  The rules are the profile's, the only rules
- * read (/etc/codex/rules, see ab_adapter_env). */
-static int codex_argv(struct ab_profile *p)
+ * or rules (the agent can write both), no login shell or shell snapshot
+ * (HOME's profile is the agent's to write), no hook, plugin, app or web
+ * search.  Its API is a provider of our own naming on the vendor's URL:
+ * the built-in one first tries a WebSocket and discovers models, seconds
+ * of retries through a proxy.  Retries are bounded, or a vendor that is
+ * down would hold the run until the deadline. */
+static int codex_config(struct ab_profile *p)
 {
-	static const char *const fixed[] = { AB_CODEX, "exec", "--json",
-	    "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
-	    "--ignore-rules", "--color", "never", "-C", "/work", NULL };
 	static const char *const config[] = {
 	    "model_provider=agentbox",
 	    "model_providers.agentbox.name=OpenAI",
@@ -189,12 +177,7 @@ static int codex_argv(struct ab_profile *p)
 	    "https://chatgpt.com/backend-api/codex",
 	    "model_providers.agentbox.requires_openai_auth=true", NULL };
 	const char *const *v;
-	char path[160];
 
-	if (push_list(p, fixed) < 0 || push(p, "--sandbox") < 0 ||
-	    push(p, strcmp(p->phase, "execution") == 0 ? "workspace-write" :
-	    "danger-full-access") < 0)
-		return -1;
 	for (v = config; *v != NULL; v++)
 		if (push(p, "-c") < 0 || push(p, *v) < 0)
 			return -1;
@@ -204,6 +187,24 @@ static int codex_argv(struct ab_profile *p)
 	for (v = off; *v != NULL; v++)
 		if (push(p, "--disable") < 0 || push(p, *v) < 0)
 			return -1;
+	return 0;
+}
+
+/* Planning and questions: `codex exec`, which reads no user or project
+ * config or rules (--ignore-*).  The container is the sandbox: /work is
+ * read-only and only the vendor is reachable, so every command runs
+ * (danger-full-access) and Codex, which reads code only by running
+ * commands, can read it and change nothing. */
+static int codex_exec_argv(struct ab_profile *p)
+{
+	static const char *const fixed[] = { AB_CODEX, "exec", "--json",
+	    "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
+	    "--ignore-rules", "--color", "never", "-C", "/work",
+	    "--sandbox", "danger-full-access", NULL };
+	char path[160];
+
+	if (push_list(p, fixed) < 0 || codex_config(p) < 0)
+		return -1;
 	if (p->model[0] != '\0' && (push(p, "-m") < 0 ||
 	    push(p, p->model) < 0))
 		return -1;
@@ -213,6 +214,39 @@ static int codex_argv(struct ab_profile *p)
 		return -1;
 	/* The prompt comes on standard input. */
 	return push(p, "-");
+}
+
+/* Execution: ab-codex, agentbox's approval client (appserver.h), drives
+ * `codex app-server` with a thread in Codex's workspace-write sandbox,
+ * which needs bubblewrap, which the agents image leaves out: a command
+ * that no rule allows cannot start, an approved one (the profile's rules,
+ * the only ones read: /etc/codex/rules, ab_adapter_env) runs outside that
+ * sandbox, and each file edit comes to ab-codex to accept or decline.
+ * app-server reads CODEX_HOME's config, where ab-codex makes /work an
+ * untrusted project, so that the repository's .codex/ is never read. */
+static int codex_client_argv(struct ab_profile *p)
+{
+	char path[160];
+
+	if (push(p, AB_CODEX_CLIENT) < 0)
+		return -1;
+	if (p->model[0] != '\0' && (push(p, "--model") < 0 ||
+	    push(p, p->model) < 0))
+		return -1;
+	snprintf(path, sizeof path, "%s/schema-%s.json", AB_INPUTS_DIR, p->id);
+	if (p->schema != NULL && (push(p, "--schema") < 0 ||
+	    push(p, path) < 0))
+		return -1;
+	if (push(p, "--") < 0 || push(p, AB_CODEX) < 0 ||
+	    push(p, "app-server") < 0)
+		return -1;
+	return codex_config(p);
+}
+
+static int codex_argv(struct ab_profile *p)
+{
+	return strcmp(p->phase, "execution") == 0 ? codex_client_argv(p) :
+	    codex_exec_argv(p);
 }
 
 int ab_adapter_argv(struct ab_profile *p, struct ab_err *err)
@@ -254,12 +288,24 @@ void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap)
 	snprintf(out, cap, "codex-%s.rules", p->id);
 }
 
-/* One prefix_rule per approval: its words, as a Starlark list of
- * strings (allow_ok kept them plain). */
-int ab_adapter_rules(const struct ab_profile *p, struct ab_buf *b)
+void ab_adapter_first_word(const char *cmd, char *out, size_t cap)
 {
+	size_t n = strcspn(cmd, " ");
+
+	snprintf(out, cap, "%.*s", (int)n, cmd);
+}
+
+/* One prefix_rule per approval: its words, as a Starlark list of
+ * strings (allow_ok kept them plain); then each approval's program
+ * pinned to the image's file (host_executable): a command naming its
+ * program by a path matches a rule only when that path is the pin, so
+ * ./git or /work/bin/git is not git. */
+int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
+    struct ab_buf *b)
+{
+	char name[AB_ALLOW_MAX + 1], seen[AB_ALLOW_MAX + 1];
 	const char *w, *e;
-	int i, rc;
+	int i, k, rc;
 
 	rc = ab_buf_addf(b, "# agentbox: profile:%s's approved commands\n",
 	    p->id);
@@ -273,6 +319,17 @@ int ab_adapter_rules(const struct ab_profile *p, struct ab_buf *b)
 			    "" : ", ", (int)(e - w), w);
 		}
 		rc |= ab_buf_adds(b, "], decision=\"allow\")\n");
+	}
+	for (i = 0; i < p->nallow; i++) {
+		ab_adapter_first_word(p->allow[i], name, sizeof name);
+		for (k = 0; k < i; k++) {
+			ab_adapter_first_word(p->allow[k], seen, sizeof seen);
+			if (strcmp(seen, name) == 0)
+				break;
+		}
+		if (k == i)
+			rc |= ab_buf_addf(b, "host_executable(name=\"%s\", "
+			    "paths=[\"%s\"])\n", name, pins[i]);
 	}
 	return rc < 0 ? -1 : 0;
 }

@@ -25,6 +25,8 @@ struct ab_profile_lock;
 
 #define AB_CLAUDE "/usr/local/bin/claude"
 #define AB_CODEX "/usr/local/bin/codex"
+/* agentbox's approval client for Codex (cmd/ab-codex.c), in the image. */
+#define AB_CODEX_CLIENT "/usr/lib/agentbox/ab-codex"
 #define AB_PROMPT_MAX (256 * 1024)
 #define AB_SECRET_MAX (64 * 1024)
 #define AB_ALLOW_MAX 200	/* bytes of one approved command */
@@ -54,8 +56,12 @@ void ab_adapter_secret_name(const struct ab_profile *p, char *out,
 /* A ChatGPT sign-in's copy on the allocation's auth volume (ab-validate
  * writes it, Codex rewrites it, ab-run reads it back and empties it). */
 void ab_adapter_auth_name(const struct ab_profile *p, char *out, size_t cap);
-/* Codex's approvals: the inputs file name, and its text (prefix rules). */
+/* An approved command's program: its first word. */
+void ab_adapter_first_word(const char *cmd, char *out, size_t cap);
+/* Codex's approvals: the inputs file name, and its text: prefix rules,
+ * and each program pinned to PINS[i], the image's file for allow[i]. */
 void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap);
-int ab_adapter_rules(const struct ab_profile *p, struct ab_buf *b);
+int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
+    struct ab_buf *b);
 
 #endif

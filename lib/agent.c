@@ -20,6 +20,8 @@ void ab_agent_init(struct ab_agent *a, const char *provider,
 	ab_buf_init(&a->refused, (AB_AGENT_REFUSED_ITEM_MAX + 64) *
 	    AB_AGENT_REFUSED_MAX);
 	ab_buf_init(&a->error, AB_AGENT_ERROR_MAX);
+	ab_buf_init(&a->edits, (AB_AGENT_REFUSED_ITEM_MAX + 64) *
+	    AB_AGENT_EDITS_MAX);
 }
 
 void ab_agent_free(struct ab_agent *a)
@@ -31,6 +33,7 @@ void ab_agent_free(struct ab_agent *a)
 	ab_buf_free(&a->cost);
 	ab_buf_free(&a->refused);
 	ab_buf_free(&a->error);
+	ab_buf_free(&a->edits);
 }
 
 /* A string field, unescaped, cut at the buffer's bound (flagged). */
@@ -155,8 +158,7 @@ static void claude_result(struct ab_agent *a, const struct ab_json *j)
 		    &a->error_cut);
 }
 
-/* Codex reports no command its sandbox refused (the model alone hears
- * of it); a file change it reports as failed is listed. */
+/* One refused item, kept whole up to AB_AGENT_REFUSED_ITEM_MAX. */
 static void codex_refused(struct ab_agent *a, const struct ab_json *j, int t)
 {
 	const char *p;
@@ -168,7 +170,7 @@ static void codex_refused(struct ab_agent *a, const struct ab_json *j, int t)
 	}
 	ab_json_span(j, t, &p, &n);
 	if (n > AB_AGENT_REFUSED_ITEM_MAX || !ab_json_text_ok(p, n)) {
-		p = "{\"type\":\"file_change\",\"truncated\":true}";
+		p = "{\"truncated\":true}";
 		n = strlen(p);
 		a->refused_cut = 1;
 	}
@@ -178,17 +180,54 @@ static void codex_refused(struct ab_agent *a, const struct ab_json *j, int t)
 	a->nrefused++;
 }
 
+/* Each change of a file change that landed: {path, kind[, move_path]}. */
+static void codex_edits(struct ab_agent *a, const struct ab_json *j,
+    int item)
+{
+	int changes = ab_json_key(j, item, "changes"), i, c;
+	const char *p;
+	size_t n;
+
+	for (i = 0; (c = ab_json_elem(j, changes, i)) >= 0; i++) {
+		if (a->nedits == AB_AGENT_EDITS_MAX) {
+			a->edits_cut = 1;
+			return;
+		}
+		ab_json_span(j, c, &p, &n);
+		if (ab_json_type(j, c) != AB_JSON_OBJECT ||
+		    n > AB_AGENT_REFUSED_ITEM_MAX || !ab_json_text_ok(p, n)) {
+			p = "{\"truncated\":true}";
+			n = strlen(p);
+			a->edits_cut = 1;
+		}
+		if (a->nedits > 0)
+			ab_buf_addc(&a->edits, ',');
+		ab_buf_add(&a->edits, p, n);
+		a->nedits++;
+	}
+}
+
+/* An item as it ended.  Under ab-codex (execution) a declined item is
+ * one agentbox or Codex refused; under codex exec (planning, questions)
+ * a file change fails on the read-only /work.  A command that Codex's
+ * sandbox kept from starting is reported by no item: only the model
+ * hears of it. */
 static void codex_item(struct ab_agent *a, const struct ab_json *j)
 {
 	int item = ab_json_key(j, 0, "item");
 	int type = ab_json_key(j, item, "type");
+	int st = ab_json_key(j, item, "status");
 
 	if (ab_json_str_eq(j, type, "agent_message"))
 		keep_str(j, ab_json_key(j, item, "text"), &a->final,
 		    &a->final_cut);
-	else if (ab_json_str_eq(j, type, "file_change") &&
-	    ab_json_str_eq(j, ab_json_key(j, item, "status"), "failed"))
+	else if (ab_json_str_eq(j, st, "declined") ||
+	    (ab_json_str_eq(j, type, "file_change") &&
+	    ab_json_str_eq(j, st, "failed")))
 		codex_refused(a, j, item);
+	else if (ab_json_str_eq(j, type, "file_change") &&
+	    ab_json_str_eq(j, st, "completed"))
+		codex_edits(a, j, item);
 }
 
 /* "unexpected status 401 Unauthorized: ...": the API's status, when the
@@ -356,17 +395,22 @@ static void str_or_null(struct ab_jw *w, const char *key,
 		ab_jw_null(w);
 }
 
-/* The refused calls were kept as "ITEM,ITEM": one array value. */
-static void refused_json(const struct ab_agent *a, struct ab_jw *w)
+/* A list kept as "ITEM,ITEM": one array value; NULL: null. */
+static void list_json(struct ab_jw *w, const char *key,
+    const struct ab_buf *items)
 {
 	struct ab_buf arr;
 
+	ab_jw_key(w, key);
+	if (items == NULL) {
+		ab_jw_null(w);
+		return;
+	}
 	ab_buf_init(&arr, 0);
 	ab_buf_addc(&arr, '[');
-	if (a->refused.len > 0)
-		ab_buf_add(&arr, a->refused.data, a->refused.len);
+	if (items->len > 0)
+		ab_buf_add(&arr, items->data, items->len);
 	ab_buf_addc(&arr, ']');
-	ab_jw_key(w, "refused");
 	ab_jw_raw(w, arr.data, arr.len);
 	ab_buf_free(&arr);
 }
@@ -396,7 +440,10 @@ void ab_agent_json(const struct ab_agent *a, const char *cli_version,
 	raw_or_null(w, "usage", &a->usage);
 	raw_or_null(w, "cost_usd", &a->cost);
 	ab_jw_kint(w, "turns", a->num_turns);
-	refused_json(a, w);
+	list_json(w, "edits", strcmp(a->provider, "codex") == 0 ?
+	    &a->edits : NULL);
+	ab_jw_kbool(w, "edits_truncated", a->edits_cut);
+	list_json(w, "refused", &a->refused);
 	ab_jw_kbool(w, "refused_truncated", a->refused_cut);
 	ab_jw_key(w, "error");
 	if (strcmp(st, "error") != 0) {

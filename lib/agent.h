@@ -23,6 +23,7 @@
 #define AB_AGENT_REFUSED_MAX 100
 #define AB_AGENT_REFUSED_ITEM_MAX 4096
 #define AB_AGENT_ERROR_MAX 2048
+#define AB_AGENT_EDITS_MAX 500		/* file changes listed (Codex) */
 
 struct ab_agent {
 	char provider[16];		/* "claude", "codex" */
@@ -35,9 +36,9 @@ struct ab_agent {
 	int saw_result, is_error;
 	long long num_turns, api_status;
 	char subtype[48], terminal[48];
-	struct ab_buf final, answer, usage, cost, refused, error;
+	struct ab_buf final, answer, usage, cost, refused, error, edits;
 	int final_cut, refused_cut, error_cut, answer_over, answer_not_json;
-	int nrefused;
+	int nrefused, nedits, edits_cut;
 };
 
 void ab_agent_init(struct ab_agent *a, const char *provider,
@@ -49,7 +50,9 @@ void ab_agent_feed(struct ab_agent *a, const char *p, size_t n);
 void ab_agent_end(struct ab_agent *a);
 /* Writes the "agent" object: provider, cli_version, status (ok,
  * no-answer, invalid-answer, error, output-too-large), final_message,
- * answer, usage, cost_usd, turns, refused, error, with truncation flags. */
+ * answer, usage, cost_usd, turns, edits (Codex's file changes that
+ * landed; null for Claude Code, whose stream does not say), refused,
+ * error, with truncation flags. */
 void ab_agent_json(const struct ab_agent *a, const char *cli_version,
     struct ab_jw *w);
 

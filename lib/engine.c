@@ -221,27 +221,40 @@ static size_t on_read(char *p, size_t size, size_t n, void *arg)
 	return (size_t)got;
 }
 
+/* The value of header NAME in the line p[0..len) into out (cap bytes):
+ * 1 when the line is that header and the value fits. */
+static int header_value(const char *p, size_t len, const char *name,
+    char *out, size_t cap)
+{
+	size_t k = strlen(name);
+
+	if (len <= k || strncasecmp(p, name, k) != 0 || p[k] != ':')
+		return 0;
+	p += k + 1;
+	len -= k + 1;
+	while (len > 0 && (*p == ' ' || *p == '\t')) {
+		p++;
+		len--;
+	}
+	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == '\n'))
+		len--;
+	if (len >= cap)
+		return 0;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 1;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
 	struct call_ctx *c = arg;
-	size_t len = size * n, k;
-	const char *name = "Api-Version:";
+	size_t len = size * n;
 
-	k = strlen(name);
-	if (c->want_api && len > k && strncasecmp(p, name, k) == 0) {
-		p += k;
-		len -= k;
-		while (len > 0 && (*p == ' ' || *p == '\t')) {
-			p++;
-			len--;
-		}
-		while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == '\n'))
-			len--;
-		if (len < sizeof c->api) {
-			memcpy(c->api, p, len);
-			c->api[len] = '\0';
-		}
-	}
+	if (c->want_api)
+		header_value(p, len, "Api-Version", c->api, sizeof c->api);
+	if (c->q != NULL && c->q->header != NULL && c->r != NULL)
+		header_value(p, len, c->q->header, c->r->header,
+		    sizeof c->r->header);
 	return size * n;
 }
 
@@ -269,6 +282,10 @@ static int set_method(CURL *h, const struct ab_req *q, struct call_ctx *c)
 	}
 	if (strcmp(q->method, "GET") == 0)
 		return 0;
+	if (strcmp(q->method, "HEAD") == 0) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+		return 0;
+	}
 	if (strcmp(q->method, "POST") == 0) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body ? q->body : "");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -383,6 +400,7 @@ int ab_engine_call(struct ab_engine *e, const struct ab_req *q,
 	c.q = q;
 	c.r = r;
 	r->status = 0;
+	r->header[0] = '\0';
 	ab_buf_init(&r->body, AB_REPLY_MAX);
 	return perform(e, q, r, &c, 1, err);
 }

@@ -75,11 +75,13 @@ struct ab_req {
 	ab_sink sink;		/* NULL: the reply is kept in the resp body */
 	void *sink_ctx;
 	const char *what;	/* for messages: "create the probe container" */
+	const char *header;	/* a reply header to keep: "X-Docker-..." */
 };
 
 struct ab_resp {
 	long status;
 	struct ab_buf body;
+	char header[1024];	/* the value of q->header, or "" */
 };
 
 int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,

@@ -158,7 +158,16 @@ out, as in anthropic mode.  A STEP is one of:
                                    exec_command {"cmd": ...}), X a string a
                                    custom_tool_call (freeform: exec's
                                    JavaScript, apply_patch's patch); "id"
-                                   optional
+                                   optional; a value "$session" in X is
+                                   the session ID the last outputs name
+                                   ("session ID N": a command still
+                                   running), for write_stdin
+  {"patch": PATCH}                 the call that applies PATCH (apply_patch's
+                                   grammar, "*** Begin Patch" ...) on the
+                                   requested model: for code mode an exec
+                                   call awaiting tools.apply_patch(PATCH),
+                                   for a classic model the apply_patch
+                                   custom tool call
   {"structured": OBJ}              OBJ as the message's text, JSON: the
                                    answer to --output-schema
   {"status": N}                    HTTP N with the API's error body
@@ -225,6 +234,7 @@ import gzip
 import http.server
 import json
 import os
+import re
 import socket
 import ssl
 import sys
@@ -1049,8 +1059,8 @@ OPENAI_ERRORS = {
     503: ("server_error", None),
 }
 
-OPENAI_STEP_KINDS = ("text", "tool", "shell", "structured", "status", "cut",
-                     "hang", "big")
+OPENAI_STEP_KINDS = ("text", "tool", "shell", "patch", "structured",
+                     "status", "cut", "hang", "big")
 OPENAI_STEP_KEYS = set(OPENAI_STEP_KINDS) | {
     "input", "args", "id", "message", "code", "retry", "times", "delay"}
 REFRESH_MODES = ("allow", "reuse-error", "reused")
@@ -1232,6 +1242,30 @@ def call_outputs(body):
             out.append({"call_id": i.get("call_id"), "type": i.get("type"),
                         "text": output_text(i.get("output"))[:500]})
     return out
+
+
+def patch_call(patch, tools):
+    """The call that makes the requested model apply PATCH (apply_patch's
+    own grammar): code mode's exec, JavaScript awaiting tools.apply_patch
+    and returning its result, else the freeform apply_patch tool."""
+    if "functions.exec" in tools or "exec" in tools:
+        return "exec", ("const r = await tools.apply_patch(%s);\n"
+                        "text(JSON.stringify(r));\n" % json.dumps(patch))
+    return "apply_patch", patch
+
+
+def with_session(inp, outputs):
+    """INP with every value "$session" replaced by the session ID the last
+    outputs name ("session ID N": a command still running), so that a
+    scenario can write to a process it started."""
+    sid = None
+    for o in outputs:
+        m = re.search(r"session ID (\d+)|\"session_id\": ?(\d+)", o["text"])
+        if m:
+            sid = int(m.group(1) or m.group(2))
+    if isinstance(inp, dict):
+        return {k: (sid if v == "$session" else v) for k, v in inp.items()}
+    return inp
 
 
 def shell_call(cmd, args, tools):
@@ -1431,14 +1465,17 @@ class OpenAI(Handler):
         self.state.record(entry)
         self.answer(body, step, tools)
 
-    def items(self, step, tools):
+    def items(self, step, tools, outputs):
         """The output items a step answers with."""
-        if "tool" in step or "shell" in step:
+        if "tool" in step or "shell" in step or "patch" in step:
             if "shell" in step:
                 name, inp = shell_call(str(step["shell"]),
                                        step.get("args") or {}, tools)
+            elif "patch" in step:
+                name, inp = patch_call(str(step["patch"]), tools)
             else:
-                name, inp = step["tool"], step.get("input", {})
+                name, inp = step["tool"], with_session(
+                    step.get("input", {}), outputs)
             cid = step.get("id") or self.state.ident("call")
             if isinstance(inp, str):
                 return [{"type": "custom_tool_call",
@@ -1496,7 +1533,7 @@ class OpenAI(Handler):
             return
         if step.get("delay"):
             time.sleep(float(step["delay"]))
-        out = self.items(step, tools)
+        out = self.items(step, tools, call_outputs(body))
         self.sse_start()
         ev({"type": "response.created", "response": resp})
         ev({"type": "response.in_progress", "response": resp})
