@@ -62,3 +62,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/appserver: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/appserver-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
