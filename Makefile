@@ -33,7 +33,7 @@ UNIT_TESTS = agent-test appserver-test egress-test json-test lockcheck-test path
 	zip-test
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
-FUZZERS = egress schema zip tarread json agent pathcheck
+FUZZERS = egress schema zip tarread json agent pathcheck appserver
 FUZZ_LIB_egress = lib/egress.c lib/err.c
 FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
@@ -44,6 +44,8 @@ FUZZ_LDLIBS_tarread = -lcurl
 FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_agent = lib/agent.c lib/schema.c lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_pathcheck = lib/pathcheck.c lib/err.c
+FUZZ_LIB_appserver = lib/appserver.c lib/json.c lib/buf.c lib/pathcheck.c \
+	lib/err.c
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 

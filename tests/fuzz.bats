@@ -42,3 +42,7 @@ fuzz() {
 @test "fuzz: the path and symlink checks, against a resolver of the harness's own" {
 	fuzz pathcheck
 }
+
+@test "fuzz: ab-codex's reader of Codex's app-server, and its file change decisions against a rule of the harness's own" {
+	fuzz appserver
+}

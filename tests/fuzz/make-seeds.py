@@ -4,6 +4,7 @@ and path harnesses under tests/fuzz/corpus/ (committed; run again only to
 change them).  Each seed is a well-formed input, or one broken in one
 place, so that fuzzing starts next to every branch the reader has."""
 import io
+import json
 import os
 import sys
 import tarfile
@@ -126,9 +127,60 @@ def paths():
         put("pathcheck", k, v)
 
 
+def appserver():
+    """ab-codex's reader: raw transcripts (first byte even, then the
+    piece size) in the shapes Codex 0.163.0's app-server writes, and path
+    lists (first byte odd) for the harness's own file changes."""
+    def msg(method, params, rid=None):
+        m = {"method": method, "params": params}
+        if rid is not None:
+            m["id"] = rid
+        return json.dumps(m).encode() + b"\n"
+    fc = {"type": "fileChange", "id": "f", "status": "inProgress",
+          "changes": [{"path": "/work/a", "kind": {"type": "add"},
+                       "diff": "a"},
+                      {"path": "/work/f", "kind": {"type": "update",
+                                                   "move_path": "/work/d/g"},
+                       "diff": "b"}]}
+    turn = (msg("remoteControl/status/changed", {"status": "disabled"}) +
+            msg("item/started", {"threadId": "t", "item": fc}) +
+            msg("item/fileChange/patchUpdated",
+                {"threadId": "t", "itemId": "f", "changes": fc["changes"]}) +
+            msg("item/fileChange/requestApproval",
+                {"threadId": "t", "itemId": "f", "grantRoot": None}, 0) +
+            msg("item/completed", {"threadId": "t", "item": dict(
+                fc, status="completed")}) +
+            msg("item/commandExecution/requestApproval",
+                {"threadId": "t", "itemId": "c", "kind": "command",
+                 "command": "/bin/sh -c 'rm -rf /'", "cwd": "/work"}, 1) +
+            msg("item/completed", {"threadId": "t", "item": {
+                "type": "commandExecution", "id": "c", "status": "declined",
+                "command": "rm"}}) +
+            msg("item/permissions/requestApproval", {"threadId": "t"}, 2) +
+            msg("mcpServer/elicitation/request", {"threadId": "t"}, "r3") +
+            msg("thread/tokenUsage/updated", {"threadId": "t", "tokenUsage": {
+                "total": {"inputTokens": 1, "outputTokens": 2}}}) +
+            msg("item/completed", {"threadId": "t", "item": {
+                "type": "agentMessage", "id": "m", "text": "done"}}) +
+            msg("turn/completed", {"threadId": "t", "turn": {
+                "id": "u", "status": "completed", "items": []}}))
+    put("appserver", "turn", b"\x00\x07" + turn)
+    put("appserver", "failed", b"\x00\x01" + msg("error", {
+        "threadId": "t", "error": {"message": "unexpected status 401"}}) +
+        msg("turn/completed", {"threadId": "t", "turn": {
+            "id": "u", "status": "failed", "error": {"message": "x"}}}))
+    put("appserver", "other-thread", b"\x00\x03" + msg(
+        "item/fileChange/requestApproval", {"threadId": "u"}, 4))
+    put("appserver", "garbage", b"\x00\x02{\n[]\n\xff\n")
+    put("appserver", "paths", b"\x01" + b"\0".join([
+        b"/work/a/b", b"/work/.git/x", b"/work/l/x", b"/tmp/x",
+        b"/work/../x", b"/work/.CODEX/y", b"/work/f/x", b"/work/d"]))
+
+
 if __name__ == "__main__":
     tars()
     jsons()
     agents()
     paths()
+    appserver()
     sys.exit(0)
