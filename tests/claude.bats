@@ -38,7 +38,20 @@ EOF
 	git -C "$REPO" add -A
 	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
-	export CA GW KEY REPO COMMIT
+	# Programs named like an approved one, each leaving a marker
+	# /work/ran-NAME when it runs.
+	HREPO=$BATS_FILE_TMPDIR/hostile
+	git init -q "$HREPO"
+	mkdir -p "$HREPO/bin"
+	local f
+	for f in touch bin/touch; do
+		printf '#!/bin/sh\n: >/work/ran-%s\n' "${f//\//-}" >"$HREPO/$f"
+		chmod 0755 "$HREPO/$f"
+	done
+	git -C "$HREPO" add -A
+	git -C "$HREPO" -c user.name=t -c user.email=t@t commit -qm hostile
+	HCOMMIT=$(git -C "$HREPO" rev-parse HEAD)
+	export CA GW KEY REPO COMMIT HREPO HCOMMIT
 }
 
 teardown() {
@@ -147,6 +160,41 @@ work_files() {
 	run work_files
 	assert_output "./notes.txt
 ./widen.sh"
+}
+
+# Each a way to run something other than the image's touch under the
+# approval of "touch /work/approved".  Claude Code refuses six of them;
+# it takes "command touch" and "\touch" for touch itself, and they run
+# the image's touch with the approved arguments (/work/approved appears,
+# no marker does): the profile pins PATH to the image's directories and
+# the environment to an allowlist, so neither can reach another program
+# (a function or alias would have to be defined in the same line, which
+# is refused).  The agent's own Write still lands.
+# shellcheck disable=SC2016 # $PATH and "$@" are for the agent's shell
+@test "execution: the approved program named by a path, through PATH, a wrapper, an escape, a function or an alias runs nothing of the repository" {
+	local forms=('./touch /work/approved' '/work/bin/touch /work/approved' \
+		'PATH=/work/bin:$PATH touch /work/approved' \
+		'env touch /work/approved' \
+		'touch() { /work/bin/touch "$@"; }; touch /work/approved' \
+		'alias touch=/work/bin/touch; touch /work/approved') \
+		same=('command touch /work/approved' '\touch /work/approved') \
+		f sc='{"turns":['
+	for f in "${forms[@]}" "${same[@]}"; do
+		sc+=$(python3 -c 'import json, sys; print(json.dumps({"tool": "Bash", "input": {"command": sys.argv[1]}}))' "$f"),
+	done
+	sc+='{"tool":"Write","input":{"file_path":"/work/written.txt","content":"mine\n"}},{"text":"done"}]}'
+	REPO=$HREPO COMMIT=$HCOMMIT claude execution "$sc" \
+		--allow-command "touch /work/approved"
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[d["tool_input"]["command"] for d in r["agent"]["refused"]]')" \
+		"$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${forms[@]}")"
+	assert_equal "$(vlog '[t["is_error"] for x in L for t in x.get("tool_results", [])]')" \
+		'[true, true, true, true, true, true, false, false, false]'
+	run work_files
+	assert_output "./approved
+./bin/touch
+./touch
+./written.txt"
 }
 
 @test "planning: no Bash, Write or Edit is offered, a call for one runs nothing" {

@@ -515,6 +515,30 @@ hostile_steps() {
 	assert_regex "$stderr" 'known: claude, codex'
 }
 
+@test "ab-profile: an approved command's program is one the image has on its PATH, and Codex's rules pin it there" {
+	local p rules
+	vendor '{"turns":[]}'
+	new_alloc
+	run_exact 1 profile execution --allow-command "make test"
+	assert_regex "$stderr" "^ab-profile: --allow-command make test: make is no program on image:[0-9a-f]{32}'s PATH \(/usr/local/bin:/usr/lib/codex/codex-path:/usr/bin:/bin\)$"
+	run_exact 1 profile execution --allow-command "./touch /work/x"
+	assert_regex "$stderr" '\./touch is no program on image'
+	run_exact 1 profile execution --allow-command "/usr/bin/git status"
+	assert_regex "$stderr" '/usr/bin/git is no program on image'
+	p=$(profile execution --allow-command "git status" \
+		--allow-command "git log" --allow-command "touch /work/x" \
+		--allow-command rg)
+	rules=$(docker exec "agentbox-${ALLOC#alloc:}-keeper" cat \
+		"/run/agentbox/inputs/codex-${p#profile:}.rules")
+	assert_equal "$(grep -v '^#' <<<"$rules")" 'prefix_rule(pattern=["git", "status"], decision="allow")
+prefix_rule(pattern=["git", "log"], decision="allow")
+prefix_rule(pattern=["touch", "/work/x"], decision="allow")
+prefix_rule(pattern=["rg"], decision="allow")
+host_executable(name="git", paths=["/usr/bin/git"])
+host_executable(name="touch", paths=["/bin/touch"])
+host_executable(name="rg", paths=["/usr/local/bin/rg"])'
+}
+
 @test "codex: an image without the Codex CLI the adapter was built on is refused" {
 	OTHER_IMAGE=$(ab-image build)
 	ALLOC=$(ab-alloc --image "$OTHER_IMAGE")
