@@ -29,7 +29,7 @@
 static const char usage_text[] =
     "usage: ab-codex [--root DIR] [--model NAME] [--schema FILE] --\n"
     "                CODEX app-server [ARG...]\n"
-    "       ab-codex --version\n";
+    "       ab-codex --version | --help\n";
 
 #define PROMPT_MAX (256 * 1024)
 #define SCHEMA_MAX (64 * 1024)
@@ -294,6 +294,7 @@ int main(int argc, char **argv)
 		{ "model", required_argument, NULL, 'm' },
 		{ "schema", required_argument, NULL, 's' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *root = "/work", *model = NULL, *schema_path = NULL;
@@ -310,6 +311,9 @@ int main(int argc, char **argv)
 		case 's': schema_path = optarg; break;
 		case 'V':
 			printf("%s\n", AB_VERSION);
+			return 0;
+		case 'h':
+			fputs(usage_text, stdout);
 			return 0;
 		default:
 			return usage();

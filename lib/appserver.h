@@ -40,7 +40,7 @@
 #define AB_AS_PATH_MAX 4096
 #define AB_AS_TEXT_MAX 1024		/* a command or reason, in an event */
 #define AB_AS_OUTPUT_MAX (16u << 10)	/* what a command printed, likewise */
-#define AB_AS_FINAL_MAX (64u << 10)	/* the agent's message, in an event */
+#define AB_AS_FINAL_MAX (256u << 10)	/* the agent's message, in an event */
 #define AB_AS_WHY_MAX 256
 
 enum ab_as_state {

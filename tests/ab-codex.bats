@@ -115,3 +115,7 @@ print(json.dumps(eval(sys.argv[2])))' "$LOG" "$1"
 	run_exact 0 "$CODEX" --version
 	assert_regex "$output" '^[0-9]+\.[0-9]+\.[0-9]+$'
 }
+
+@test "ab-codex: --help tells the truth, and the man page covers it" {
+	PATH=$(dirname "$CODEX"):$PATH assert_man_covers_help ab-codex 5
+}

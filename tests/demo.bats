@@ -38,10 +38,14 @@ for r in (c, x):
     assert r["agent"]["status"] == "ok", r["agent"]
 assert c["agent"]["provider"] == "claude" and x["agent"]["provider"] == "codex"
 assert [d["tool_input"]["command"] for d in c["agent"]["refused"]] == ["curl -s https://example.com"], c
+assert x["agent"]["edits"] == [{"path": "/work/README", "kind": "update"}], x
 ' "$output"
 	local want
 	for want in "diff --git a/from-claude b/from-claude" \
 		"diff --git a/from-codex b/from-codex" \
+		"+hello from agentbox, edited by Claude Code" \
+		"+hello from agentbox, edited by Codex" \
+		"demo-agents: edited: update /work/README" \
 		"demo-agents: codex: its sandbox refused a command"; do
 		grep -qF -- "$want" <<<"$stderr" || fail "the demo did not show: $want"
 	done
