@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -176,4 +178,20 @@ int ab_remove_tree(int at, const char *name)
 	closedir(dir);
 	return unlinkat(at, name, AT_REMOVEDIR) == 0 || errno == ENOENT ?
 	    0 : -1;
+}
+
+int ab_lock_within(int fd, long ms)
+{
+	struct timespec nap = { 0, 50 * 1000000L };
+	long waited;
+
+	for (waited = 0; waited <= ms; waited += 50) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		nanosleep(&nap, NULL);
+	}
+	errno = EWOULDBLOCK;
+	return -1;
 }

@@ -28,6 +28,10 @@ int ab_file_write_at(int dirfd, const char *name, const void *data,
     size_t len, mode_t mode, const char *pause, struct ab_err *err);
 /* Writes all of P to FD, retrying short writes and EINTR. */
 int ab_write_all(int fd, const void *p, size_t n);
+/* LOCK_EX on FD (flock(2)), waiting at most MS for another holder: a
+ * holder stopped while it holds the lock costs a bounded wait, not the
+ * deadline.  0, or -1 with errno. */
+int ab_lock_within(int fd, long ms);
 
 /* rm -r of NAME under directory AT, never following a symbolic link out
  * of it; 0 also when NAME was not there. */

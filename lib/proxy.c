@@ -1,8 +1,11 @@
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "file.h"
 #include "json.h"
 #include "mux.h"
 #include "oneshot.h"
@@ -11,6 +14,8 @@
 #include "testhook.h"
 
 #define ICC_OPTION "com.docker.network.bridge.enable_icc"
+#define NETWORK_LOCK "egress-network.lock"
+#define NETWORK_LOCK_MS 10000
 #define SUMMARY_MAX 32
 
 /* --- the lockdown ---------------------------------------------------- */
@@ -192,47 +197,98 @@ static int network_create(struct ab_engine *e, const char *name,
 	return rc;
 }
 
+/* The engine's CheckDuplicate is a look before the create, not a lock:
+ * allocations made at once in one state directory each made a network of
+ * the shared name (seen on Engine 20.10 with four at once), and every
+ * later look-up by that name was then ambiguous.  So the look and the
+ * create, and the look and the removal, are one step under a lock file of
+ * the state directory's.  -1 when it cannot be had. */
+static int network_lock(struct ab_state *s, struct ab_err *err)
+{
+	int fd = openat(s->dirfd, NETWORK_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+
+	if (fd < 0 || ab_lock_within(fd, NETWORK_LOCK_MS) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot lock %s/%s",
+		    s->path, NETWORK_LOCK);
+	}
+	return fd;
+}
+
 int ab_egress_network(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err)
 {
-	int k;
+	int k, fd = network_lock(s, err);
 
+	if (fd < 0)
+		return -1;
 	k = network_find(e, a->eg.network, s->sid, a->eg.network_id, err);
 	if (k == 0 && (network_create(e, a->eg.network, s->sid, err) < 0 ||
 	    (k = network_find(e, a->eg.network, s->sid, a->eg.network_id,
 	    err)) == 0))
-		return ab_fail(err, AB_EENGINE, "the egress network %s "
+		k = ab_fail(err, AB_EENGINE, "the egress network %s "
 		    "vanished as it was made", a->eg.network);
+	close(fd);
 	return k < 0 ? -1 : 0;
 }
 
-void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
+/* One egress network of this state, by ID: removed when it is ours and
+ * no container is on it.  In use (403 or 409 when a proxy joined
+ * meanwhile): it stays, and whoever uses it last removes it. */
+static void network_drop_empty(struct ab_state *s, struct ab_engine *e,
+    const char *id, const char *name)
 {
-	struct ab_budget saved;
 	struct ab_resp r;
 	struct ab_json j;
 	struct ab_err err;
-	char name[96], id[80], path[160];
+	char path[160];
 	int empty = 0;
 
+	snprintf(path, sizeof path, "/networks/%s", id);
+	if (ab_engine_json(e, "GET", path, NULL, "inspect the egress network",
+	    &r, &err) == 0 && r.status == 200 &&
+	    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
+		empty = network_is_ours(&j, name, s->sid) && ab_json_count(&j,
+		    ab_json_key(&j, 0, "Containers")) <= 0;
+		ab_json_free(&j);
+	}
+	ab_resp_free(&r);
+	if (empty)
+		ab_owned_remove(e, AB_NETWORK, id, s->sid, NULL, &err);
+}
+
+/* Every egress network of this state is listed, not looked up by name:
+ * networks of one name made at once before the state's lock (an older
+ * agentbox) made every look-up by name ambiguous, and this removes them. */
+void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
+{
+	char name[96], label[64], *id;
+	const char *labels[3] = { label, "org.agentbox.role=egress", NULL };
+	struct ab_budget saved;
+	struct ab_json j;
+	struct ab_err err;
+	int fd, list, i, n;
+
 	snprintf(name, sizeof name, "agentbox-%s-egress", s->sid);
+	snprintf(label, sizeof label, "org.agentbox.state=%s", s->sid);
+	if ((fd = network_lock(s, &err)) < 0)
+		return;		/* it stays; a later release removes it */
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
-	if (network_find(e, name, s->sid, id, &err) == 1) {
-		snprintf(path, sizeof path, "/networks/%s", id);
-		if (ab_engine_json(e, "GET", path, NULL, "inspect the egress "
-		    "network", &r, &err) == 0 && r.status == 200 &&
-		    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
-			empty = ab_json_count(&j, ab_json_key(&j, 0,
-			    "Containers")) <= 0;
-			ab_json_free(&j);
+	if (ab_engine_list(e, "networks", labels, &j, &list, &err) == 0) {
+		n = ab_json_count(&j, list);
+		for (i = 0; i < n; i++) {
+			id = ab_json_str(&j, ab_json_key(&j,
+			    ab_json_elem(&j, list, i), "Id"));
+			if (id != NULL && strlen(id) == 64)
+				network_drop_empty(s, e, id, name);
+			free(id);
 		}
-		ab_resp_free(&r);
-		/* In use (403 or 409 when a proxy joined meanwhile): it
-		 * stays, and whoever uses it last removes it. */
-		if (empty)
-			ab_owned_remove(e, AB_NETWORK, id, s->sid, NULL, &err);
+		ab_json_free(&j);
 	}
 	ab_engine_budget_end(e, &saved);
+	close(fd);
 }
 
 /* --- the container --------------------------------------------------- */

@@ -94,22 +94,6 @@ int ab_signin_read(const char *path, struct ab_buf *b, struct ab_signin *sn,
 	return 0;
 }
 
-/* LOCK_EX on FD, waiting at most AB_SIGNIN_LOCK_MS for another holder. */
-static int lock_bounded(int fd)
-{
-	struct timespec nap = { 0, 50 * 1000000L };
-	int waited;
-
-	for (waited = 0; waited <= AB_SIGNIN_LOCK_MS; waited += 50) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		nanosleep(&nap, NULL);
-	}
-	return -1;
-}
-
 /* 0 when PATH, read again under the lock held on FD, is what sn says;
  * 1 (err says how) when it is not. */
 static int unchanged(const char *path, int fd, const struct ab_signin *sn,
@@ -156,7 +140,7 @@ int ab_signin_write_back(const char *path, const struct ab_signin *sn,
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return not_written(err, "it cannot be opened any more");
-	if (lock_bounded(fd) < 0) {
+	if (ab_lock_within(fd, AB_SIGNIN_LOCK_MS) < 0) {
 		close(fd);
 		return not_written(err, "another process holds its lock");
 	}

@@ -291,6 +291,39 @@ egress_objects() {
 	ab_purge_state "$other"
 }
 
+# The engine's CheckDuplicate does not hold against creates at once: before
+# the state's lock, some of these made a second network of the shared name
+# and the look-ups after it failed as ambiguous.
+@test "six allocations with egress made at once in one state directory share one network, and all work" {
+	local i pids=() allocs=()
+	for i in 1 2 3 4 5 6; do
+		ab-alloc --image "$AB_IMAGE" --egress "$(vendor_entry)" \
+			>"$BATS_TEST_TMPDIR/a$i" 2>"$BATS_TEST_TMPDIR/e$i" &
+		pids+=($!)
+	done
+	for i in 1 2 3 4 5 6; do
+		wait "${pids[i - 1]}" || fail "ab-alloc $i: $(cat "$BATS_TEST_TMPDIR/e$i")"
+		allocs+=("$(cat "$BATS_TEST_TMPDIR/a$i")")
+	done
+	assert_equal "$(docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid)" | wc -l)" 1
+	for i in "${allocs[@]}"; do
+		run_exact 0 ab-clean "$i"
+	done
+	run egress_objects
+	assert_output ""
+	# Two of one name, as an older agentbox left them: a sweep removes
+	# both.
+	for i in 1 2; do
+		curl -sf --unix-socket /var/run/docker.sock -H 'Content-Type: application/json' \
+			-d "{\"Name\":\"agentbox-$(ab_state_sid)-egress\",\"CheckDuplicate\":false,\"Driver\":\"bridge\",\"Options\":{\"com.docker.network.bridge.enable_icc\":\"false\"},\"Labels\":{\"org.agentbox.state\":\"$(ab_state_sid)\",\"org.agentbox.role\":\"egress\"}}" \
+			http://engine/networks/create >/dev/null
+	done
+	assert_equal "$(docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid)" | wc -l)" 2
+	run_exact 0 ab-clean --sweep --all
+	run egress_objects
+	assert_output ""
+}
+
 @test "run-task --egress --ca runs end to end and the result says what was allowed and refused" {
 	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit "$COMMIT" \
 		--phase planning --timeout 120 --image "$AB_IMAGE" \
