@@ -145,12 +145,30 @@ static void send_turn_start(struct ab_as *s)
 	ab_jw_obj_end(&w);
 	ab_jw_arr_end(&w);
 	if (s->schema != NULL) {
-		ab_jw_key(&w, "outputSchema");
-		ab_jw_raw(&w, s->schema, strlen(s->schema));
+		/* One message is one line: a line break in valid JSON is
+		 * whitespace between tokens, and a space serves as well. */
+		size_t i, n = strlen(s->schema);
+		char *one = malloc(n + 1);
+
+		if (one == NULL) {
+			w.failed = 1;
+		} else {
+			for (i = 0; i <= n; i++)
+				one[i] = s->schema[i] == '\n' ||
+				    s->schema[i] == '\r' ? ' ' : s->schema[i];
+			ab_jw_key(&w, "outputSchema");
+			ab_jw_raw(&w, one, n);
+			free(one);
+		}
 	}
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 	s->turn_sent = 1;
+	if (ab_jw_done(&w) != 0) {
+		ab_buf_free(&b);
+		ab_as_abort(s, "the turn could not be written");
+		return;
+	}
 	jw_line(&s->to_server, &b);
 }
 

@@ -231,6 +231,20 @@ work_files() {
 		'["invalid-answer", null, "the final message is not JSON"]'
 }
 
+@test "codex execution: the answer to a schema comes through ab-codex, and one that does not match never becomes it" {
+	local s=$BATS_TEST_TMPDIR/schema.json
+	printf '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}\n' >"$s"
+	codex execution '{"turns":[{"structured":{"answer":"forty-two"}}]}' --schema "$s"
+	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"]]')" \
+		'["ok", {"answer": "forty-two"}]'
+	assert_equal "$(vlog '[L[0]["format_name"], L[0]["format_strict"]]')" \
+		'["codex_output_schema", true]'
+	ab-clean "$ALLOC"
+	codex execution '{"turns":[{"structured":{"answer":42,"extra":true}}]}' --schema "$s"
+	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"], r["agent"]["invalid"]]')" \
+		'["invalid-answer", null, "/answer: not a string"]'
+}
+
 @test "codex execution: an approved command runs and its change comes back through run-task --patch" {
 	local patch=$BATS_TEST_TMPDIR/change.patch
 	vendor '{"turns":[{"shell":"touch /work/approved"},{"text":"done"}]}'

@@ -103,6 +103,17 @@ def plain_repo(path):
     git(path, "commit", "-qam", "two")
 
 
+def link_repo(path):
+    """plain_repo, with a directory and a symbolic link to it on main."""
+    plain_repo(path)
+    os.makedirs(os.path.join(path, "sub"))
+    with open(os.path.join(path, "sub", "keep"), "w") as f:
+        f.write("kept\n")
+    os.symlink("sub", os.path.join(path, "link"))
+    git(path, "add", "sub", "link")
+    git(path, "commit", "-qm", "link")
+
+
 def tree_commit(path, entries):
     """HEAD of main becomes a commit of exactly ENTRIES (mode, name,
     content), made with plumbing so it may hold what porcelain refuses."""
@@ -289,6 +300,53 @@ def agent_error(t):
         "agent status %r, not error" % agent_field(t, "status")
 
 
+def vendor_outputs(t):
+    """What Codex told the model of each call, from the vendor's log."""
+    try:
+        lines = open(os.path.join(t.dir, "vendor.log")).read().splitlines()
+    except OSError:
+        return []
+    return [o.get("text", "") for x in lines
+            for o in json.loads(x).get("outputs", [])]
+
+
+def codex_refused_absent(t):
+    # Codex reports no event for a command its sandbox kept from
+    # starting: the call reached Codex (the model heard why) and left
+    # nothing.
+    outs = vendor_outputs(t)
+    if not any("bubblewrap is unavailable" in o for o in outs):
+        return "the unapproved command never reached Codex's sandbox: %r" \
+            % (outs,)
+    p = os.path.join(t.dir, "patch")
+    if not os.path.exists(p):
+        return "no patch was written"
+    if b"pwned" in open(p, "rb").read():
+        return "the unapproved command's file is in the patch"
+    return None
+
+
+def codex_invalid(t):
+    got = (agent_field(t, "status"), agent_field(t, "answer"))
+    return None if got == ("invalid-answer", None) else \
+        "agent status and answer %r, not invalid-answer and none" % (got,)
+
+
+def codex_declined(t):
+    """The edit was put to ab-codex, declined and listed; nothing of it
+    is in the patch."""
+    ref = agent_field(t, "refused") or []
+    paths = [c.get("path") for d in ref if d.get("type") == "file_change"
+             and d.get("status") == "declined" for c in d.get("changes", [])]
+    if len(paths) != 1 or agent_field(t, "edits") != []:
+        return "declined edits %r, edits %r" % (paths,
+                                                agent_field(t, "edits"))
+    p = os.path.join(t.dir, "patch")
+    if not os.path.exists(p) or b"evil" in open(p, "rb").read():
+        return "no patch, or the declined edit is in it"
+    return None
+
+
 def bounded(t):
     n = len(open(os.path.join(t.dir, "result"), "rb").read())
     return None if n < 2 * 1024 * 1024 else "a result of %d bytes" % n
@@ -302,6 +360,17 @@ VENDOR_SCHEMA = {"turns": [{"tool": "StructuredOutput", "input": {
 VENDOR_CUT = {"turns": [{"cut": True, "times": 0}]}
 VENDOR_BIG = {"turns": [{"big": 10 * 1024 * 1024}]}
 VENDOR_HANG = {"turns": [{"hang": True, "times": 0}]}
+# The same for the real Codex CLI (its default, code-mode model).
+CODEX_UNAPPROVED = {"turns": [{"shell": "touch /work/pwned"},
+                              {"text": "done"}]}
+CODEX_SCHEMA = {"turns": [{"structured": {"answer": 42, "extra": True}}]}
+
+
+def codex_patch(path):
+    return {"turns": [{"patch": "*** Begin Patch\n*** Add File: %s\n+evil\n"
+                       "*** End Patch\n" % path}, {"text": "done"}]}
+
+
 SCHEMA = ('{"type":"object","properties":{"answer":{"type":"string"}},'
           '"required":["answer"],"additionalProperties":false}\n')
 
@@ -348,6 +417,28 @@ KINDS = {
                    bounded),
     "vendor-hang": (plain_repo, ["VENDOR", "--timeout", "40"], VENDOR_HANG,
                     (124, "deadline"), None),
+    # The real Codex CLI under ab-codex against the scripted vendor.
+    "codex-unapproved": (plain_repo, ["CODEX", "PATCH", "--allow-command",
+                                      "touch /work/approved"],
+                         CODEX_UNAPPROVED, (0, "exited"),
+                         codex_refused_absent),
+    "codex-schema": (plain_repo, ["CODEX", "SCHEMA"], CODEX_SCHEMA,
+                     (0, "exited"), codex_invalid),
+    "codex-cut": (plain_repo, ["CODEX"], VENDOR_CUT, (1, "exited"),
+                  agent_error),
+    "codex-big": (plain_repo, ["CODEX"], VENDOR_BIG, (1, "exited"),
+                  bounded),
+    "codex-hang": (plain_repo, ["CODEX", "--timeout", "40"], VENDOR_HANG,
+                   (124, "deadline"), None),
+    "codex-edit-outside": (plain_repo, ["CODEX", "PATCH"],
+                           codex_patch("/tmp/evil"), (0, "exited"),
+                           codex_declined),
+    "codex-edit-git": (plain_repo, ["CODEX", "PATCH"],
+                       codex_patch("/work/.git/evil"), (0, "exited"),
+                       codex_declined),
+    "codex-edit-symlink": (link_repo, ["CODEX", "PATCH"],
+                           codex_patch("/work/link/evil"), (0, "exited"),
+                           codex_declined),
     "fault-term": (plain_repo, [], ["sleep", "1000"], (130, "cancelled"),
                    None),
     # SIGKILL to run-task and the step stopped at a pause point (PAUSES),
@@ -546,20 +637,23 @@ class Trial:
     def argv(self, opts, agent):
         a = [RUN_TASK, "--repo", self.repo, "--commit", "main",
              "--phase", "execution", "--image", self.gate.image[self.state]]
+        vendor = "VENDOR" in opts or "CODEX" in opts
         if "--timeout" not in opts:
-            a += ["--timeout", "180" if "VENDOR" in opts else "120"]
+            a += ["--timeout", "180" if vendor else "120"]
         for o in opts:
             if o == "PATCH":
                 a += ["--patch", os.path.join(self.dir, "patch")]
             elif o == "SCHEMA":
                 a += ["--schema", os.path.join(self.dir, "schema.json")]
             elif o == "VENDOR":
-                a += self.gate.vendor_args(self)
+                a += self.gate.vendor_args(self, "claude")
+            elif o == "CODEX":
+                a += self.gate.vendor_args(self, "codex")
             else:
                 a.append(o)
         a += ["--stdout", os.path.join(self.dir, "out"),
               "--stderr", os.path.join(self.dir, "err")]
-        return a if "VENDOR" in opts else a + ["--"] + agent
+        return a if vendor else a + ["--"] + agent
 
     def watch_logs(self, stop):
         sid = self.gate.sid[self.state]
@@ -585,8 +679,9 @@ class Trial:
         os.mkdir(trace)
         env = env_for(self.state)
         proxy = vendor = None
-        if "VENDOR" in opts:
-            vendor = self.gate.start_vendor(self, agent)
+        if "VENDOR" in opts or "CODEX" in opts:
+            vendor = self.gate.start_vendor(
+                self, agent, "openai" if "CODEX" in opts else "anthropic")
             with open(os.path.join(self.dir, "schema.json"), "w") as f:
                 f.write(SCHEMA)
         if self.kind.startswith("fault-engine-"):
@@ -848,7 +943,8 @@ class Gate:
             subprocess.run(["openssl"] + cmd, cwd=self.ca, check=True,
                            capture_output=True)
         with open(os.path.join(self.ca, "ext"), "w") as f:
-            f.write("subjectAltName=DNS:api.anthropic.com\n")
+            f.write("subjectAltName=DNS:api.anthropic.com,"
+                    "DNS:api.openai.com\n")
         subprocess.run(["openssl", "x509", "-req", "-in", "leaf.csr", "-CA",
                         "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
                         "-out", "leaf.pem", "-days", "2", "-extfile", "ext"],
@@ -865,13 +961,13 @@ class Gate:
         self.agents = s
         return s
 
-    def start_vendor(self, t, turns):
+    def start_vendor(self, t, turns, mode):
         d = t.dir
         with open(os.path.join(d, "scenario.json"), "w") as f:
             json.dump(turns, f)
         port = os.path.join(d, "vendor.port")
         p = subprocess.Popen([sys.executable, os.path.join(
-            ROOT, "tests", "lib", "vendor.py"), "--mode", "anthropic",
+            ROOT, "tests", "lib", "vendor.py"), "--mode", mode,
             "--script", os.path.join(d, "scenario.json"), "--log",
             os.path.join(d, "vendor.log"), "--listen", self.gw, "--ready",
             port, "--cert", os.path.join(self.ca, "leaf.pem"), "--key",
@@ -884,10 +980,13 @@ class Gate:
         t.vendor_port = open(port).read().strip()
         return p
 
-    def vendor_args(self, t):
-        return ["--egress", "api.anthropic.com:443=%s:%s" % (
-            self.gw, t.vendor_port), "--ca", os.path.join(self.ca, "ca.pem"),
-            "--provider", "claude", "--prompt", os.path.join(
+    def vendor_args(self, t, provider):
+        host = "api.anthropic.com" if provider == "claude" else \
+            "api.openai.com"
+        return ["--egress", "%s:443=%s:%s" % (
+            host, self.gw, t.vendor_port), "--ca", os.path.join(self.ca,
+                                                                "ca.pem"),
+            "--provider", provider, "--prompt", os.path.join(
                 self.ca, "prompt"), "--api-key-file", os.path.join(
                 self.ca, "key")]
 
@@ -951,7 +1050,8 @@ def main():
             batch = []
             for k in draws:
                 n += 1
-                st = gate.agents_state() if k.startswith("vendor-") else \
+                st = gate.agents_state() if k.startswith(
+                    ("vendor-", "codex-")) else \
                     gate.states[n % 2]
                 batch.append(Trial(gate, k, n, st))
             with concurrent.futures.ThreadPoolExecutor(par) as ex:

@@ -85,8 +85,8 @@ static void test_start(void)
 {
 	struct ab_as s;
 
-	ab_as_init(&s, "/work", "gpt-5.5", "Do \"it\".", "{\"type\":\"object\"}",
-	    fake_lstat);
+	ab_as_init(&s, "/work", "gpt-5.5", "Do \"it\".",
+	    "{\n  \"type\":\r\n\"object\"}\n", fake_lstat);
 	ok(sent(&s, "\"method\":\"initialize\"") &&
 	    sent(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"initialized\"}") &&
 	    sent(&s, "\"method\":\"thread/start\",\"params\":{\"cwd\":\"/work\","
@@ -98,8 +98,9 @@ static void test_start(void)
 	feed(&s, "{\"id\":1,\"result\":{}}\n" GOOD_THREAD);
 	ok(s.state == AB_AS_RUNNING && sent(&s, "\"method\":\"turn/start\","
 	    "\"params\":{\"threadId\":\"thr-1\",\"input\":[{\"type\":\"text\","
-	    "\"text\":\"Do \\\"it\\\".\"}],\"outputSchema\":{\"type\":"
-	    "\"object\"}}"), "the turn: the prompt, escaped, and the schema");
+	    "\"text\":\"Do \\\"it\\\".\"}],\"outputSchema\":{   \"type\":"
+	    "  \"object\"} }}\n"), "the turn: the prompt, escaped, and the "
+	    "schema, on one line");
 	ab_as_free(&s);
 }
 
