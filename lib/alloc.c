@@ -477,9 +477,15 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	ab_test_pause("alloc-volumes-created");
 	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)
 		return -1;
-	if (a->eg.on && ab_proxy_create(s, e, a, info.seccomp_keyword,
-	    err) < 0)
+	/* The proxy's ID is on disk before it starts. */
+	if (a->eg.on && (ab_proxy_create(s, e, a, info.seccomp_keyword,
+	    err) < 0 || ab_alloc_save(s, a, err) < 0))
 		return -1;
+	if (a->eg.on) {
+		ab_test_pause("alloc-proxy-created");
+		if (ab_proxy_start(s, e, a, info.seccomp_keyword, err) < 0)
+			return -1;
+	}
 	snprintf(a->status, sizeof a->status, "ready");
 	return ab_alloc_save(s, a, err);
 }

@@ -349,9 +349,12 @@ int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
 		}
 	}
 	free(k);
-	if (rc < 0 || ab_alloc_save(s, a, err) < 0)
-		return -1;
-	ab_test_pause("alloc-proxy-created");
+	return rc;
+}
+
+int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+{
 	if (start(e, a->eg.proxy_id, err) < 0)
 		return -1;
 	return ab_proxy_check(s, e, a, seccomp_keyword, err);

@@ -44,10 +44,13 @@ void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
  * engine out of address pools is AB_EENGINE saying so. */
 int ab_egress_network(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err);
-/* Creates the proxy (its ID recorded before the start), starts it and
- * checks it running against its lockdown. */
+/* Creates the proxy on the state's network (made when missing), its ID
+ * in a; the caller records it before ab_proxy_start. */
 int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
+/* Starts the proxy and checks it running against its lockdown. */
+int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
 /* The proxy is running and exactly its lockdown (deny by default). */
 int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
