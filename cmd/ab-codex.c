@@ -149,6 +149,10 @@ static pid_t spawn(char **argv, const char *root, int *in, int *out)
 	}
 	close(to[0]);
 	close(from[1]);
+	/* The turn's line (prompt and schema, 320 KiB at most) fits whole,
+	 * so writing it never waits on Codex reading while Codex waits on
+	 * us reading: best effort, the kernel's ceiling may be lower. */
+	fcntl(to[1], F_SETPIPE_SZ, 1 << 20);
 	*in = to[1];
 	*out = from[0];
 	return pid;
