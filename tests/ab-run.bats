@@ -288,13 +288,14 @@ $work"
 # runs; sets RES and STATUS (ab-run's).
 kill_from_outside() {
 	local name pid _
-	# PID 1 ignores a TERM it has no handler for.
-	ctr_for execution -- sh -c 'trap "exit 143" TERM; sleep 600 & wait'
+	# PID 1 ignores a TERM it has no handler for: the kill waits for the
+	# agent's trap (the probe runs first, and a TERM it gets is lost).
+	ctr_for execution -- sh -c 'trap "exit 143" TERM; echo trapped; sleep 600 & wait'
 	name=agentbox-${PROF#profile:}
 	ab-run "$CTR" >"$BATS_TEST_TMPDIR/res" 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
-	for _ in $(seq 1 100); do
-		[ "$(docker inspect -f '{{.State.Running}}' "$name")" = true ] && break
+	for _ in $(seq 1 300); do
+		docker logs "$name" 2>/dev/null | grep -q '^trapped$' && break
 		sleep 0.1
 	done
 	eval "$1"
