@@ -15,7 +15,7 @@
 
 #define ICC_OPTION "com.docker.network.bridge.enable_icc"
 #define NETWORK_LOCK "egress-network.lock"
-#define NETWORK_LOCK_MS 10000
+#define NETWORK_LOCK_MS 60000	/* at most; the deadline bounds it too */
 #define SUMMARY_MAX 32
 
 /* --- the lockdown ---------------------------------------------------- */
@@ -203,12 +203,12 @@ static int network_create(struct ab_engine *e, const char *name,
  * later look-up by that name was then ambiguous.  So the look and the
  * create, and the look and the removal, are one step under a lock file of
  * the state directory's.  -1 when it cannot be had. */
-static int network_lock(struct ab_state *s, struct ab_err *err)
+static int network_lock(struct ab_state *s, long ms, struct ab_err *err)
 {
 	int fd = openat(s->dirfd, NETWORK_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 
-	if (fd < 0 || ab_lock_within(fd, NETWORK_LOCK_MS) < 0) {
+	if (fd < 0 || ab_lock_within(fd, ms) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return ab_fail_errno(err, AB_EENGINE, "cannot lock %s/%s",
@@ -220,7 +220,13 @@ static int network_lock(struct ab_state *s, struct ab_err *err)
 int ab_egress_network(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err)
 {
-	int k, fd = network_lock(s, err);
+	long long left = ab_deadline_left_ms(&e->dl);
+	int k, fd;
+
+	/* The holders are engine calls of other tools: the wait is the
+	 * deadline's, like any engine call's. */
+	fd = network_lock(s, left < 0 || left > NETWORK_LOCK_MS ?
+	    NETWORK_LOCK_MS : (long)left, err);
 
 	if (fd < 0)
 		return -1;
@@ -273,9 +279,19 @@ void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 
 	snprintf(name, sizeof name, "agentbox-%s-egress", s->sid);
 	snprintf(label, sizeof label, "org.agentbox.state=%s", s->sid);
-	if ((fd = network_lock(s, &err)) < 0)
-		return;		/* it stays; a later release removes it */
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
+	/* Most cleans are of allocations in a state with no egress at all:
+	 * they look once and never wait for the lock. */
+	if (ab_engine_list(e, "networks", labels, &j, &list, &err) < 0) {
+		ab_engine_budget_end(e, &saved);
+		return;
+	}
+	n = ab_json_count(&j, list);
+	ab_json_free(&j);
+	if (n <= 0 || (fd = network_lock(s, AB_CLEANUP_MS, &err)) < 0) {
+		ab_engine_budget_end(e, &saved);
+		return;		/* what stays, a later release removes */
+	}
 	if (ab_engine_list(e, "networks", labels, &j, &list, &err) == 0) {
 		n = ab_json_count(&j, list);
 		for (i = 0; i < n; i++) {

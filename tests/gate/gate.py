@@ -763,6 +763,17 @@ class Trial:
                 return
             time.sleep(0.05)
 
+    def last_error(self):
+        """run-task's last line on stderr that names a step, for the
+        report: which step failed, and why."""
+        try:
+            lines = open(os.path.join(self.dir, "stderr"),
+                         errors="replace").read().splitlines()
+        except OSError:
+            return ""
+        lines = [x for x in lines if x.startswith(("ab-", "run-task:"))]
+        return " (%s)" % lines[-1][:300] if lines else ""
+
     def verify(self, expect, row, before, trace):
         status, reason = expect
         try:
@@ -772,8 +783,8 @@ class Trial:
             self.result = {"unparsable": True}
         got = (self.status, (self.result or {}).get("reason"))
         self.check("status", None if got == (status, reason) else
-                   "status %s reason %s, the row says %s %s" % (
-                       got[0], got[1], status, reason))
+                   "status %s reason %s, the row says %s %s%s" % (
+                       got[0], got[1], status, reason, self.last_error()))
         sid = self.gate.sid[self.state]
         wrote = written(trace, self.dir)
         left = []
