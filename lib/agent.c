@@ -158,26 +158,30 @@ static void claude_result(struct ab_agent *a, const struct ab_json *j)
 		    &a->error_cut);
 }
 
-/* One refused item, kept whole up to AB_AGENT_REFUSED_ITEM_MAX. */
-static void codex_refused(struct ab_agent *a, const struct ab_json *j, int t)
+/* Appends object T to a list kept as "ITEM,ITEM": whole within
+ * AB_AGENT_REFUSED_ITEM_MAX, else {"truncated":true}; past MAX items it
+ * is dropped.  *cut is set either way. */
+static void list_add(struct ab_buf *list, int *n, int max, int *cut,
+    const struct ab_json *j, int t)
 {
 	const char *p;
-	size_t n;
+	size_t len;
 
-	if (a->nrefused == AB_AGENT_REFUSED_MAX) {
-		a->refused_cut = 1;
+	if (*n == max) {
+		*cut = 1;
 		return;
 	}
-	ab_json_span(j, t, &p, &n);
-	if (n > AB_AGENT_REFUSED_ITEM_MAX || !ab_json_text_ok(p, n)) {
+	ab_json_span(j, t, &p, &len);
+	if (ab_json_type(j, t) != AB_JSON_OBJECT ||
+	    len > AB_AGENT_REFUSED_ITEM_MAX || !ab_json_text_ok(p, len)) {
 		p = "{\"truncated\":true}";
-		n = strlen(p);
-		a->refused_cut = 1;
+		len = strlen(p);
+		*cut = 1;
 	}
-	if (a->nrefused > 0)
-		ab_buf_addc(&a->refused, ',');
-	ab_buf_add(&a->refused, p, n);
-	a->nrefused++;
+	if (*n > 0)
+		ab_buf_addc(list, ',');
+	ab_buf_add(list, p, len);
+	(*n)++;
 }
 
 /* Each change of a file change that landed: {path, kind[, move_path]}. */
@@ -185,26 +189,10 @@ static void codex_edits(struct ab_agent *a, const struct ab_json *j,
     int item)
 {
 	int changes = ab_json_key(j, item, "changes"), i, c;
-	const char *p;
-	size_t n;
 
-	for (i = 0; (c = ab_json_elem(j, changes, i)) >= 0; i++) {
-		if (a->nedits == AB_AGENT_EDITS_MAX) {
-			a->edits_cut = 1;
-			return;
-		}
-		ab_json_span(j, c, &p, &n);
-		if (ab_json_type(j, c) != AB_JSON_OBJECT ||
-		    n > AB_AGENT_REFUSED_ITEM_MAX || !ab_json_text_ok(p, n)) {
-			p = "{\"truncated\":true}";
-			n = strlen(p);
-			a->edits_cut = 1;
-		}
-		if (a->nedits > 0)
-			ab_buf_addc(&a->edits, ',');
-		ab_buf_add(&a->edits, p, n);
-		a->nedits++;
-	}
+	for (i = 0; (c = ab_json_elem(j, changes, i)) >= 0; i++)
+		list_add(&a->edits, &a->nedits, AB_AGENT_EDITS_MAX,
+		    &a->edits_cut, j, c);
 }
 
 /* An item as it ended.  Under ab-codex (execution) a declined item is
@@ -224,7 +212,8 @@ static void codex_item(struct ab_agent *a, const struct ab_json *j)
 	else if (ab_json_str_eq(j, st, "declined") ||
 	    (ab_json_str_eq(j, type, "file_change") &&
 	    ab_json_str_eq(j, st, "failed")))
-		codex_refused(a, j, item);
+		list_add(&a->refused, &a->nrefused, AB_AGENT_REFUSED_MAX,
+		    &a->refused_cut, j, item);
 	else if (ab_json_str_eq(j, type, "file_change") &&
 	    ab_json_str_eq(j, st, "completed"))
 		codex_edits(a, j, item);

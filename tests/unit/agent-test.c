@@ -140,7 +140,30 @@ static void codex(void)
 	ok(strstr(out.data, "\"refused\":[{\"type\":\"file_change\"") != NULL,
 	    "codex: a failed file change is listed as refused");
 	ab_buf_free(&out);
+	/* ab-codex's events: edits that landed, and what it declined. */
+	s = "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"file_change\",\"status\":\"completed\",\"changes\":[{\"path\":"
+	    "\"/work/a\",\"kind\":\"add\"},{\"path\":\"/work/b\",\"kind\":"
+	    "\"update\",\"move_path\":\"/work/c\"},7]}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"status\":\"declined\",\"command\":"
+	    "\"rm\"}}\n{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"status\":\"failed\",\"command\":"
+	    "\"false\"}}\n" CODEX_DONE;
+	run(s, strlen(s), 13, NULL, &out);
+	ok(strstr(out.data, "\"edits\":[{\"path\":\"/work/a\",\"kind\":"
+	    "\"add\"},{\"path\":\"/work/b\",\"kind\":\"update\",\"move_path\":"
+	    "\"/work/c\"},{\"truncated\":true}],\"edits_truncated\":true") !=
+	    NULL, "codex: the edits that landed, a change that is no object cut");
+	ok(strstr(out.data, "\"refused\":[{\"type\":\"command_execution\","
+	    "\"status\":\"declined\",\"command\":\"rm\"}]") != NULL,
+	    "codex: a declined command is refused; one that failed is not");
+	ab_buf_free(&out);
 	provider = "claude";
+	run(CODEX_DONE, strlen(CODEX_DONE), 3, NULL, &out);
+	ok(strstr(out.data, "\"edits\":null") != NULL,
+	    "claude: edits are null, not an empty list");
+	ab_buf_free(&out);
 }
 
 int main(void)
