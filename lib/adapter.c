@@ -190,6 +190,23 @@ static int codex_config(struct ab_profile *p)
 	return 0;
 }
 
+/* The model, when one is named, and the schema's snapshot, when there
+ * is one, under the flags the command takes. */
+static int model_schema(struct ab_profile *p, const char *model_flag,
+    const char *schema_flag)
+{
+	char path[160];
+
+	if (p->model[0] != '\0' && (push(p, model_flag) < 0 ||
+	    push(p, p->model) < 0))
+		return -1;
+	snprintf(path, sizeof path, "%s/schema-%s.json", AB_INPUTS_DIR, p->id);
+	if (p->schema != NULL && (push(p, schema_flag) < 0 ||
+	    push(p, path) < 0))
+		return -1;
+	return 0;
+}
+
 /* Planning and questions: `codex exec`, which reads no user or project
  * config or rules (--ignore-*).  The container is the sandbox: /work is
  * read-only and only the vendor is reachable, so every command runs
@@ -201,16 +218,9 @@ static int codex_exec_argv(struct ab_profile *p)
 	    "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
 	    "--ignore-rules", "--color", "never", "-C", "/work",
 	    "--sandbox", "danger-full-access", NULL };
-	char path[160];
 
-	if (push_list(p, fixed) < 0 || codex_config(p) < 0)
-		return -1;
-	if (p->model[0] != '\0' && (push(p, "-m") < 0 ||
-	    push(p, p->model) < 0))
-		return -1;
-	snprintf(path, sizeof path, "%s/schema-%s.json", AB_INPUTS_DIR, p->id);
-	if (p->schema != NULL && (push(p, "--output-schema") < 0 ||
-	    push(p, path) < 0))
+	if (push_list(p, fixed) < 0 || codex_config(p) < 0 ||
+	    model_schema(p, "-m", "--output-schema") < 0)
 		return -1;
 	/* The prompt comes on standard input. */
 	return push(p, "-");
@@ -226,16 +236,8 @@ static int codex_exec_argv(struct ab_profile *p)
  * untrusted project, so that the repository's .codex/ is never read. */
 static int codex_client_argv(struct ab_profile *p)
 {
-	char path[160];
-
-	if (push(p, AB_CODEX_CLIENT) < 0)
-		return -1;
-	if (p->model[0] != '\0' && (push(p, "--model") < 0 ||
-	    push(p, p->model) < 0))
-		return -1;
-	snprintf(path, sizeof path, "%s/schema-%s.json", AB_INPUTS_DIR, p->id);
-	if (p->schema != NULL && (push(p, "--schema") < 0 ||
-	    push(p, path) < 0))
+	if (push(p, AB_CODEX_CLIENT) < 0 ||
+	    model_schema(p, "--model", "--schema") < 0)
 		return -1;
 	if (push(p, "--") < 0 || push(p, AB_CODEX) < 0 ||
 	    push(p, "app-server") < 0)

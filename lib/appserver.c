@@ -98,19 +98,27 @@ void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 
 /* --- what agentbox sends ---------------------------------------------- */
 
+/* {"jsonrpc":"2.0","id":ID,"method":METHOD,"params":{ ... the caller
+ * writes the params and closes both objects. */
+static void request_begin(struct ab_jw *w, struct ab_buf *b, int id,
+    const char *method)
+{
+	ab_buf_init(b, 0);
+	ab_jw_init(w, b);
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "jsonrpc", "2.0");
+	ab_jw_kint(w, "id", id);
+	ab_jw_kstr(w, "method", method);
+	ab_jw_key(w, "params");
+	ab_jw_obj(w);
+}
+
 static void send_thread_start(struct ab_as *s)
 {
 	struct ab_buf b;
 	struct ab_jw w;
 
-	ab_buf_init(&b, 0);
-	ab_jw_init(&w, &b);
-	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "jsonrpc", "2.0");
-	ab_jw_kint(&w, "id", ID_THREAD);
-	ab_jw_kstr(&w, "method", "thread/start");
-	ab_jw_key(&w, "params");
-	ab_jw_obj(&w);
+	request_begin(&w, &b, ID_THREAD, "thread/start");
 	ab_jw_kstr(&w, "cwd", s->root);
 	ab_jw_kstr(&w, "sandbox", "workspace-write");
 	ab_jw_kstr(&w, "approvalPolicy", "on-request");
@@ -128,14 +136,7 @@ static void send_turn_start(struct ab_as *s)
 	struct ab_buf b;
 	struct ab_jw w;
 
-	ab_buf_init(&b, 0);
-	ab_jw_init(&w, &b);
-	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "jsonrpc", "2.0");
-	ab_jw_kint(&w, "id", ID_TURN);
-	ab_jw_kstr(&w, "method", "turn/start");
-	ab_jw_key(&w, "params");
-	ab_jw_obj(&w);
+	request_begin(&w, &b, ID_TURN, "turn/start");
 	ab_jw_kstr(&w, "threadId", s->thread);
 	ab_jw_key(&w, "input");
 	ab_jw_arr(&w);

@@ -211,38 +211,29 @@ work_files() {
 	outputs | grep -q 'The answer is forty-two'
 }
 
-@test "codex: a structured answer that matches is the answer; one that does not never becomes it" {
-	local s=$BATS_TEST_TMPDIR/schema.json
-	printf '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}\n' >"$s"
-	codex planning '{"turns":[{"structured":{"answer":"forty-two"}}]}' --schema "$s"
-	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"]]')" \
-		'["ok", {"answer": "forty-two"}]'
-	# The CLI asked the server for the schema's format.
-	assert_equal "$(vlog '[L[0]["format_name"], L[0]["format_strict"]]')" \
-		'["codex_output_schema", true]'
-	ab-clean "$ALLOC"
-	# Nothing on the CLI's side checks the answer: agentbox does.
-	codex planning '{"turns":[{"structured":{"answer":42,"extra":true}}]}' --schema "$s"
-	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"], r["agent"]["invalid"]]')" \
-		'["invalid-answer", null, "/answer: not a string"]'
-	ab-clean "$ALLOC"
-	codex planning '{"turns":[{"text":"no structure here"}]}' --schema "$s"
-	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"], r["agent"]["invalid"]]')" \
-		'["invalid-answer", null, "the final message is not JSON"]'
-}
-
-@test "codex execution: the answer to a schema comes through ab-codex, and one that does not match never becomes it" {
-	local s=$BATS_TEST_TMPDIR/schema.json
-	printf '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}\n' >"$s"
-	codex execution '{"turns":[{"structured":{"answer":"forty-two"}}]}' --schema "$s"
-	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"]]')" \
-		'["ok", {"answer": "forty-two"}]'
-	assert_equal "$(vlog '[L[0]["format_name"], L[0]["format_strict"]]')" \
-		'["codex_output_schema", true]'
-	ab-clean "$ALLOC"
-	codex execution '{"turns":[{"structured":{"answer":42,"extra":true}}]}' --schema "$s"
-	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"], r["agent"]["invalid"]]')" \
-		'["invalid-answer", null, "/answer: not a string"]'
+# Planning through codex exec, execution through ab-codex (whose schema
+# file has a line break, which the turn's one line must not).
+@test "codex: a structured answer that matches is the answer; one that does not never becomes it, in both phases" {
+	local s=$BATS_TEST_TMPDIR/schema.json phase
+	printf '{"type":"object","properties":{"answer":{"type":"string"}},\n"required":["answer"],"additionalProperties":false}\n' >"$s"
+	for phase in planning execution; do
+		codex "$phase" '{"turns":[{"structured":{"answer":"forty-two"}}]}' --schema "$s"
+		assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"]]')" \
+			'["ok", {"answer": "forty-two"}]'
+		# The CLI asked the server for the schema's format.
+		assert_equal "$(vlog '[L[0]["format_name"], L[0]["format_strict"]]')" \
+			'["codex_output_schema", true]'
+		ab-clean "$ALLOC"
+		# Nothing on the CLI's side checks the answer: agentbox does.
+		codex "$phase" '{"turns":[{"structured":{"answer":42,"extra":true}}]}' --schema "$s"
+		assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"], r["agent"]["invalid"]]')" \
+			'["invalid-answer", null, "/answer: not a string"]'
+		ab-clean "$ALLOC"
+		codex "$phase" '{"turns":[{"text":"no structure here"}]}' --schema "$s"
+		assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["answer"], r["agent"]["invalid"]]')" \
+			'["invalid-answer", null, "the final message is not JSON"]'
+		ab-clean "$ALLOC"
+	done
 }
 
 @test "codex execution: an approved command runs and its change comes back through run-task --patch" {
