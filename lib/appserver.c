@@ -60,11 +60,30 @@ static int copy_id(const struct ab_json *j, int t, char *dst)
 	return rc;
 }
 
+/* The turn's last event: {"type":"turn.failed","error":{"message":M}}. */
+static void event_failed(struct ab_as *s, const char *text)
+{
+	struct ab_buf b;
+	struct ab_jw w;
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "type", "turn.failed");
+	ab_jw_key(&w, "error");
+	ab_jw_obj(&w);
+	kstr_cut(&w, "message", text, AB_AS_TEXT_MAX);
+	ab_jw_obj_end(&w);
+	ab_jw_obj_end(&w);
+	if (ab_jw_done(&w) == 0)
+		jw_line(&s->events, &b);
+	else
+		ab_buf_free(&b);
+}
+
 void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 {
 	char msg[AB_AS_WHY_MAX + 32];
-	struct ab_buf b;
-	struct ab_jw w;
 	va_list ap;
 	size_t i;
 
@@ -81,19 +100,7 @@ void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 			s->why[i] = '?';
 	s->state = AB_AS_ABORTED;
 	snprintf(msg, sizeof msg, "ab-codex stopped Codex: %s", s->why);
-	ab_buf_init(&b, 0);
-	ab_jw_init(&w, &b);
-	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "type", "turn.failed");
-	ab_jw_key(&w, "error");
-	ab_jw_obj(&w);
-	kstr_cut(&w, "message", msg, sizeof msg);
-	ab_jw_obj_end(&w);
-	ab_jw_obj_end(&w);
-	if (ab_jw_done(&w) == 0)
-		jw_line(&s->events, &b);
-	else
-		ab_buf_free(&b);
+	event_failed(s, msg);
 }
 
 /* --- what agentbox sends ---------------------------------------------- */
@@ -698,10 +705,7 @@ static void thread_started(struct ab_as *s, const struct ab_json *j, int r)
 
 static void failed(struct ab_as *s, const char *what, const char *msg)
 {
-	struct ab_buf b;
-	struct ab_jw w;
 	char text[AB_AS_TEXT_MAX];
-
 	size_t n;
 
 	snprintf(text, sizeof text, "%s%s", what, msg != NULL ? msg : "");
@@ -710,19 +714,7 @@ static void failed(struct ab_as *s, const char *what, const char *msg)
 		text[n - 1] = '\0';
 	snprintf(s->why, sizeof s->why, "%.*s", (int)sizeof s->why - 1, text);
 	s->state = AB_AS_FAILED;
-	ab_buf_init(&b, 0);
-	ab_jw_init(&w, &b);
-	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "type", "turn.failed");
-	ab_jw_key(&w, "error");
-	ab_jw_obj(&w);
-	kstr_cut(&w, "message", text, sizeof text);
-	ab_jw_obj_end(&w);
-	ab_jw_obj_end(&w);
-	if (ab_jw_done(&w) == 0)
-		jw_line(&s->events, &b);
-	else
-		ab_buf_free(&b);
+	event_failed(s, text);
 }
 
 static void response(struct ab_as *s, const struct ab_json *j, int id)
