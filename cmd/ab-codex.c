@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,20 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-static void die(int status, const char *fmt, const char *arg)
+/* One line on stderr, and the exit status; with_errno appends the
+ * system's reason. */
+static void __attribute__((format(printf, 3, 4), noreturn))
+die(int status, int with_errno, const char *fmt, ...)
 {
+	int saved = errno;
+	va_list ap;
+
 	fputs("ab-codex: ", stderr);
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (with_errno)
+		fprintf(stderr, ": %s", strerror(saved));
 	fputc('\n', stderr);
 	exit(status);
 }
@@ -95,11 +106,12 @@ static char *read_schema(const char *path)
 	size_t n;
 
 	if (fd < 0)
-		die(2, "--schema %s: cannot open", path);
+		die(2, 1, "--schema %s: cannot open", path);
 	s = read_bounded(fd, SCHEMA_MAX, &n);
 	close(fd);
 	if (s == NULL || strlen(s) != n || ab_json_parse(&j, s, n, &err) < 0)
-		die(2, "--schema %s: not a JSON text of at most 64 KiB", path);
+		die(2, 0, "--schema %s: not a JSON text of at most 64 KiB",
+		    path);
 	ab_json_free(&j);
 	return s;
 }
@@ -114,15 +126,15 @@ static void trust_entry(const char *root)
 	int fd;
 
 	if (home == NULL || home[0] != '/')
-		die(2, "CODEX_HOME%s must be an absolute path", "");
+		die(2, 0, "CODEX_HOME must be an absolute path");
 	snprintf(path, sizeof path, "%s/config.toml", home);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
 	if (fd < 0 || (f = fdopen(fd, "w")) == NULL)
-		die(1, "cannot write %s", path);
+		die(1, 1, "cannot write %s", path);
 	fprintf(f, "[projects.\"%s\"]\ntrust_level = \"untrusted\"\n", root);
 	if (fclose(f) != 0)
-		die(1, "cannot write %s", path);
+		die(1, 1, "cannot write %s", path);
 }
 
 /* Codex on pipes, in the root, in a process group of its own, dying with
@@ -273,7 +285,7 @@ static void signals(void)
 	struct sigaction sa;
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		die(1, "cannot make a pipe%s", "");
+		die(1, 1, "cannot make a pipe");
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -329,16 +341,16 @@ int main(int argc, char **argv)
 		return usage();
 	prompt = read_bounded(0, PROMPT_MAX, &n);
 	if (prompt == NULL || strlen(prompt) != n)
-		die(2, "the prompt on standard input is not text of at most "
-		    "256 KiB%s", "");
+		die(2, 0, "the prompt on standard input is not text of at most "
+		    "256 KiB");
 	if (schema_path != NULL)
 		schema = read_schema(schema_path);
 	trust_entry(root);
 	signals();
 	if (ab_as_init(&s, root, model, prompt, schema, lstat) < 0)
-		die(2, "the prompt is not UTF-8 text%s", "");
+		die(2, 0, "the prompt is not UTF-8 text");
 	if ((pid = spawn(argv + optind, root, &in, &out)) < 0)
-		die(1, "cannot start %s", argv[optind]);
+		die(1, 1, "cannot start %s", argv[optind]);
 	converse(&s, pid, in, out, &gone);
 	finish(pid, in, &gone, s.state != AB_AS_DONE);
 	rc = s.state == AB_AS_DONE ? 0 : 1;

@@ -232,30 +232,38 @@ void ab_as_free(struct ab_as *s)
 	ab_buf_free(&s->usage);
 }
 
-/* A response to the server's request ID (its JSON text, echoed). */
+/* A response to the server's request ID (its JSON text, echoed), with
+ * MEMBER: "result":... or "error":... */
+static void answer(struct ab_as *s, const struct ab_json *j, int id,
+    const char *member)
+{
+	const char *p;
+	size_t n;
+
+	ab_json_span(j, id, &p, &n);
+	ab_buf_adds(&s->to_server, "{\"jsonrpc\":\"2.0\",\"id\":");
+	ab_buf_add(&s->to_server, p, n);
+	ab_buf_addf(&s->to_server, ",%s}\n", member);
+}
+
 static void reply(struct ab_as *s, const struct ab_json *j, int id,
     const char *result_json)
 {
-	const char *p;
-	size_t n;
+	char member[128];
 
-	ab_json_span(j, id, &p, &n);
-	ab_buf_adds(&s->to_server, "{\"jsonrpc\":\"2.0\",\"id\":");
-	ab_buf_add(&s->to_server, p, n);
-	ab_buf_addf(&s->to_server, ",\"result\":%s}\n", result_json);
+	snprintf(member, sizeof member, "\"result\":%s", result_json);
+	answer(s, j, id, member);
 }
 
+/* MESSAGE is one of this file's own, plain ASCII. */
 static void reply_error(struct ab_as *s, const struct ab_json *j, int id,
     const char *message)
 {
-	const char *p;
-	size_t n;
+	char member[160];
 
-	ab_json_span(j, id, &p, &n);
-	ab_buf_adds(&s->to_server, "{\"jsonrpc\":\"2.0\",\"id\":");
-	ab_buf_add(&s->to_server, p, n);
-	ab_buf_addf(&s->to_server, ",\"error\":{\"code\":-32000,"
-	    "\"message\":\"%s\"}}\n", message);
+	snprintf(member, sizeof member, "\"error\":{\"code\":-32000,"
+	    "\"message\":\"%s\"}", message);
+	answer(s, j, id, member);
 }
 
 /* --- the file changes Codex announces --------------------------------- */

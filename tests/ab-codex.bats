@@ -107,13 +107,15 @@ print(json.dumps(eval(sys.argv[2])))' "$LOG" "$1"
 	assert_regex "$stderr" '^ab-codex: the prompt on standard input is not text of at most 256 KiB$'
 	printf 'Do it.\n' >"$BATS_TEST_TMPDIR/prompt"
 	run_exact 2 client ok --schema "$BATS_TEST_TMPDIR/none.json"
-	assert_regex "$stderr" 'none.json: cannot open$'
+	assert_regex "$stderr" '^ab-codex: --schema .*/none\.json: cannot open: No such file or directory$'
 	printf '{"type":' >"$BATS_TEST_TMPDIR/bad.json"
 	run_exact 2 client ok --schema "$BATS_TEST_TMPDIR/bad.json"
 	assert_regex "$stderr" 'bad.json: not a JSON text of at most 64 KiB$'
 	run_exact 2 env -u CODEX_HOME "$CODEX" --root "$ROOT" -- /bin/true \
 		<"$BATS_TEST_TMPDIR/prompt"
 	assert_equal "$stderr" "ab-codex: CODEX_HOME must be an absolute path"
+	CODEX_HOME=$BATS_TEST_TMPDIR/none run_exact 1 client ok
+	assert_equal "$stderr" "ab-codex: cannot write $BATS_TEST_TMPDIR/none/config.toml: No such file or directory"
 	[ ! -e "$LOG" ]
 	run_exact 0 "$CODEX" --version
 	assert_regex "$output" '^[0-9]+\.[0-9]+\.[0-9]+$'
