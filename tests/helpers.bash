@@ -19,11 +19,31 @@ PATH=$AB_BIN:$PATH
 export PATH AB_ROOT AB_BIN
 
 # A fresh 0700 state directory under the test file's temporary directory.
+# Its SID is chosen here and registered with the suite (AB_SUITE_SIDS, made
+# by tests/run-suite), so the suite's checks of what is left on the engine
+# see its own objects alone: another suite may share the engine.
 ab_new_state() {
-	local d
+	local d sid
 	d=$(mktemp -d "$BATS_FILE_TMPDIR/state.XXXXXX")
 	chmod 0700 "$d"
+	sid=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	(umask 077 && printf '%s\n' "$sid" >"$d/sid")
+	ab_register_sid "$sid"
 	printf '%s\n' "$d"
+}
+
+ab_register_sid() {
+	[ -z "${AB_SUITE_SIDS:-}" ] || printf '%s\n' "$1" >>"$AB_SUITE_SIDS"
+}
+
+# Lines "ID STATE" on stdin, those of the suite's states alone (all of
+# them when no suite runs).
+ab_suite_only() {
+	if [ -n "${AB_SUITE_SIDS:-}" ]; then
+		awk 'NR == FNR { own[$1] = 1; next } own[$2]' "$AB_SUITE_SIDS" -
+	else
+		cat
+	fi
 }
 
 ab_setup_file() {
@@ -185,10 +205,10 @@ ab_proxy_stop() {
 
 # Lists engine objects carrying any org.agentbox.* label.
 ab_leftovers() {
-	docker ps -a --format '{{.ID}} {{.Names}} {{.Labels}}' |
-		grep 'org\.agentbox\.' || true
-	docker volume ls --format '{{.Name}} {{.Labels}}' |
-		grep 'org\.agentbox\.' || true
+	docker ps -a --filter label=org.agentbox.state \
+		--format '{{.Names}} {{.Label "org.agentbox.state"}}' | ab_suite_only
+	docker volume ls --filter label=org.agentbox.state \
+		--format '{{.Name}} {{.Label "org.agentbox.state"}}' | ab_suite_only
 }
 
 # Removes an allocation's engine objects and record by its label (until

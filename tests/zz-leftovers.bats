@@ -13,14 +13,28 @@ setup_file() {
 	fi
 }
 
-@test "no container, volume or network labelled org.agentbox.* is left" {
+# Scoped to the suite's own states (tests/run-suite): another suite, or
+# an operator's agentbox, may share the engine.
+suite_networks() {
+	docker network ls --filter label=org.agentbox.state \
+		--format '{{.Name}} {{.Label "org.agentbox.state"}}' | ab_suite_only
+}
+
+suite_images() {
+	docker images -q --filter label=org.agentbox.state | sort -u |
+		xargs -r docker image inspect --format \
+		'{{.Id}} {{index .Config.Labels "org.agentbox.state"}} {{.RepoTags}}' |
+		ab_suite_only
+}
+
+@test "no container, volume or network of the suite's states is left" {
 	run ab_leftovers
 	assert_output ""
-	run docker network ls -q --filter label=org.agentbox.state
+	run suite_networks
 	assert_output ""
 }
 
 @test "no image built by the suite is left" {
-	run docker images -q --filter label=org.agentbox.state
+	run suite_images
 	assert_output ""
 }
