@@ -26,20 +26,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "egress.h"
+#include "tally.h"
 #include "version.h"
 
 #define HEAD_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 10000
 #define STACK_SIZE (256 * 1024)
+#define TALLY_TICK_MS 250	/* a tally that changed is written this often */
+#define TALLY_BEAT_MS 1000	/* and one that did not, this often */
 
 static const char usage_text[] =
-    "usage: ab-proxy --socket PATH [--max-conns N] [--lease EPOCH_MS]\n"
-    "                [--idle SECONDS] ENTRY...\n"
+    "usage: ab-proxy --socket PATH [--tally PATH] [--max-conns N]\n"
+    "                [--lease EPOCH_MS] [--idle SECONDS] ENTRY...\n"
     "       ab-proxy --version\n";
 
 struct conf {
 	const char *socket;
+	const char *tally;	/* NULL: none kept on disk */
 	long max_conns;
 	long long lease_ms;	/* 0: none */
 	long idle_ms;
@@ -51,6 +56,12 @@ static volatile int stopping;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long active;
 static long long n_allowed, n_refused;
+/* Under lock, but for the rows' bytes, which tunnels add to atomically. */
+static struct ab_tally tl;
+static int dirty;
+/* The allowlist's bytes up and down, apart: tunnels add to them without
+ * the lock, and only atomically read copies reach the file. */
+static long long live_bytes[AB_EGRESS_MAX][2];
 static int sigpipe_fd[2] = { -1, -1 };
 
 struct conn {
@@ -108,6 +119,8 @@ static void refuse(struct conn *c, int status, const char *reason,
 	}
 	pthread_mutex_lock(&lock);
 	n_refused++;
+	ab_tally_refused(&tl, host, port, reason);
+	dirty = 1;
 	pthread_mutex_unlock(&lock);
 	if (host != NULL)
 		log_line("{\"t\":%lld,\"event\":\"refused\",\"host\":\"%s\","
@@ -165,6 +178,20 @@ static size_t read_head(struct conn *c, char *buf, const char **reason,
 	}
 }
 
+/* Pinned buffers: what a tunnel's sockets may hold is AB_EGRESS_SOCK_BUF
+ * each way whatever the peers do, never the kernel's autotuned megabytes,
+ * so the memory limit (AB_PROXY_MEMORY) holds every tunnel the bound
+ * lets in.  Before connect(2), so the window offered fits it. */
+static int pin_buffers(int fd)
+{
+	int v = AB_EGRESS_SOCK_BUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v) < 0)
+		return -1;
+	return 0;
+}
+
 static int connect_within(const struct sockaddr *sa, socklen_t len)
 {
 	struct pollfd p;
@@ -175,6 +202,10 @@ static int connect_within(const struct sockaddr *sa, socklen_t len)
 	    0);
 	if (fd < 0)
 		return -1;
+	if (pin_buffers(fd) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (connect(fd, sa, len) == 0)
 		return fd;
 	if (errno != EINPROGRESS) {
@@ -258,7 +289,8 @@ static void tunnel(struct conn *c, const struct ab_egress_entry *e)
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	char addr[80] = "", why[48];
 	const char *reason = NULL;
-	long long up, down;
+	struct ab_tally_row *row;
+	long long moved[2] = { 0, 0 }, *live[2] = { NULL, NULL };
 	int status, fd;
 
 	fd = dial(e, addr, sizeof addr, &reason, &status);
@@ -272,18 +304,99 @@ static void tunnel(struct conn *c, const struct ab_egress_entry *e)
 	}
 	pthread_mutex_lock(&lock);
 	n_allowed++;
+	/* Rows are never moved: a tunnel may hold on to its own. */
+	if ((row = ab_tally_allowed(&tl, e->host, e->port)) != NULL) {
+		row->allowed++;
+		live[0] = &live_bytes[row - tl.allow][0];
+		live[1] = &live_bytes[row - tl.allow][1];
+	}
+	dirty = 1;
 	pthread_mutex_unlock(&lock);
 	log_line("{\"t\":%lld,\"event\":\"open\",\"host\":\"%s\",\"port\":%d,"
 	    "\"addr\":\"%s\"}", now_ms(), e->host, e->port, addr);
 	if (send(c->fd, ok, sizeof ok - 1, MSG_NOSIGNAL) ==
 	    (ssize_t)(sizeof ok - 1))
-		ab_egress_pump(c->fd, fd, cf.idle_ms, &stopping, &up, &down);
-	else
-		up = down = 0;
+		ab_egress_pump(c->fd, fd, cf.idle_ms, &stopping, moved, live);
 	close(fd);
 	log_line("{\"t\":%lld,\"event\":\"close\",\"host\":\"%s\",\"port\":%d,"
 	    "\"addr\":\"%s\",\"up\":%lld,\"down\":%lld,\"ms\":%lld}", now_ms(),
-	    e->host, e->port, addr, up, down, now_ms() - c->t0);
+	    e->host, e->port, addr, moved[0], moved[1], now_ms() - c->t0);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		if ((k = write(fd, p, n)) < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The tally, whole, where ab-run reads it: a new file renamed over the
+ * old, so a reader never sees half of one.  Only the tally thread calls
+ * this, and run() once that thread has ended. */
+static void tally_save(void)
+{
+	static struct ab_tally snap;
+	static int told;
+	struct ab_buf b;
+	char tmp[300];
+	int i, fd, ok;
+
+	pthread_mutex_lock(&lock);
+	tl.seq++;
+	snap = tl;
+	dirty = 0;
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < snap.nallow; i++) {
+		snap.allow[i].up = __atomic_load_n(&live_bytes[i][0],
+		    __ATOMIC_RELAXED);
+		snap.allow[i].down = __atomic_load_n(&live_bytes[i][1],
+		    __ATOMIC_RELAXED);
+	}
+	ab_buf_init(&b, AB_TALLY_FILE_MAX);
+	snprintf(tmp, sizeof tmp, "%s.new", cf.tally);
+	ok = ab_tally_write(&snap, &b) == 0;
+	fd = ok ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644) : -1;
+	ok = fd >= 0 && write_all(fd, b.data, b.len) == 0;
+	if (fd >= 0 && close(fd) < 0)
+		ok = 0;
+	if ((!ok || rename(tmp, cf.tally) < 0) && !told) {
+		/* ab-run sees a tally that stopped moving and says so. */
+		told = 1;
+		log_line("{\"t\":%lld,\"event\":\"tally-failed\",\"errno\":"
+		    "%d}", now_ms(), errno);
+	}
+	ab_buf_free(&b);
+}
+
+/* A tally that changed, or tunnels that are open, are written every
+ * TALLY_TICK_MS; a quiet one every TALLY_BEAT_MS, so a reader waiting for
+ * a newer write never waits long. */
+static void *tally_loop(void *arg)
+{
+	long long last = now_ms();
+	int busy;
+
+	(void)arg;
+	while (!stopping) {
+		poll(NULL, 0, TALLY_TICK_MS);
+		pthread_mutex_lock(&lock);
+		busy = dirty || active > 0;
+		pthread_mutex_unlock(&lock);
+		if (busy || now_ms() - last >= TALLY_BEAT_MS) {
+			tally_save();
+			last = now_ms();
+		}
+	}
+	return NULL;
 }
 
 static void *serve(void *arg)
@@ -362,6 +475,10 @@ static void accept_one(int lfd)
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
+	if (pin_buffers(fd) < 0) {
+		close(fd);
+		return;
+	}
 	c = calloc(1, sizeof *c);
 	if (c == NULL) {
 		close(fd);
@@ -404,9 +521,16 @@ static int run(int lfd)
 {
 	struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sigpipe_fd[0], POLLIN,
 	    0 } };
+	pthread_t writer;
+	int i, writing = 0;
 	long left;
-	int i;
 
+	if (cf.tally != NULL) {
+		tally_save();
+		writing = pthread_create(&writer, NULL, tally_loop, NULL) == 0;
+		if (!writing)
+			return 1;
+	}
 	while (!stopping) {
 		if (poll(p, 2, 1000) < 0 && errno != EINTR)
 			return 1;
@@ -422,6 +546,10 @@ static int run(int lfd)
 		if (left == 0)
 			break;
 		poll(NULL, 0, 100);
+	}
+	if (writing) {
+		pthread_join(writer, NULL);
+		tally_save();
 	}
 	log_line("{\"t\":%lld,\"event\":\"stop\",\"allowed\":%lld,"
 	    "\"refused\":%lld,\"open\":%ld}", now_ms(), n_allowed, n_refused,
@@ -446,6 +574,7 @@ static int parse(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "tally", required_argument, NULL, 't' },
 		{ "max-conns", required_argument, NULL, 'm' },
 		{ "lease", required_argument, NULL, 'l' },
 		{ "idle", required_argument, NULL, 'i' },
@@ -461,6 +590,7 @@ static int parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': cf.socket = optarg; break;
+		case 't': cf.tally = optarg; break;
 		case 'm':
 			if (number(optarg, 4096, &v) < 0 || v < 1)
 				goto usage;
@@ -483,7 +613,8 @@ static int parse(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (cf.socket == NULL || optind == argc ||
+	if (cf.socket == NULL || optind == argc || (cf.tally != NULL &&
+	    strlen(cf.tally) > 250) ||
 	    argc - optind > AB_EGRESS_MAX)
 		goto usage;
 	for (i = optind; i < argc; i++) {
@@ -519,6 +650,7 @@ int main(int argc, char **argv)
 		    cf.socket, strerror(errno));
 		return 1;
 	}
+	ab_tally_init(&tl, &cf.list, now_ms());
 	log_line("{\"t\":%lld,\"event\":\"start\",\"entries\":%d,"
 	    "\"max_conns\":%ld}", now_ms(), cf.list.n, cf.max_conns);
 	return run(lfd);

@@ -53,10 +53,10 @@ static int dial_proxy(void)
 static void *serve(void *arg)
 {
 	int fd = (int)(long)arg, up;
-	long long a, b;
+	long long moved[2];
 
 	if ((up = dial_proxy()) >= 0) {
-		ab_egress_pump(fd, up, IDLE_MS, &never, &a, &b);
+		ab_egress_pump(fd, up, IDLE_MS, &never, moved, NULL);
 		close(up);
 	}
 	close(fd);

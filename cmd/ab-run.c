@@ -42,6 +42,8 @@ struct ctx {
 	char body_sha[65];
 	char result[AB_ID_LEN + 1];
 	struct ab_run r;
+	struct ab_tally *tally;	/* the proxy's, read just before the start */
+	long long tally_ms;
 };
 
 static int usage(FILE *f, int status)
@@ -273,6 +275,17 @@ static int check(struct ctx *c, struct ab_err *err)
 	return ab_run_check(&c->e, &c->r, &c->k.l, err);
 }
 
+/* What the proxy counted before the agent starts: the run's egress is
+ * what it counts from here on.  None read, no run: its record could not
+ * be told from another's. */
+static int baseline(struct ctx *c, struct ab_err *err)
+{
+	if ((c->tally = malloc(sizeof *c->tally)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	c->tally_ms = ab_now_ms();
+	return ab_proxy_tally(&c->e, &c->a, c->tally, err);
+}
+
 /* Everything up to the start; the reason when it ends the run there. */
 static const char *prepare(struct ctx *c, struct ab_err *err)
 {
@@ -292,6 +305,8 @@ static const char *prepare(struct ctx *c, struct ab_err *err)
 			return "drift";
 		return "engine-error";
 	}
+	if (c->a.eg.on && baseline(c, err) < 0)
+		return err->code == AB_EDEADLINE ? "deadline" : "engine-error";
 	return ab_cancel_requested() ? "cancelled" : NULL;
 }
 
@@ -343,23 +358,35 @@ static void tell(const struct ab_run *r, const struct ab_err *err)
 	}
 }
 
-/* What the proxy allowed and refused while the agent ran; a log that
+/* What the proxy allowed and refused while the agent ran; a tally that
  * cannot be read gives null and never changes the reason. */
 static void egress(struct ctx *c)
 {
 	struct ab_budget saved;
 	struct ab_err skip;
+	const char *state = "unknown";
 
 	if (!c->a.eg.on)
 		return;
 	c->r.egress = -1;
-	if (!c->r.started || c->e.easy == NULL)
+	if (!c->r.started || c->e.easy == NULL || c->tally == NULL)
 		return;
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
-	if (ab_proxy_summary(&c->e, &c->a, c->r.cid, c->r.started_ms,
-	    c->r.ended_ms, &c->r.egress_json, &skip) == 0)
+	if (ab_proxy_summary(&c->e, &c->a, c->r.cid, c->tally, c->tally_ms,
+	    &c->r.egress_json, &state, &skip) == 0)
 		c->r.egress = 1;
 	ab_engine_budget_end(&c->e, &saved);
+	/* The agent's status stays its own; the record says the rest. */
+	if (c->r.egress != 1 || strcmp(state, "running") == 0)
+		return;
+	if (strcmp(state, "unknown") == 0)
+		fprintf(stderr, "%s: the allocation's egress proxy could not "
+		    "be inspected after the run: its egress record may be "
+		    "incomplete\n", ab_prog);
+	else
+		fprintf(stderr, "%s: the allocation's egress proxy died while "
+		    "the agent ran (%s): its egress record is incomplete\n",
+		    ab_prog, state);
 }
 
 static int record(struct ctx *c, struct ab_err *err)
@@ -429,6 +456,7 @@ int main(int argc, char **argv)
 	if (c.r.agent != NULL)
 		ab_agent_free(c.r.agent);
 	ab_run_free(&c.r);
+	free(c.tally);
 	ab_engine_close(&c.e);
 	ab_profile_free(&c.p);
 	ab_state_close(&c.s);

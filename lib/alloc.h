@@ -39,6 +39,8 @@ struct ab_volume {
 #define AB_PROXY_USER "10002:10002"
 #define AB_EGRESS_DIR "/run/agentbox/egress"
 #define AB_EGRESS_SOCKET AB_EGRESS_DIR "/proxy.sock"
+/* What the proxy counted, rewritten whole (tally.h). */
+#define AB_EGRESS_TALLY AB_EGRESS_DIR "/tally.json"
 #define AB_EGRESS_CONNS_MAX 1024
 
 struct ab_alloc_egress {

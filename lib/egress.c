@@ -488,15 +488,14 @@ const char *ab_egress_guard(const struct sockaddr *sa)
 
 /* --- moving bytes ----------------------------------------------------- */
 
-#define PUMP_BUF 65536
-
 struct dir {
 	int from, to;
-	char buf[PUMP_BUF];
+	char buf[AB_EGRESS_PUMP_BUF];
 	size_t len, off;
 	int eof;		/* from ended; passed on once buf is empty */
 	int done;
 	long long moved;
+	long long *live;	/* added to as bytes go, or NULL */
 };
 
 static long long mono_ms(void)
@@ -531,6 +530,8 @@ static int step(struct dir *d, short rev_from, short rev_to)
 			d->off += (size_t)k;
 			d->len -= (size_t)k;
 			d->moved += k;
+			if (d->live != NULL)
+				__atomic_add_fetch(d->live, k, __ATOMIC_RELAXED);
 			return 1;
 		}
 		if (errno != EAGAIN && errno != EINTR) {
@@ -555,16 +556,20 @@ static void set_events(const struct dir *d, struct pollfd *from,
 }
 
 void ab_egress_pump(int a, int b, long idle_ms, volatile int *stop,
-    long long *a_to_b, long long *b_to_a)
+    long long moved[2], long long *live[2])
 {
 	struct pollfd p[2];
 	struct dir *d;
 	long long last = mono_ms();
-	int moved, n;
+	int went, n;
 
-	*a_to_b = *b_to_a = 0;
+	moved[0] = moved[1] = 0;
 	if ((d = calloc(2, sizeof *d)) == NULL)
 		return;
+	if (live != NULL) {
+		d[0].live = live[0];
+		d[1].live = live[1];
+	}
 	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
 	fcntl(b, F_SETFL, fcntl(b, F_GETFL) | O_NONBLOCK);
 	d[0].from = a;
@@ -581,17 +586,17 @@ void ab_egress_pump(int a, int b, long idle_ms, volatile int *stop,
 		n = poll(p, 2, 1000);
 		if (n < 0 && errno != EINTR)
 			break;
-		moved = 0;
+		went = 0;
 		if (n > 0) {
-			moved |= step(&d[0], p[0].revents, p[1].revents);
-			moved |= step(&d[1], p[1].revents, p[0].revents);
+			went |= step(&d[0], p[0].revents, p[1].revents);
+			went |= step(&d[1], p[1].revents, p[0].revents);
 		}
-		if (moved)
+		if (went)
 			last = mono_ms();
 		else if (mono_ms() - last > idle_ms)
 			break;
 	}
-	*a_to_b = d[0].moved;
-	*b_to_a = d[1].moved;
+	moved[0] = d[0].moved;
+	moved[1] = d[1].moved;
 	free(d);
 }

@@ -20,6 +20,16 @@
 #define AB_EGRESS_HEAD_MAX 8192		/* request line and headers */
 #define AB_EGRESS_HEADERS_MAX 64
 
+/* What one tunnel may cost the proxy, by construction: the pump's two
+ * buffers, its sockets' buffers pinned at AB_EGRESS_SOCK_BUF each way (the
+ * kernel doubles what is set, and charges TCP's to the proxy's memory),
+ * and its thread's stack and the kernel's bookkeeping.  The proxy's
+ * memory limit is this times its connection bound, and a base. */
+#define AB_EGRESS_PUMP_BUF (64 << 10)
+#define AB_EGRESS_SOCK_BUF (128 << 10)
+#define AB_EGRESS_CONN_MEMORY (2LL * AB_EGRESS_PUMP_BUF + \
+	4LL * AB_EGRESS_SOCK_BUF + (128 << 10))
+
 struct ab_egress_entry {
 	char host[AB_EGRESS_HOST_MAX + 1];	/* lowercase */
 	int port;
@@ -74,9 +84,10 @@ const char *ab_egress_guard(const struct sockaddr *sa);
 
 /* Moves bytes between sockets A and B (both made non-blocking here) until
  * both directions have ended, nothing moved for IDLE_MS, or *stop is set.
- * An end of one direction is passed on as a half-close.  Counts the bytes
- * each way. */
+ * An end of one direction is passed on as a half-close.  MOVED gets the
+ * bytes sent each way, A to B first; LIVE (or NULL) points at counters
+ * other threads read, added to atomically as the bytes go. */
 void ab_egress_pump(int a, int b, long idle_ms, volatile int *stop,
-    long long *a_to_b, long long *b_to_a);
+    long long moved[2], long long *live[2]);
 
 #endif

@@ -1,22 +1,28 @@
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "file.h"
 #include "json.h"
-#include "mux.h"
 #include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
+#include "tarread.h"
 #include "testhook.h"
 
 #define ICC_OPTION "com.docker.network.bridge.enable_icc"
 #define NETWORK_LOCK "egress-network.lock"
 #define NETWORK_LOCK_MS 60000	/* at most; the deadline bounds it too */
-#define SUMMARY_MAX 32
+/* A tally read before a run may be this old (the proxy's quiet beat and
+ * a margin); after the run, a newer one is awaited at most 3 s. */
+#define TALLY_STALE_MS 1500
+#define TALLY_WAIT_STEP_MS 100
+#define TALLY_WAIT_TRIES 30
 
 /* --- the lockdown ---------------------------------------------------- */
 
@@ -45,6 +51,7 @@ void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
 	/* The list and the lease are in the command: validated with the
 	 * rest, and no later call can widen them. */
 	arg(k, &n, "--socket=%s%.0lld", AB_EGRESS_SOCKET, 0);
+	arg(k, &n, "--tally=%s%.0lld", AB_EGRESS_TALLY, 0);
 	arg(k, &n, "--max-conns=%s%lld", "", a->eg.max_conns);
 	if (a->lease.set)
 		arg(k, &n, "--lease=%s%lld", "", a->lease.at_ms);
@@ -64,7 +71,7 @@ void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
 	k->l.cmd = k->cmd;
 	k->l.env = k->env;
 	k->l.labels = k->labels;
-	k->l.memory = AB_PROXY_MEMORY;
+	k->l.memory = AB_PROXY_MEMORY(a->eg.max_conns);
 	k->l.pids = a->eg.max_conns + 16;
 	k->l.nano_cpus = 1000000000LL;
 	k->l.log_max_size = AB_PROXY_LOG_MAX;
@@ -376,153 +383,29 @@ int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
 	return ab_proxy_check(s, e, a, seccomp_keyword, err);
 }
 
-/* --- the summary of a run -------------------------------------------- */
+/* --- what the proxy counted ------------------------------------------ */
 
-struct dest {
-	char host[AB_EGRESS_HOST_MAX + 1];	/* "" for unnamed refusals */
-	long long port, allowed, refused, up, down;
-	char reasons[8][24];
-	long long nreason[8];
-};
-
-struct summary {
-	long long from, to;
-	struct ab_buf line;
-	struct dest d[SUMMARY_MAX];
-	int n, truncated;
-	long long bytes;
-};
-
-static struct dest *dest_of(struct summary *s, const char *host,
-    long long port)
+int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_tally *t, struct ab_err *err)
 {
-	int i;
-
-	for (i = 0; i < s->n; i++)
-		if (s->d[i].port == port && strcmp(s->d[i].host, host) == 0)
-			return &s->d[i];
-	if (s->n == SUMMARY_MAX) {
-		s->truncated = 1;
-		return NULL;
-	}
-	memset(&s->d[s->n], 0, sizeof s->d[0]);
-	snprintf(s->d[s->n].host, sizeof s->d[0].host, "%s", host);
-	s->d[s->n].port = port;
-	return &s->d[s->n++];
-}
-
-static void add_reason(struct dest *d, const char *why)
-{
-	int i;
-
-	for (i = 0; i < 8 && d->reasons[i][0] != '\0'; i++)
-		if (strcmp(d->reasons[i], why) == 0)
-			break;
-	if (i == 8)
-		return;
-	snprintf(d->reasons[i], sizeof d->reasons[0], "%s", why);
-	d->nreason[i]++;
-}
-
-static long long num(const struct ab_json *j, const char *key)
-{
-	long long v = 0;
-
-	ab_json_int(j, ab_json_key(j, 0, key), &v);
-	return v;
-}
-
-/* One line of the proxy's log, if it falls in the window. */
-static void tally(struct summary *s, const char *p, size_t n)
-{
-	struct ab_json j;
-	struct ab_err skip;
-	struct dest *d;
-	char host[AB_EGRESS_HOST_MAX + 1] = "", *v;
-	long long t;
-
-	if (ab_json_parse(&j, p, n, &skip) < 0)
-		return;
-	t = num(&j, "t");
-	v = ab_json_str(&j, ab_json_key(&j, 0, "host"));
-	if (v != NULL && strlen(v) <= AB_EGRESS_HOST_MAX)
-		memcpy(host, v, strlen(v) + 1);
-	free(v);
-	if (t >= s->from && t <= s->to) {
-		d = NULL;
-		if (ab_json_str_eq(&j, ab_json_key(&j, 0, "event"), "open")) {
-			if ((d = dest_of(s, host, num(&j, "port"))) != NULL)
-				d->allowed++;
-		} else if (ab_json_str_eq(&j, ab_json_key(&j, 0, "event"),
-		    "refused")) {
-			if ((d = dest_of(s, host, num(&j, "port"))) != NULL) {
-				d->refused++;
-				v = ab_json_str(&j, ab_json_key(&j, 0,
-				    "reason"));
-				add_reason(d, v ? v : "?");
-				free(v);
-			}
-		} else if (ab_json_str_eq(&j, ab_json_key(&j, 0, "event"),
-		    "close") && (d = dest_of(s, host, num(&j,
-		    "port"))) != NULL) {
-			d->up += num(&j, "up");
-			d->down += num(&j, "down");
-		}
-	}
-	ab_json_free(&j);
-}
-
-static int on_log(void *ctx, int stream, const char *p, size_t n,
-    struct ab_err *err)
-{
-	struct summary *s = ctx;
-	const char *nl;
-	size_t k;
-
-	(void)err;
-	if (stream != 1)
-		return 0;
-	s->bytes += (long long)n;
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (ab_buf_add(&s->line, p, k) < 0 && !s->line.over)
-			return ab_fail(err, AB_EENGINE, "out of memory");
-		if (nl == NULL)
-			break;
-		if (!s->line.over && s->line.len > 0)
-			tally(s, s->line.data, s->line.len);
-		ab_buf_reset(&s->line);
-		p += k + 1;
-		n -= k + 1;
-	}
-	return 0;
-}
-
-static int read_log(struct ab_engine *e, const char *id, struct summary *s,
-    struct ab_err *err)
-{
-	struct ab_mux m;
-	struct ab_req q;
-	struct ab_resp r;
+	struct ab_tarread *tr;
+	struct ab_buf b;
 	char path[200];
 	int rc;
 
-	snprintf(path, sizeof path, "/containers/%s/logs?stdout=1&since=%lld",
-	    id, s->from / 1000 - 1);
-	ab_mux_init(&m, on_log, s);
-	memset(&q, 0, sizeof q);
-	q.method = "GET";
-	q.path = path;
-	q.sink = ab_mux_feed;
-	q.sink_ctx = &m;
-	q.what = "read the proxy's log";
-	rc = ab_engine_call(e, &q, &r, err);
-	if (rc == 0 && r.status != 200)
-		rc = ab_fail(err, AB_EENGINE, "cannot read the proxy's log: "
-		    "engine said %ld", r.status);
-	ab_resp_free(&r);
-	return rc;
+	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
+	    a->eg.proxy_id, AB_EGRESS_TALLY);
+	ab_buf_init(&b, AB_TALLY_FILE_MAX);
+	rc = ab_tarread_open(&tr, e, path, AB_TALLY_FILE_MAX + 8192,
+	    "read the proxy's tally", err);
+	if (rc == 0) {
+		rc = ab_tarread_one(tr, &b, err);
+		ab_tarread_close(tr);
+	}
+	if (rc == 0)
+		rc = ab_tally_parse(t, b.data ? b.data : "", b.len, err);
+	ab_buf_free(&b);
+	return rc < 0 ? ab_err_wrap(err, "the proxy's tally") : 0;
 }
 
 /* Seconds since the epoch of "2026-12-03T09:41:37.037974239Z", in ms. */
@@ -582,74 +465,98 @@ static int overlapped(struct ab_engine *e, const struct ab_alloc *a,
 	return other;
 }
 
-static void dest_json(struct ab_jw *w, const struct dest *d)
+/* The proxy now: "running", or how it ended ("oom" when the engine
+ * killed it for memory, else "exited"); "unknown" when it cannot be told. */
+static const char *proxy_state(struct ab_engine *e, const struct ab_alloc *a)
 {
-	int i;
+	struct ab_json c;
+	struct ab_err skip;
+	const char *st = "unknown";
+	int running = 0, oom = 0;
 
-	ab_jw_obj(w);
-	ab_jw_key(w, "host");
-	if (d->host[0])
-		ab_jw_str(w, d->host);
-	else
-		ab_jw_null(w);
-	ab_jw_key(w, "port");
-	if (d->port > 0)
-		ab_jw_int(w, d->port);
-	else
-		ab_jw_null(w);
-	ab_jw_kint(w, "allowed", d->allowed);
-	ab_jw_kint(w, "refused", d->refused);
-	ab_jw_kint(w, "bytes_up", d->up);
-	ab_jw_kint(w, "bytes_down", d->down);
-	ab_jw_key(w, "reasons");
-	ab_jw_obj(w);
-	for (i = 0; i < 8 && d->reasons[i][0] != '\0'; i++)
-		ab_jw_kint(w, d->reasons[i], d->nreason[i]);
-	ab_jw_obj_end(w);
-	ab_jw_obj_end(w);
+	if (ab_ctr_inspect(e, a->eg.proxy_id, &c, &skip) < 0)
+		return st;
+	if (ab_json_bool(&c, ab_json_get(&c, 0, "State.Running"), &running)
+	    == 0 && ab_json_bool(&c, ab_json_get(&c, 0, "State.OOMKilled"),
+	    &oom) == 0)
+		st = running ? "running" : oom ? "oom" : "exited";
+	ab_json_free(&c);
+	return st;
+}
+
+/* A tally written after the run's end: the first whose seq is past the
+ * one read at the end (the proxy writes at least once a second).  1 when
+ * one came within the wait. */
+static int fresh_tally(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_tally *end)
+{
+	struct ab_tally *t = malloc(sizeof *t);
+	struct ab_err skip;
+	int i, fresh = 0;
+
+	for (i = 0; t != NULL && i < TALLY_WAIT_TRIES && !fresh; i++) {
+		poll(NULL, 0, TALLY_WAIT_STEP_MS);
+		if (ab_proxy_tally(e, a, t, &skip) == 0 &&
+		    t->start_ms == end->start_ms && t->seq > end->seq) {
+			*end = *t;
+			fresh = 1;
+		}
+	}
+	free(t);
+	return fresh;
 }
 
 int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
-    const char *self, long long from_ms, long long to_ms, struct ab_buf *out,
-    struct ab_err *err)
+    const char *self, const struct ab_tally *begin, long long from_ms,
+    struct ab_buf *out, const char **state_out, struct ab_err *err)
 {
-	struct summary *s;
+	struct ab_tally *end;
+	const char *state;
 	struct ab_jw w;
 	char text[400];
-	int i, rc;
+	int i, fresh = 0, have;
 
-	if ((s = calloc(1, sizeof *s)) == NULL)
+	if ((end = malloc(sizeof *end)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	/* A tunnel's close is logged as the relay dies with the agent: a
-	 * moment after the engine saw the exit. */
-	s->from = from_ms;
-	s->to = to_ms + 2000;
-	ab_buf_init(&s->line, 4096);
-	rc = read_log(e, a->eg.proxy_id, s, err);
-	if (rc == 0) {
-		ab_jw_init(&w, out);
-		ab_jw_obj(&w);
-		ab_jw_key(&w, "allow");
-		ab_jw_arr(&w);
-		for (i = 0; i < a->eg.list.n; i++) {
-			ab_egress_entry_text(&a->eg.list.e[i], text,
-			    sizeof text);
-			ab_jw_str(&w, text);
-		}
-		ab_jw_arr_end(&w);
-		ab_jw_kstr(&w, "scope", overlapped(e, a, self, from_ms,
-		    to_ms) ? "allocation-wide" : "invocation");
-		ab_jw_key(&w, "destinations");
-		ab_jw_arr(&w);
-		for (i = 0; i < s->n; i++)
-			dest_json(&w, &s->d[i]);
-		ab_jw_arr_end(&w);
-		ab_jw_kbool(&w, "truncated", s->truncated);
-		ab_jw_obj_end(&w);
-		if (ab_jw_done(&w) < 0)
-			rc = ab_fail(err, AB_EENGINE, "out of memory");
+	have = ab_proxy_tally(e, a, end, err) == 0;
+	*state_out = state = proxy_state(e, a);
+	/* A proxy that died takes its tally with it (the egress volume is a
+	 * tmpfs, gone with its last mount): the record says so, and counts
+	 * nothing it cannot show. */
+	if (!have && strcmp(state, "running") == 0) {
+		free(end);
+		return -1;
 	}
-	ab_buf_free(&s->line);
-	free(s);
-	return rc;
+	if (have && strcmp(state, "running") == 0)
+		fresh = fresh_tally(e, a, end);
+	ab_jw_init(&w, out);
+	ab_jw_obj(&w);
+	ab_jw_key(&w, "allow");
+	ab_jw_arr(&w);
+	for (i = 0; i < a->eg.list.n; i++) {
+		ab_egress_entry_text(&a->eg.list.e[i], text, sizeof text);
+		ab_jw_str(&w, text);
+	}
+	ab_jw_arr_end(&w);
+	/* The tally is the allocation's: another agent that ran between
+	 * the two readings shares it. */
+	ab_jw_kstr(&w, "scope", overlapped(e, a, self, from_ms - TALLY_STALE_MS,
+	    ab_now_ms()) ? "allocation-wide" : "invocation");
+	ab_jw_kstr(&w, "proxy", state);
+	/* Complete: the same proxy, alive, counted past the agent's end. */
+	ab_jw_kbool(&w, "complete", have && fresh &&
+	    end->start_ms == begin->start_ms);
+	if (have) {
+		ab_tally_diff_json(end, end->start_ms == begin->start_ms ?
+		    begin : NULL, &w);
+	} else {
+		ab_jw_key(&w, "destinations");
+		ab_jw_null(&w);
+		ab_jw_key(&w, "totals");
+		ab_jw_null(&w);
+	}
+	ab_jw_obj_end(&w);
+	free(end);
+	return ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
+	    0;
 }

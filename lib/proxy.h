@@ -20,10 +20,15 @@
 #include "err.h"
 #include "lockdown.h"
 #include "state.h"
+#include "tally.h"
 
-/* The proxy's limits: its memory, and the pids and open files its
- * connection bound needs (a thread and two descriptors a connection). */
-#define AB_PROXY_MEMORY (64LL << 20)
+/* The proxy's limits: its memory, a base and what each connection of
+ * its bound may cost (egress.h), and the pids and open files the bound
+ * needs (a thread and two descriptors a connection).  64 connections,
+ * the default, make 64 MiB. */
+#define AB_PROXY_MEMORY_BASE (16LL << 20)
+#define AB_PROXY_MEMORY(conns) (AB_PROXY_MEMORY_BASE + \
+	(long long)(conns) * AB_EGRESS_CONN_MEMORY)
 #define AB_PROXY_LOG_MAX "16m"
 
 struct ab_proxy_lock {
@@ -58,14 +63,19 @@ int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
  * a network still in use stays, and a later clean or sweep takes it. */
 void ab_egress_network_release(struct ab_state *s, struct ab_engine *e);
 
-/* The result's "egress" object for a run of container SELF from FROM_MS
- * to TO_MS: the allowlist, and per destination the tunnels allowed and
- * the connections refused, with reasons and bytes, from the proxy's log.
- * "scope" is "allocation-wide" when another agent of the allocation ran
- * meanwhile.  -1 when the log could not be read (the caller writes
- * null). */
+/* What the proxy counted so far: its tally, read through the engine. */
+int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_tally *t, struct ab_err *err);
+/* The result's "egress" object for a run of container SELF that began
+ * after BEGIN was read at FROM_MS: the allowlist, the proxy's state, and
+ * what it counted since BEGIN (ab_tally_diff_json), from a tally written
+ * after the run's end.  "scope" is "allocation-wide" when another agent
+ * of the allocation ran meanwhile; "complete" is false when the proxy
+ * died, was replaced, or wrote no newer tally.  -1 when no tally could
+ * be read (the caller writes null).  *STATE: the proxy's, as "proxy"
+ * says it ("running", "oom", "exited", "unknown"). */
 int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
-    const char *self, long long from_ms, long long to_ms, struct ab_buf *out,
-    struct ab_err *err);
+    const char *self, const struct ab_tally *begin, long long from_ms,
+    struct ab_buf *out, const char **state, struct ab_err *err);
 
 #endif

@@ -932,30 +932,6 @@ int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
 	    len, mode, err);
 }
 
-/* The archive of one small file: its header, its bytes, and the end. */
-static int get_one(struct ab_tarread *t, struct ab_buf *b, struct ab_err *err)
-{
-	const struct ab_tarread_entry *ent;
-	char chunk[4096];
-	long n;
-	int rc;
-
-	if ((rc = ab_tarread_next(t, &ent, err)) < 0)
-		return -1;
-	if (rc == 0 || ent->type != AB_TR_FILE)
-		return ab_fail(err, AB_EREFUSED, "not a regular file");
-	while ((n = ab_tarread_data(t, chunk, sizeof chunk, err)) > 0)
-		if (ab_buf_add(b, chunk, (size_t)n) < 0) {
-			explicit_bzero(chunk, sizeof chunk);
-			return ab_fail(err, AB_EREFUSED, "larger than %zu bytes",
-			    b->max);
-		}
-	explicit_bzero(chunk, sizeof chunk);
-	if (n < 0 || (rc = ab_tarread_next(t, &ent, err)) < 0)
-		return -1;
-	return rc == 0 ? 0 : ab_fail(err, AB_EREFUSED, "more than one file");
-}
-
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const char *file, struct ab_buf *b,
     struct ab_err *err)
@@ -971,7 +947,7 @@ int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
 	if (ab_tarread_open(&t, e, path, (long long)b->max + 8192,
 	    "read a file back", err) < 0)
 		return -1;
-	rc = get_one(t, b, err);
+	rc = ab_tarread_one(t, b, err);
 	ab_tarread_close(t);
 	return rc < 0 ? ab_err_wrap(err, "%s", file) : 0;
 }

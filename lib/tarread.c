@@ -435,3 +435,26 @@ void ab_tarread_close(struct ab_tarread *t)
 	ab_buf_free(&t->meta);
 	free(t);
 }
+
+int ab_tarread_one(struct ab_tarread *t, struct ab_buf *b, struct ab_err *err)
+{
+	const struct ab_tarread_entry *ent;
+	char chunk[4096];
+	long n;
+	int rc;
+
+	if ((rc = ab_tarread_next(t, &ent, err)) < 0)
+		return -1;
+	if (rc == 0 || ent->type != AB_TR_FILE)
+		return ab_fail(err, AB_EREFUSED, "not a regular file");
+	while ((n = ab_tarread_data(t, chunk, sizeof chunk, err)) > 0)
+		if (ab_buf_add(b, chunk, (size_t)n) < 0) {
+			explicit_bzero(chunk, sizeof chunk);
+			return ab_fail(err, AB_EREFUSED, "larger than %zu bytes",
+			    b->max);
+		}
+	explicit_bzero(chunk, sizeof chunk);
+	if (n < 0 || (rc = ab_tarread_next(t, &ent, err)) < 0)
+		return -1;
+	return rc == 0 ? 0 : ab_fail(err, AB_EREFUSED, "more than one file");
+}

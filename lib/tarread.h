@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "engine.h"
 #include "err.h"
 
@@ -44,5 +45,9 @@ int ab_tarread_next(struct ab_tarread *t,
 long ab_tarread_data(struct ab_tarread *t, char *p, size_t n,
     struct ab_err *err);
 void ab_tarread_close(struct ab_tarread *t);
+/* The archive of one small file: its bytes into B (bounded by B's max),
+ * and the end; AB_EREFUSED for anything else. */
+int ab_tarread_one(struct ab_tarread *t, struct ab_buf *b,
+    struct ab_err *err);
 
 #endif

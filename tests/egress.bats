@@ -34,6 +34,20 @@ setup_file() {
 		sleep 0.05
 	done
 	VPORT=$(cat "$BATS_FILE_TMPDIR/vendor.port")
+	# A plain sink, and a tarpit that never reads, for the tallies and
+	# the proxy's memory.
+	local mode
+	for mode in sink tarpit; do
+		python3 "$AB_ROOT/tests/lib/vendor.py" --listen "$GW" --mode "$mode" \
+			--ready "$BATS_FILE_TMPDIR/$mode.port" 3>&- &
+		echo $! >"$BATS_FILE_TMPDIR/$mode.pid"
+		for _ in $(seq 1 100); do
+			[ -s "$BATS_FILE_TMPDIR/$mode.port" ] && break
+			sleep 0.05
+		done
+	done
+	SINK="sink.test:443=$GW:$(cat "$BATS_FILE_TMPDIR/sink.port")"
+	TARPIT="tarpit.test:443=$GW:$(cat "$BATS_FILE_TMPDIR/tarpit.port")"
 	CA=$ca/ca.pem
 	REPO=$BATS_FILE_TMPDIR/repo
 	git init -q "$REPO"
@@ -43,7 +57,7 @@ setup_file() {
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	DL=$BATS_FILE_TMPDIR/deadline
 	ab_deadline_in "$DL" 3600
-	export AB_IMAGE GW VPORT CA REPO COMMIT DL
+	export AB_IMAGE GW VPORT CA REPO COMMIT DL SINK TARPIT
 }
 
 # Whatever a test left, even when it failed half-way.
@@ -52,7 +66,10 @@ teardown() {
 }
 
 teardown_file() {
-	kill "$(cat "$BATS_FILE_TMPDIR/vendor.pid")" 2>/dev/null || true
+	local f
+	for f in vendor sink tarpit; do
+		kill "$(cat "$BATS_FILE_TMPDIR/$f.pid")" 2>/dev/null || true
+	done
 	ab-clean --sweep --all >/dev/null 2>&1 || true
 	ab_teardown_file
 }
@@ -61,9 +78,12 @@ vendor_entry() {
 	printf 'api.anthropic.com:443=%s:%s' "$GW" "$VPORT"
 }
 
-# egress_alloc LIST: a seeded allocation with that egress; sets ALLOC, AID.
+# egress_alloc LIST [OPTION...]: a seeded allocation with that egress (and
+# those ab-alloc options); sets ALLOC, AID.
 egress_alloc() {
-	run_exact 0 ab-alloc --image "$AB_IMAGE" --egress "$1" --deadline "$DL"
+	local list=$1
+	shift
+	run_exact 0 ab-alloc --image "$AB_IMAGE" --egress "$list" --deadline "$DL" "$@"
 	ALLOC=$output
 	AID=${ALLOC#alloc:}
 	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
@@ -82,6 +102,34 @@ agent() {
 	RECORD=$(ab-run --show "$RESULT")
 }
 
+
+# agent_start: an agent that waits for the test's go, run by ab-run in
+# the background, once it is running; agent_finish gives the go (a file
+# on the egress volume, which the agent mounts read-only) and sets
+# STATUS, RESULT and RECORD as agent does.
+agent_start() {
+	local prof ctr _
+	prof=$(ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
+		--attempt "eg-$RANDOM$RANDOM" -- sh -c \
+		'while [ ! -e /run/agentbox/egress/go ]; do sleep 0.1; done')
+	ctr=$(ab-validate "$prof")
+	ab-run "$ctr" >"$BATS_TEST_TMPDIR/run.out" 2>"$BATS_TEST_TMPDIR/run.err" &
+	RUN_PID=$!
+	for _ in $(seq 1 200); do
+		[ -n "$(docker ps -q --filter "label=org.agentbox.alloc=$AID" \
+			--filter label=org.agentbox.role=agent)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+agent_finish() {
+	touch "$(dirname "$(socket_of "$AID")")/go"
+	STATUS=0
+	wait "$RUN_PID" || STATUS=$?
+	RESULT=$(tail -n 1 "$BATS_TEST_TMPDIR/run.out")
+	RECORD=$(ab-run --show "$RESULT")
+}
 
 socket_of() {
 	printf '%s/proxy.sock\n' "$(docker volume inspect "agentbox-$1-egress" \
@@ -239,6 +287,84 @@ drift() {
 	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" \
 		tunnel api.anthropic.com:443 x
 	assert_line --index 0 "HTTP/1.1 200 Connection established"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "an agent that floods the proxy's log erases nothing: the bytes it sent stay in its result" {
+	local sock
+	egress_alloc "$SINK"
+	sock=$(socket_of "$AID")
+	agent_start
+	# As the agent could, on the socket itself: 30 MB to an allowed
+	# destination, then refusals enough to rotate the proxy's log.
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" upload \
+		sink.test:443 30000000
+	assert_output 30000000
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" names 45000 f
+	assert_output 45000
+	run sh -c "docker logs agentbox-$AID-proxy 2>/dev/null | head -n 1"
+	refute_output --partial '"event":"start"'
+	agent_finish
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[(d["host"], d["allowed"], d["bytes_up"]) for d in r["egress"]["destinations"] if d["host"] == "sink.test"]')" \
+		'[["sink.test", 1, 30000000]]'
+	assert_equal "$(record_field '[r["egress"][k] for k in ("totals", "names_dropped", "truncated", "complete", "proxy", "scope")]')" \
+		'[{"allowed": 1, "refused": 45000, "bytes_up": 30000000, "bytes_down": 0}, 44968, true, true, "running", "invocation"]'
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "refused names cannot crowd an allowed destination out: the cap is on refused names alone" {
+	local sock
+	egress_alloc "$SINK"
+	sock=$(socket_of "$AID")
+	agent_start
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" names 40 c
+	assert_output 40
+	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" upload \
+		sink.test:443 5000000
+	assert_output 5000000
+	agent_finish
+	assert_equal "$(record_field '[(d["host"], d["allowed"], d["refused"], d["bytes_up"]) for d in r["egress"]["destinations"] if d["host"] == "sink.test"]')" \
+		'[["sink.test", 1, 0, 5000000]]'
+	assert_equal "$(record_field 'len([d for d in r["egress"]["destinations"] if d["refused"]])')" 32
+	assert_equal "$(record_field '[r["egress"][k] for k in ("totals", "names_dropped", "truncated")]')" \
+		'[{"allowed": 1, "refused": 40, "bytes_up": 5000000, "bytes_down": 0}, 8, true]'
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "1,000 tunnels stuffed at once cannot kill the proxy: its memory limit holds what its bound lets in" {
+	local sock mem limit
+	ulimit -n 4096
+	egress_alloc "$TARPIT" --egress-conns 1024
+	sock=$(socket_of "$AID")
+	# Up to 1 MiB each into a destination that never reads: every
+	# buffer on the way fills.
+	python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" stuff 1000 \
+		1048576 tarpit.test:443 25 >"$BATS_TEST_TMPDIR/stuff.out" &
+	sleep 20
+	mem=$(docker stats --no-stream --format '{{.MemUsage}}' "agentbox-$AID-proxy")
+	limit=$(docker inspect "agentbox-$AID-proxy" --format '{{.HostConfig.Memory}}')
+	echo "# proxy memory with 1,000 stuffed tunnels: $mem (limit $limit)" >&3
+	wait
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/stuff.out")" 1000
+	assert_equal "$(docker inspect "agentbox-$AID-proxy" --format '{{.State.Running}} {{.State.OOMKilled}}')" \
+		"true false"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "a proxy that dies while the agent runs is said in the result; the agent's status stays its own" {
+	egress_alloc "$SINK"
+	agent_start
+	docker kill "agentbox-$AID-proxy" >/dev/null
+	agent_finish
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["reason"], r["egress"]["proxy"], r["egress"]["complete"]]')" \
+		'["exited", "exited", false]'
+	# The tally went with the proxy's tmpfs: nothing is counted as zero.
+	assert_equal "$(record_field '[r["egress"]["destinations"], r["egress"]["totals"]]')" \
+		'[null, null]'
+	run cat "$BATS_TEST_TMPDIR/run.err"
+	assert_output "ab-run: the allocation's egress proxy died while the agent ran (exited): its egress record is incomplete"
 	run_exact 0 ab-clean "$ALLOC"
 }
 

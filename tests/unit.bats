@@ -34,6 +34,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/tally: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/tally-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/signin: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/signin-test"
 	assert_success

@@ -10,6 +10,9 @@ With --cert it speaks TLS (the certificate of a test CA that the test hands
 to agentbox with --ca).  Modes:
   hello      read one line, answer "vendor saw: LINE" and close
   echo       send back every byte until the client ends
+  sink       read and drop every byte until the client ends, then close
+  tarpit     never read: with a 4 KiB receive buffer, what a client sends
+             piles up on the client's side (its proxy's memory)
   anthropic  the Anthropic Messages API as Claude Code (2.1.332) uses it:
              HTTP/1.1 with keep-alive, one thread a connection, answers to
              POST /v1/messages streamed as server-sent events (chunked, one
@@ -256,6 +259,11 @@ def serve(conn, mode, state=None):
                     break
                 line += chunk
             conn.sendall(b"vendor saw: " + line.strip() + b"\n")
+        elif mode == "sink":
+            while conn.recv(65536):
+                pass
+        elif mode == "tarpit":
+            threading.Event().wait()
         else:
             while True:
                 chunk = conn.recv(65536)
@@ -1591,7 +1599,8 @@ def main():
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--mode", default="hello",
-                    choices=["hello", "echo", "anthropic", "openai"])
+                    choices=["hello", "echo", "sink", "tarpit", "anthropic",
+                             "openai"])
     ap.add_argument("--script")
     ap.add_argument("--log")
     ap.add_argument("--auth-json")  # openai mode: see the module's doc
@@ -1609,6 +1618,8 @@ def main():
         ctx.load_cert_chain(a.cert, a.key)
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if a.mode == "tarpit":
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.bind((a.listen, 0))
     s.listen(128)
     with open(a.ready + ".tmp", "w") as f:

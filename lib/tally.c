@@ -1,0 +1,329 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tally.h"
+
+static void row_init(struct ab_tally_row *r, const char *host, int port)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->host, sizeof r->host, "%s", host);
+	r->port = port;
+}
+
+void ab_tally_init(struct ab_tally *t, const struct ab_egress_list *l,
+    long long start_ms)
+{
+	int i;
+
+	memset(t, 0, sizeof *t);
+	t->start_ms = start_ms;
+	for (i = 0; i < l->n; i++)
+		row_init(&t->allow[i], l->e[i].host, l->e[i].port);
+	t->nallow = l->n;
+}
+
+static struct ab_tally_row *find(struct ab_tally_row *rows, int n,
+    const char *host, int port)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].port == port && strcmp(rows[i].host, host) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+struct ab_tally_row *ab_tally_allowed(struct ab_tally *t, const char *host,
+    int port)
+{
+	return find(t->allow, t->nallow, host, port);
+}
+
+static void add_reason(struct ab_tally_row *r, const char *why)
+{
+	int i;
+
+	for (i = 0; i < AB_TALLY_REASONS && r->reason[i][0] != '\0'; i++)
+		if (strcmp(r->reason[i], why) == 0)
+			break;
+	/* The proxy's reasons are a short fixed set: a full table drops
+	 * only the reason's name, never the refusal's count. */
+	if (i == AB_TALLY_REASONS)
+		return;
+	snprintf(r->reason[i], sizeof r->reason[0], "%s", why);
+	r->nreason[i]++;
+}
+
+void ab_tally_refused(struct ab_tally *t, const char *host, int port,
+    const char *reason)
+{
+	struct ab_tally_row *r;
+
+	if (host == NULL) {
+		r = &t->unnamed;
+	} else if ((r = ab_tally_allowed(t, host, port)) == NULL &&
+	    (r = find(t->named, t->nnamed, host, port)) == NULL) {
+		if (t->nnamed == AB_TALLY_NAMES) {
+			t->names_dropped++;
+			return;
+		}
+		r = &t->named[t->nnamed++];
+		row_init(r, host, port);
+	}
+	r->refused++;
+	add_reason(r, reason);
+}
+
+/* --- the file ---------------------------------------------------------- */
+
+static void row_write(struct ab_jw *w, const struct ab_tally_row *r)
+{
+	int i;
+
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "host", r->host);
+	ab_jw_kint(w, "port", r->port);
+	ab_jw_kint(w, "allowed", r->allowed);
+	ab_jw_kint(w, "refused", r->refused);
+	ab_jw_kint(w, "up", r->up);
+	ab_jw_kint(w, "down", r->down);
+	ab_jw_key(w, "reasons");
+	ab_jw_obj(w);
+	for (i = 0; i < AB_TALLY_REASONS && r->reason[i][0] != '\0'; i++)
+		ab_jw_kint(w, r->reason[i], r->nreason[i]);
+	ab_jw_obj_end(w);
+	ab_jw_obj_end(w);
+}
+
+int ab_tally_write(const struct ab_tally *t, struct ab_buf *out)
+{
+	struct ab_jw w;
+	int i;
+
+	ab_jw_init(&w, out);
+	ab_jw_obj(&w);
+	ab_jw_kint(&w, "v", 1);
+	ab_jw_kint(&w, "start", t->start_ms);
+	ab_jw_kint(&w, "seq", t->seq);
+	ab_jw_kint(&w, "names_dropped", t->names_dropped);
+	ab_jw_key(&w, "allow");
+	ab_jw_arr(&w);
+	for (i = 0; i < t->nallow; i++)
+		row_write(&w, &t->allow[i]);
+	ab_jw_arr_end(&w);
+	ab_jw_key(&w, "named");
+	ab_jw_arr(&w);
+	for (i = 0; i < t->nnamed; i++)
+		row_write(&w, &t->named[i]);
+	ab_jw_arr_end(&w);
+	ab_jw_key(&w, "unnamed");
+	row_write(&w, &t->unnamed);
+	ab_jw_obj_end(&w);
+	return ab_jw_done(&w);
+}
+
+static int count(const struct ab_json *j, int obj, const char *key,
+    long long *out)
+{
+	return ab_json_int(j, ab_json_key(j, obj, key), out) == 0 &&
+	    *out >= 0 ? 0 : -1;
+}
+
+static int row_parse(const struct ab_json *j, int t, struct ab_tally_row *r)
+{
+	long long port;
+	char *host;
+	int rs, m, i;
+
+	memset(r, 0, sizeof *r);
+	host = ab_json_str(j, ab_json_key(j, t, "host"));
+	if (host == NULL || strlen(host) > AB_EGRESS_HOST_MAX) {
+		free(host);
+		return -1;
+	}
+	memcpy(r->host, host, strlen(host) + 1);
+	free(host);
+	if (count(j, t, "port", &port) < 0 || port > 65535 ||
+	    count(j, t, "allowed", &r->allowed) < 0 ||
+	    count(j, t, "refused", &r->refused) < 0 ||
+	    count(j, t, "up", &r->up) < 0 ||
+	    count(j, t, "down", &r->down) < 0)
+		return -1;
+	r->port = (int)port;
+	rs = ab_json_key(j, t, "reasons");
+	if (ab_json_type(j, rs) != AB_JSON_OBJECT ||
+	    ab_json_count(j, rs) > AB_TALLY_REASONS)
+		return -1;
+	for (i = 0; (m = ab_json_member(j, rs, i)) >= 0; i++) {
+		char *k = ab_json_str(j, m);
+
+		if (k == NULL || k[0] == '\0' || strlen(k) >= AB_TALLY_REASON_MAX ||
+		    count(j, rs, k, &r->nreason[i]) < 0) {
+			free(k);
+			return -1;
+		}
+		memcpy(r->reason[i], k, strlen(k) + 1);
+		free(k);
+	}
+	return 0;
+}
+
+static int rows_parse(const struct ab_json *j, int arr,
+    struct ab_tally_row *rows, int max, int *n)
+{
+	int i, t;
+
+	if (ab_json_type(j, arr) != AB_JSON_ARRAY ||
+	    ab_json_count(j, arr) > max)
+		return -1;
+	for (i = 0; (t = ab_json_elem(j, arr, i)) >= 0; i++)
+		if (row_parse(j, t, &rows[i]) < 0)
+			return -1;
+	*n = i;
+	return 0;
+}
+
+int ab_tally_parse(struct ab_tally *t, const char *p, size_t n,
+    struct ab_err *err)
+{
+	struct ab_json j;
+	long long v;
+	int rc = -1;
+
+	memset(t, 0, sizeof *t);
+	if (ab_json_parse(&j, p, n, err) < 0)
+		return ab_fail(err, AB_EREFUSED, "the proxy's tally is not "
+		    "JSON");
+	if (count(&j, 0, "v", &v) == 0 && v == 1 &&
+	    count(&j, 0, "start", &t->start_ms) == 0 &&
+	    count(&j, 0, "seq", &t->seq) == 0 &&
+	    count(&j, 0, "names_dropped", &t->names_dropped) == 0 &&
+	    rows_parse(&j, ab_json_key(&j, 0, "allow"), t->allow,
+	    AB_EGRESS_MAX, &t->nallow) == 0 &&
+	    rows_parse(&j, ab_json_key(&j, 0, "named"), t->named,
+	    AB_TALLY_NAMES, &t->nnamed) == 0 &&
+	    ab_json_type(&j, ab_json_key(&j, 0, "unnamed")) == AB_JSON_OBJECT &&
+	    row_parse(&j, ab_json_key(&j, 0, "unnamed"), &t->unnamed) == 0)
+		rc = 0;
+	ab_json_free(&j);
+	return rc == 0 ? 0 : ab_fail(err, AB_EREFUSED, "the proxy's tally "
+	    "is not one agentbox writes");
+}
+
+/* --- a run's share ----------------------------------------------------- */
+
+static long long less(long long end, long long begin)
+{
+	return end > begin ? end - begin : 0;
+}
+
+static long long reason_of(const struct ab_tally_row *r, const char *why)
+{
+	int i;
+
+	for (i = 0; r != NULL && i < AB_TALLY_REASONS; i++)
+		if (strcmp(r->reason[i], why) == 0)
+			return r->nreason[i];
+	return 0;
+}
+
+/* END's row minus BEGIN's (NULL: zero); 1 when anything moved. */
+static int row_diff(const struct ab_tally_row *e, const struct ab_tally_row *b,
+    struct ab_tally_row *d)
+{
+	int i;
+
+	*d = *e;
+	if (b != NULL) {
+		d->allowed = less(e->allowed, b->allowed);
+		d->refused = less(e->refused, b->refused);
+		d->up = less(e->up, b->up);
+		d->down = less(e->down, b->down);
+	}
+	for (i = 0; i < AB_TALLY_REASONS; i++)
+		d->nreason[i] = less(e->nreason[i], reason_of(b, e->reason[i]));
+	return d->allowed || d->refused || d->up || d->down;
+}
+
+static void dest_write(struct ab_jw *w, const struct ab_tally_row *d)
+{
+	int i;
+
+	ab_jw_obj(w);
+	ab_jw_key(w, "host");
+	if (d->host[0])
+		ab_jw_str(w, d->host);
+	else
+		ab_jw_null(w);
+	ab_jw_key(w, "port");
+	if (d->port > 0)
+		ab_jw_int(w, d->port);
+	else
+		ab_jw_null(w);
+	ab_jw_kint(w, "allowed", d->allowed);
+	ab_jw_kint(w, "refused", d->refused);
+	ab_jw_kint(w, "bytes_up", d->up);
+	ab_jw_kint(w, "bytes_down", d->down);
+	ab_jw_key(w, "reasons");
+	ab_jw_obj(w);
+	for (i = 0; i < AB_TALLY_REASONS && d->reason[i][0] != '\0'; i++)
+		if (d->nreason[i] > 0)
+			ab_jw_kint(w, d->reason[i], d->nreason[i]);
+	ab_jw_obj_end(w);
+	ab_jw_obj_end(w);
+}
+
+struct sums {
+	long long allowed, refused, up, down;
+};
+
+static void add(struct sums *s, const struct ab_tally_row *d)
+{
+	s->allowed += d->allowed;
+	s->refused += d->refused;
+	s->up += d->up;
+	s->down += d->down;
+}
+
+void ab_tally_diff_json(const struct ab_tally *end,
+    const struct ab_tally *begin, struct ab_jw *w)
+{
+	struct ab_tally_row d;
+	struct sums s = { 0, 0, 0, 0 };
+	long long dropped = less(end->names_dropped, begin ?
+	    begin->names_dropped : 0);
+	int i;
+
+	ab_jw_key(w, "destinations");
+	ab_jw_arr(w);
+	for (i = 0; i < end->nallow; i++)
+		if (row_diff(&end->allow[i], begin ? find((struct ab_tally_row *)
+		    begin->allow, begin->nallow, end->allow[i].host,
+		    end->allow[i].port) : NULL, &d)) {
+			add(&s, &d);
+			dest_write(w, &d);
+		}
+	for (i = 0; i < end->nnamed; i++)
+		if (row_diff(&end->named[i], begin ? find((struct ab_tally_row *)
+		    begin->named, begin->nnamed, end->named[i].host,
+		    end->named[i].port) : NULL, &d)) {
+			add(&s, &d);
+			dest_write(w, &d);
+		}
+	if (row_diff(&end->unnamed, begin ? &begin->unnamed : NULL, &d)) {
+		add(&s, &d);
+		dest_write(w, &d);
+	}
+	ab_jw_arr_end(w);
+	ab_jw_key(w, "totals");
+	ab_jw_obj(w);
+	ab_jw_kint(w, "allowed", s.allowed);
+	ab_jw_kint(w, "refused", s.refused + dropped);
+	ab_jw_kint(w, "bytes_up", s.up);
+	ab_jw_kint(w, "bytes_down", s.down);
+	ab_jw_obj_end(w);
+	/* Names past the table are counted, not named. */
+	ab_jw_kint(w, "names_dropped", dropped);
+	ab_jw_kbool(w, "truncated", dropped > 0);
+}
