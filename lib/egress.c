@@ -417,6 +417,7 @@ static const struct net4 v4_refused[] = {
 	{ 0xa9fe0000, 16, "link-local" },	/* 169.254/16, metadata */
 	{ 0xc0000000, 24, "reserved" },		/* 192.0.0/24 */
 	{ 0xc0000200, 24, "documentation" },	/* 192.0.2/24 */
+	{ 0xc0586300, 24, "reserved" },		/* 192.88.99/24, 6to4 relays */
 	{ 0xc6120000, 15, "reserved" },		/* 198.18/15 */
 	{ 0xc6336400, 24, "documentation" },	/* 198.51.100/24 */
 	{ 0xcb007100, 24, "documentation" },	/* 203.0.113/24 */
@@ -447,19 +448,39 @@ static int prefix_is(const unsigned char *b, const unsigned char *p,
 	return memcmp(b, p, n) == 0;
 }
 
+/* Teredo (2001::/32): a relay carries the packets over UDP to the
+ * client's IPv4 address (the last 32 bits, inverted) and may go through
+ * the server's (bytes 4-7), so either one an agent must never reach
+ * refuses the address, as 6to4 is judged by the IPv4 address inside. */
+static const char *teredo(const unsigned char *b)
+{
+	const char *why = guard4(~v4_at(b + 12) & 0xffffffffu);
+
+	return why != NULL ? why : guard4(v4_at(b + 4));
+}
+
 static const char *guard6(const unsigned char *b)
 {
 	static const unsigned char zero[16], mapped[12] = { [10] = 0xff,
-	    [11] = 0xff }, nat64[12] = { 0, 0x64, 0xff, 0x9b };
+	    [11] = 0xff }, translated[12] = { [8] = 0xff, [9] = 0xff },
+	    nat64[12] = { 0, 0x64, 0xff, 0x9b }, nat64_local[6] = { 0,
+	    0x64, 0xff, 0x9b, 0, 1 }, teredo_pfx[4] = { 0x20, 0x01 };
 
 	if (prefix_is(b, zero, 15))
 		return b[15] == 1 ? "loopback" : "unspecified";
-	/* IPv4 inside: mapped, NAT64, compatible, 6to4. */
-	if (prefix_is(b, mapped, 12) || prefix_is(b, nat64, 12) ||
-	    prefix_is(b, zero, 12))
+	/* IPv4 inside: mapped, translated, NAT64, compatible, 6to4. */
+	if (prefix_is(b, mapped, 12) || prefix_is(b, translated, 12) ||
+	    prefix_is(b, nat64, 12) || prefix_is(b, zero, 12))
 		return guard4(v4_at(b + 12));
 	if (b[0] == 0x20 && b[1] == 0x02)
 		return guard4(v4_at(b + 2));		/* 2002::/16 */
+	if (prefix_is(b, teredo_pfx, 4))
+		return teredo(b);
+	/* Local-use NAT64 (RFC 8215): where the IPv4 address sits depends
+	 * on a prefix length inside the /48 that only the local operator
+	 * knows, and the translator is a local one: private, like ULA. */
+	if (prefix_is(b, nat64_local, 6))
+		return "private";			/* 64:ff9b:1::/48 */
 	if ((b[0] & 0xfe) == 0xfc)
 		return "private";			/* fc00::/7 */
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)

@@ -78,8 +78,10 @@ size_t ab_egress_head_len(const char *p, size_t n);
 
 /* NULL when an agent may reach SA; else why not: "loopback",
  * "unspecified", "private", "cgnat", "link-local", "multicast",
- * "reserved", "documentation".  Mapped and embedded IPv4 addresses are
- * judged by the IPv4 address inside. */
+ * "reserved", "documentation".  Mapped, translated, compatible, NAT64
+ * (64:ff9b::/96) and 6to4 addresses are judged by the IPv4 address
+ * inside, Teredo by both of its own; local-use NAT64 (64:ff9b:1::/48) is
+ * "private" whole. */
 const char *ab_egress_guard(const struct sockaddr *sa);
 
 /* Moves bytes between sockets A and B (both made non-blocking here) until

@@ -118,6 +118,31 @@ int main(void)
 	guard("2001:db8::1", "documentation");
 	guard("100::1", "reserved");
 	guard("2606:4700::1111", NULL);
+	/* 6to4 relay anycast (RFC 7526), alone and inside 6to4. */
+	guard("192.88.99.1", "reserved");
+	guard("192.88.99.255", "reserved");
+	guard("192.88.98.255", NULL);
+	guard("192.88.100.0", NULL);
+	guard("2002:c058:6301::", "reserved");
+	/* IPv4-translated, ::ffff:0:0:0/96: the IPv4 address inside. */
+	guard("::ffff:0:127.0.0.1", "loopback");
+	guard("::ffff:0:10.1.2.3", "private");
+	guard("::ffff:0:169.254.169.254", "link-local");
+	guard("::ffff:0:8.8.8.8", NULL);
+	/* Local-use NAT64, 64:ff9b:1::/48: the whole prefix, whatever the
+	 * IPv4 address inside; the well-known /96 still by the one inside. */
+	guard("64:ff9b:1::1", "private");
+	guard("64:ff9b:1:808:8:800::", "private");
+	guard("64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "private");
+	guard("64:ff9b::8.8.8.8", NULL);
+	/* Teredo, 2001::/32: server bytes 4-7, client 12-15 inverted (the
+	 * RFC 4380 example's client is 192.0.2.45). */
+	guard("2001:0:4136:e378:8000:63bf:3fff:fdd2", "documentation");
+	guard("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback");
+	guard("2001:0:a00:1:8000:63bf:f7f7:f7f7", "private");
+	guard("2001:0:4136:e378:8000:63bf:f7f7:f7f7", NULL);
+	/* Outside 2001::/32: its last 32 bits inverted would be 240/4. */
+	guard("2001:4860:4860::8888", NULL);
 
 	request("CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\n", NULL, 0,
 	    "api.anthropic.com", 443);
