@@ -131,13 +131,14 @@ static void refuse(struct conn *c, int status, const char *reason,
 		    "\"status\":%d}", now_ms(), reason, status);
 }
 
-/* Reads the request head within HEAD_TIMEOUT_MS.  Its length, or 0 with
- * *reason and *status set. */
+/* Reads the request head within HEAD_TIMEOUT_MS.  The bytes read, the
+ * head and whatever came with it (ab_egress_request judges both), or 0
+ * with *reason and *status set. */
 static size_t read_head(struct conn *c, char *buf, const char **reason,
     int *status)
 {
 	struct pollfd p = { c->fd, POLLIN, 0 };
-	size_t got = 0, head;
+	size_t got = 0;
 	long long end = now_ms() + HEAD_TIMEOUT_MS, left;
 	ssize_t k;
 
@@ -160,16 +161,8 @@ static size_t read_head(struct conn *c, char *buf, const char **reason,
 		    (unsigned char)buf[0], status)) != NULL)
 			return 0;
 		got += (size_t)k;
-		if ((head = ab_egress_head_len(buf, got)) > 0) {
-			/* Nothing may follow the head before the tunnel
-			 * exists: a second request, or early data. */
-			if (head != got) {
-				*reason = "pipelined";
-				*status = 400;
-				return 0;
-			}
-			return head;
-		}
+		if (ab_egress_head_len(buf, got) > 0)
+			return got;
 		if (got == AB_EGRESS_HEAD_MAX) {
 			*reason = "head-too-large";
 			*status = 400;

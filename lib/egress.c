@@ -366,13 +366,14 @@ const char *ab_egress_first_byte(unsigned char c, int *status)
 const char *ab_egress_request(const char *head, size_t n,
     char host[AB_EGRESS_HOST_MAX + 1], int *port, int *status)
 {
-	const char *p = head, *end = head + n, *eol, *why;
+	size_t len = ab_egress_head_len(head, n);
+	const char *p = head, *end = head + len, *eol, *why;
 	int line = 0;
 
 	if (n > 0 && (why = ab_egress_first_byte((unsigned char)head[0],
 	    status)) != NULL)
 		return why;
-	if (n < 4 || ab_egress_head_len(head, n) != n)
+	if (len == 0)
 		return refuse(status, 400, "malformed-request");
 	for (; p < end; p = eol + 2, line++) {
 		eol = p;
@@ -390,8 +391,10 @@ const char *ab_egress_request(const char *head, size_t n,
 			if (why != NULL)
 				return why;
 		} else if (eol == p) {
-			return eol + 2 == end ? NULL :
-			    refuse(status, 400, "malformed-request");
+			/* The head is good; nothing may follow it before the
+			 * tunnel exists: a second request, or early data. */
+			return len == n ? NULL :
+			    refuse(status, 400, "pipelined");
 		} else if (line > AB_EGRESS_HEADERS_MAX ||
 		    !header_ok(p, (size_t)(eol - p))) {
 			return refuse(status, 400, "malformed-header");

@@ -64,9 +64,11 @@ const struct ab_egress_entry *ab_egress_find(const struct ab_egress_list *l,
 const char *ab_egress_authority(const char *s, size_t n,
     char host[AB_EGRESS_HOST_MAX + 1], int *port);
 
-/* A request head: everything up to and including its blank line, N
- * bytes.  NULL with host and port; or the reason, with *status the HTTP
- * status to answer (400 malformed, 405 not CONNECT). */
+/* A request: N bytes as received, its head through the blank line and
+ * whatever came after it.  NULL with host and port; or the reason, with
+ * *status the HTTP status to answer (400 malformed, 405 not CONNECT).
+ * The head is judged first: only a good CONNECT head with bytes after it
+ * is "pipelined", so an HTTP/2 preface is "method". */
 const char *ab_egress_request(const char *head, size_t n,
     char host[AB_EGRESS_HOST_MAX + 1], int *port, int *status);
 /* The first byte of a connection, judged alone: a TLS handshake or a

@@ -191,7 +191,8 @@ direct() {
 	direct 'CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\nCONNECT api.openai.com:443 HTTP/1.1\r\n\r\n' 400 pipelined
 	direct '\x16\x03\x01\x02\x00\x01' 400 tls-handshake
 	direct '\x05\x01\x00' 400 socks
-	direct 'PRI * HTTP/2.0\r\n\r\n' 405 method
+	# An HTTP/2 client's whole preface: its method, not the bytes after.
+	direct 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' 405 method
 	# The positive control on the same socket.
 	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$(socket_of "$AID")" \
 		tunnel api.anthropic.com:443 x

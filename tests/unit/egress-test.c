@@ -184,6 +184,21 @@ int main(void)
 	    "malformed-header", 400, "", 0);
 	request("\x16\x03\x01 CONNECT a.test:443 HTTP/1.1\r\n\r\n",
 	    "tls-handshake", 400, "", 0);
+	/* Bytes after the head: the head is judged first, and only a good
+	 * CONNECT followed by more is "pipelined". */
+	request("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "method", 405, "", 0);
+	request("GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n", "method",
+	    405, "", 0);
+	request("CONNECT 10.0.0.1:443 HTTP/1.1\r\n\r\nx", "ip-literal", 400,
+	    "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\r\nBad Header: y\r\n\r\nx",
+	    "malformed-header", 400, "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\r\n\r\nCONNECT b.test:443 "
+	    "HTTP/1.1\r\n\r\n", "pipelined", 400, "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\r\nHost: a\r\n\r\n\x16",
+	    "pipelined", 400, "", 0);
+	request("CONNECT a.test:443 HTTP/1.1\r\n", "malformed-request", 400,
+	    "", 0);
 
 	list("claude", 1, "api.anthropic.com:443");
 	list("codex-chatgpt", 3, "api.openai.com:443");
