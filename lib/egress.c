@@ -494,6 +494,13 @@ static const char *guard6(const unsigned char *b)
 		return "multicast";
 	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
 		return "documentation";			/* 2001:db8::/32 */
+	if (b[0] == 0x3f && b[1] == 0xff && (b[2] & 0xf0) == 0)
+		return "documentation";			/* 3fff::/20 */
+	/* Benchmarking, the twin of 198.18/15, and ORCHID: never routed. */
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && (b[3] == 2 ||
+	    (b[3] & 0xf0) == 0x10 || (b[3] & 0xf0) == 0x20) &&
+	    (b[3] != 2 || (b[4] == 0 && b[5] == 0)))
+		return "reserved";	/* 2001:2::/48, 2001:10::/28, 2001:20::/28 */
 	if (b[0] == 0x01 && prefix_is(b + 1, zero, 7))
 		return "reserved";			/* 100::/64 */
 	return NULL;

@@ -117,6 +117,18 @@ int main(void)
 	guard("ff02::1", "multicast");
 	guard("2001:db8::1", "documentation");
 	guard("100::1", "reserved");
+	/* The newer documentation range, benchmarking, ORCHID, and just
+	 * outside each. */
+	guard("3fff::1", "documentation");
+	guard("3fff:fff:ffff::1", "documentation");
+	guard("3fff:1000::1", NULL);
+	guard("2001:2::1", "reserved");
+	guard("2001:2:0:ffff::1", "reserved");
+	guard("2001:2:1::1", NULL);
+	guard("2001:10::1", "reserved");
+	guard("2001:2f:ffff::1", "reserved");
+	guard("2001:30::1", NULL);
+	guard("2001:3::1", NULL);
 	guard("2606:4700::1111", NULL);
 	/* 6to4 relay anycast (RFC 7526), alone and inside 6to4. */
 	guard("192.88.99.1", "reserved");
