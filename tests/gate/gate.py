@@ -357,6 +357,21 @@ VENDOR_UNAPPROVED = {"turns": [{"tool": "Bash", "input": {
     "command": "touch /work/pwned"}}, {"text": "done"}]}
 VENDOR_SCHEMA = {"turns": [{"tool": "StructuredOutput", "input": {
     "answer": 42, "extra": True}}]}
+# B reads what it can of the allocation's shared volumes; C sends refused
+# requests through the relay while A runs.
+STEAL = r"""
+for f in /run/agentbox/inputs/* /run/agentbox/inputs/*/* \
+    /run/agentbox/inputs/.[!.]* /run/agentbox/auth/* /run/agentbox/egress/*
+do echo "== $f"; cat "$f" 2>&1 | head -c 4096; echo; done
+ls -laR /run/agentbox 2>&1 | head -n 200
+echo STEAL-DONE"""
+ERASE = r"""
+i=0
+while [ $i -lt 300 ]; do
+  printf 'CONNECT n%d.evil.test:443 HTTP/1.1\r\n\r\n' $i |
+    nc -w 2 127.0.0.1 3128 >/dev/null 2>&1
+  i=$((i + 1))
+done"""
 VENDOR_CUT = {"turns": [{"cut": True, "times": 0}]}
 VENDOR_BIG = {"turns": [{"big": 10 * 1024 * 1024}]}
 VENDOR_HANG = {"turns": [{"hang": True, "times": 0}]}
@@ -467,6 +482,9 @@ KINDS = {
                            (124, "deadline"), None),
     "fault-deadline-export": (plain_repo, ["--timeout", "6", "PATCH"],
                               ["true"], (124, "exited"), None),
+    # Two agents of one allocation, composed from the step tools: a
+    # secret to steal, a record to erase (Trial.run_shared).
+    "alloc-shared": (plain_repo, [], [], (0, "exited"), None),
     # The tests' engine proxy (tests/lib/engine-proxy.py) between every
     # step and the engine: an upload cut, a create failed, a start
     # delayed (which changes nothing).
@@ -678,7 +696,113 @@ class Trial:
                     pass    # the container went meanwhile
             stop.wait(0.3)
 
+    def step(self, *argv):
+        """One step tool in the trial's state; its stdout, stripped, or
+        None with the failure recorded."""
+        r = sh(os.path.join(BIN, argv[0]), *argv[1:],
+               env=env_for(self.state))
+        if r.returncode != 0:
+            self.broken.append("%s: status %d: %s" % (
+                argv[0], r.returncode, r.stderr.strip()[-300:]))
+            return None
+        return r.stdout.strip()
+
+    def profile(self, alloc, attempt, *rest):
+        prof = self.step("ab-profile", "--alloc", alloc, "--phase",
+                         "planning", "--attempt", attempt, "--deadline",
+                         self.deadline, *rest)
+        return self.step("ab-validate", prof) if prof else None
+
+    def run_shared(self):
+        """A, Claude Code with the gate's key, is validated first; B, a
+        plain command of the same allocation, then reads every input it
+        can while A's snapshot waits, and floods the proxy with refused
+        names while A runs.  A's key shows nowhere of B's, and A's record
+        keeps its vendor's row whole."""
+        g = self.gate
+        plain_repo(self.repo)
+        before = tree_digest(self.repo)
+        vendor = g.start_vendor(self, {"turns": [{"text": "done"}]},
+                                "anthropic")
+        alloc = None
+        try:
+            args = g.vendor_args(self, "claude")
+            self.deadline = os.path.join(self.dir, "deadline")
+            with open(self.deadline, "w") as f:
+                f.write("%d\n" % (time.time() + 300))
+            alloc = self.step("ab-alloc", "--image", g.image[self.state],
+                              "--deadline", self.deadline, *args[:2])
+            oid = sh("git", "-C", self.repo, "rev-parse",
+                     "main").stdout.strip()
+            if alloc is None or self.step(
+                    "ab-seed", alloc, "--repo", self.repo,
+                    "--commit", oid) is None:
+                return
+            ctr_a = self.profile(alloc, "a%d" % self.n, *args[2:])
+            ctr_b = self.profile(alloc, "b%d" % self.n, "--", "sh", "-c",
+                                 STEAL)
+            ctr_c = self.profile(alloc, "c%d" % self.n, "--", "sh", "-c",
+                                 ERASE)
+            if not (ctr_a and ctr_b and ctr_c):
+                return
+            b = self.step("ab-run", ctr_b)
+            ra = subprocess.Popen([os.path.join(BIN, "ab-run"), ctr_a],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE,
+                                  env=env_for(self.state), text=True)
+            c = self.step("ab-run", ctr_c)
+            out, _ = ra.communicate(timeout=300)
+            self.status = ra.returncode
+            shown = [json.loads(self.step("ab-run", "--show", h) or "{}")
+                     for h in (out.strip(), b, c) if h]
+            self.result = shown[0] if shown else None
+            self.shared_checks(alloc, shown)
+        finally:
+            vendor.terminate()
+            vendor.wait()
+            if alloc:
+                self.step("ab-clean", alloc)
+            self.shared_left(alloc, before)
+
+    def shared_checks(self, alloc, shown):
+        key = self.gate.api_key
+        self.check("status", None if self.status == 0 and len(shown) == 3
+                   and all(r.get("reason") == "exited" for r in shown)
+                   else "status %s, %d records" % (self.status, len(shown)))
+        if len(shown) != 3:
+            return
+        a, b, c = shown
+        self.check("steal", "B read A's key" if key in json.dumps(b)
+                   else None)
+        self.check("steal-tried", None if "STEAL-DONE" in json.dumps(b)
+                   else "B's reading never ran to its end")
+        eg = a.get("egress") or {}
+        rows = [d for d in eg.get("destinations") or []
+                if d.get("host") == "api.anthropic.com"]
+        self.check("record", None if rows and rows[0]["allowed"] >= 1 and
+                   rows[0]["bytes_up"] > 0 and eg.get("complete") is True
+                   else "A's vendor row is gone or cut: %s" % eg)
+        # Rows of the other agent in a record: only under its scope.
+        for r, who, theirs in ((a, "A", "evil.test"),
+                               (c, "C", "api.anthropic.com")):
+            e = r.get("egress") or {}
+            mixed = [d for d in e.get("destinations") or []
+                     if (d.get("host") or "").endswith(theirs)]
+            self.check("scope-" + who, None if not mixed or
+                       e.get("scope") == "allocation-wide" else
+                       "%s's record holds another's rows as its own" % who)
+
+    def shared_left(self, alloc, before):
+        sid = self.gate.sid[self.state]
+        left = objects(sid, alloc) if alloc else []
+        self.check("left", ", ".join(left) if left else None)
+        self.check("source", None if tree_digest(self.repo) == before
+                   else "the source repository changed")
+        self.check("secret", self.secret_seen())
+
     def run(self):
+        if self.kind == "alloc-shared":
+            return self.run_shared()
         make, opts, agent, expect, row = KINDS[self.kind]
         make(self.repo)
         before = tree_digest(self.repo)
@@ -1069,7 +1193,7 @@ def main():
             for k in draws:
                 n += 1
                 st = gate.agents_state() if k.startswith(
-                    ("vendor-", "codex-")) else \
+                    ("vendor-", "codex-", "alloc-")) else \
                     gate.states[n % 2]
                 batch.append(Trial(gate, k, n, st))
             with concurrent.futures.ThreadPoolExecutor(par) as ex:
