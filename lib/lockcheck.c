@@ -329,6 +329,13 @@ static int c_capdrop(struct ctx *c, int t)
 	return list_is(c->j, t, cap_drop, 0);
 }
 
+/* An agent's group of its invocation's own, and nothing else; the keeper
+ * and the proxy have none. */
+static int c_groupadd(struct ctx *c, int t)
+{
+	return list_is(c->j, t, c->l->group_add, 1);
+}
+
 static int c_secopt(struct ctx *c, int t)
 {
 	return list_is(c->j, t, ab_lock_security_opts(c->l), 0);
@@ -565,7 +572,8 @@ static const struct rule rules[] = {
 	S("HostConfig.CgroupnsMode", "private"),
 	Z("HostConfig.Dns"), Z("HostConfig.DnsOptions"),
 	Z("HostConfig.DnsSearch"), Z("HostConfig.ExtraHosts"),
-	Z("HostConfig.GroupAdd"), S("HostConfig.IpcMode", "private"),
+	C("HostConfig.GroupAdd", c_groupadd),
+	S("HostConfig.IpcMode", "private"),
 	Z("HostConfig.Cgroup"), Z("HostConfig.Links"),
 	Z("HostConfig.OomScoreAdj"), Z("HostConfig.PidMode"),
 	Z("HostConfig.Privileged"), Z("HostConfig.PublishAllPorts"),

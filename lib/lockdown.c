@@ -114,6 +114,8 @@ static void host_config(struct ab_jw *w, const struct ab_lock *l)
 	ab_jw_kbool(w, "ReadonlyRootfs", 1);
 	ab_jw_kbool(w, "Privileged", 0);
 	str_list(w, "CapDrop", cap_drop);
+	if (l->group_add != NULL)
+		str_list(w, "GroupAdd", l->group_add);
 	str_list(w, "SecurityOpt", ab_lock_security_opts(l));
 	ab_jw_kint(w, "Memory", l->memory);
 	ab_jw_kint(w, "MemorySwap", l->memory);

@@ -49,6 +49,10 @@ struct ab_lock {
 	const char *const *tmpfs;
 	long long shm_size;
 	long long nofile;
+	/* HostConfig.GroupAdd, exactly (NULL: none): an agent's one group of
+	 * its invocation's own, which alone opens that invocation's files on
+	 * the allocation's shared volumes (profile.h). */
+	const char *const *group_add;
 };
 
 /* The value of label KEY in l, or "" (never NULL). */
