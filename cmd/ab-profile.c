@@ -244,12 +244,14 @@ static int read_input(const char *path, size_t max, const char *what,
 	return rc;
 }
 
-/* Its snapshot goes into the inputs filesystem, read-only to the agent,
- * and its SHA-256 into the record; no host path is mounted. */
+/* Its snapshot goes into the inputs filesystem, read-only to the agent
+ * and unreadable to every other agent (profile.h), and its SHA-256 into
+ * the record; no host path is mounted. */
 static int put_input(struct ab_state *s, const struct ab_alloc *a,
-    struct ab_profile *p, const char *name, const struct ab_buf *b,
+    struct ab_profile *p, enum ab_input in, const struct ab_buf *b,
     char sha[65], struct ab_err *err)
 {
+	struct ab_keeper_file f;
 	struct ab_sha256 h;
 	struct ab_engine e;
 	int rc;
@@ -260,8 +262,8 @@ static int put_input(struct ab_state *s, const struct ab_alloc *a,
 	if (ab_sha256_hex(&h, sha, err) < 0 ||
 	    ab_engine_open(&e, &p->dl, err) < 0)
 		return -1;
-	rc = ab_inputs_put(s, &e, a, name, b->data ? b->data : "", b->len,
-	    0444, err);
+	ab_profile_input(p, in, &f);
+	rc = ab_keeper_put(s, &e, a, &f, b->data ? b->data : "", b->len, err);
 	ab_engine_close(&e);
 	return rc;
 }
@@ -270,7 +272,6 @@ static int schema_input(const struct opts *o, struct ab_state *s,
     const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
 {
 	struct ab_buf b;
-	char name[80];
 	int rc;
 
 	if (read_input(o->schema, SCHEMA_MAX, "schema", &b, err) < 0) {
@@ -280,9 +281,8 @@ static int schema_input(const struct opts *o, struct ab_state *s,
 	/* Only what agentbox can check is accepted: a keyword it would
 	 * ignore would be a promise it does not keep. */
 	rc = ab_schema_check(b.data ? b.data : "", b.len, err);
-	snprintf(name, sizeof name, "schema-%s.json", p->id);
 	if (rc == 0)
-		rc = put_input(s, a, p, name, &b, p->schema_sha, err);
+		rc = put_input(s, a, p, AB_IN_SCHEMA, &b, p->schema_sha, err);
 	if (rc == 0 && o->provider != NULL &&
 	    (p->schema = strdup(b.data ? b.data : "")) == NULL)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
@@ -291,7 +291,7 @@ static int schema_input(const struct opts *o, struct ab_state *s,
 }
 
 static int plain_input(const char *path, size_t max, const char *what,
-    const char *name, struct ab_state *s, const struct ab_alloc *a,
+    enum ab_input in, struct ab_state *s, const struct ab_alloc *a,
     struct ab_profile *p, char sha[65], struct ab_err *err)
 {
 	struct ab_buf b;
@@ -305,7 +305,7 @@ static int plain_input(const char *path, size_t max, const char *what,
 	if (rc == 0 && strcmp(what, "prompt") == 0 && b.len == 0)
 		rc = ab_fail(err, AB_EUSAGE, "prompt: the file is empty");
 	if (rc == 0)
-		rc = put_input(s, a, p, name, &b, sha, err);
+		rc = put_input(s, a, p, in, &b, sha, err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -378,16 +378,15 @@ static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
     struct ab_profile *p, char *const *pins, struct ab_err *err)
 {
 	struct ab_buf b;
-	char name[80], sha[65];
+	char sha[65];
 	int rc;
 
 	ab_buf_init(&b, 0);
-	ab_adapter_rules_name(p, name, sizeof name);
 	rc = ab_adapter_rules(p, pins, &b);
 	if (rc < 0)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
 	if (rc == 0)
-		rc = put_input(s, a, p, name, &b, sha, err);
+		rc = put_input(s, a, p, AB_IN_RULES, &b, sha, err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -416,21 +415,17 @@ static int snapshots(const struct opts *o, struct ab_state *s,
     const struct ab_alloc *a, struct ab_profile *p, char *const *pins,
     struct ab_err *err)
 {
-	char name[80];
-
 	if (o->schema != NULL && schema_input(o, s, a, p, err) < 0)
 		return -1;
-	snprintf(name, sizeof name, "ca-%s.pem", p->id);
-	if (o->ca != NULL && plain_input(o->ca, CA_MAX, "--ca", name, s, a, p,
-	    p->ca_sha, err) < 0)
+	if (o->ca != NULL && plain_input(o->ca, CA_MAX, "--ca", AB_IN_CA, s, a,
+	    p, p->ca_sha, err) < 0)
 		return -1;
 	if (o->provider == NULL)
 		return 0;
 	if (cli_pinned(s, a, o->provider, err) < 0)
 		return -1;
-	ab_adapter_prompt_name(p, name, sizeof name);
-	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", name, s, a, p,
-	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
+	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", AB_IN_PROMPT, s, a,
+	    p, p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
 	    sign_in(o, a, p, err) < 0)
 		return -1;
 	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
@@ -519,7 +514,7 @@ static int capture(const struct opts *o, struct ab_state *s,
 	if (limits(o, &a, p, err) < 0 ||
 	    ab_image_path(s, a.image, p->path_env, sizeof p->path_env,
 	    err) < 0 || ab_new_id(p->id, err) < 0 ||
-	    ab_new_id(p->nonce, err) < 0)
+	    ab_new_id(p->nonce, err) < 0 || ab_profile_group_new(s, p, err) < 0)
 		return -1;
 	if (approved_programs(&a, p, pins, err) < 0 ||
 	    snapshots(o, s, &a, p, pins, err) < 0) {

@@ -164,37 +164,37 @@ static int adapter(struct ctx *c, struct ab_err *err)
  * started): emptied in place, within a cleanup budget of its own. */
 static void forget_secret(struct ctx *c)
 {
+	struct ab_keeper_file f;
 	struct ab_budget saved;
 	struct ab_err skip;
-	char name[80];
 
 	if (c->p.cred_var[0] == '\0' || c->e.easy == NULL)
 		return;
-	ab_adapter_secret_name(&c->p, name, sizeof name);
+	ab_profile_input(&c->p, AB_IN_SECRET, &f);
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
-	if (ab_inputs_put(&c->s, &c->e, &c->a, name, "", 0, 0400, &skip) < 0)
+	if (ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip) < 0)
 		fprintf(stderr, "%s: could not empty the credential snapshot "
-		    "%s: %s\n", ab_prog, name, skip.msg);
+		    "%s/%s/%s: %s\n", ab_prog, f.dir, f.sub, f.name, skip.msg);
 	ab_engine_budget_end(&c->e, &saved);
 }
 
 /* The sign-in's copy, read back and emptied, within a cleanup budget. */
 static int sign_in_fetch(struct ctx *c, struct ab_buf *b, struct ab_err *err)
 {
+	struct ab_keeper_file f;
 	struct ab_budget saved;
 	struct ab_err skip;
-	char name[80], path[200];
+	char path[200];
 	int rc;
 
-	ab_adapter_auth_name(&c->p, name, sizeof name);
-	snprintf(path, sizeof path, "%s/%s", AB_AUTH_DIR, name);
+	ab_profile_input(&c->p, AB_IN_AUTH, &f);
+	ab_profile_input_path(&c->p, AB_IN_AUTH, path, sizeof path);
 	ab_buf_init(b, AB_SIGNIN_MAX);
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
 	rc = ab_keeper_get(&c->s, &c->e, &c->a, path, b, err);
-	if (ab_keeper_put(&c->s, &c->e, &c->a, AB_AUTH_DIR, name, "", 0,
-	    0600, &skip) < 0)
+	if (ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip) < 0)
 		fprintf(stderr, "%s: could not empty the sign-in's copy %s: "
-		    "%s\n", ab_prog, name, skip.msg);
+		    "%s\n", ab_prog, path, skip.msg);
 	ab_engine_budget_end(&c->e, &saved);
 	return rc;
 }

@@ -92,28 +92,28 @@ static int engine_checks(struct ctx *c, struct ab_err *err)
 /* A refused validation leaves no credential behind. */
 static void forget(struct ctx *c)
 {
+	struct ab_keeper_file f;
 	struct ab_err skip;
-	char name[80];
 
 	if (c->p.codex_auth[0] != '\0') {
-		ab_adapter_auth_name(&c->p, name, sizeof name);
-		ab_keeper_put(&c->s, &c->e, &c->a, AB_AUTH_DIR, name, "", 0,
-		    0600, &skip);
+		ab_profile_input(&c->p, AB_IN_AUTH, &f);
+		ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip);
 	}
 	if (c->p.cred_var[0] == '\0')
 		return;
-	ab_adapter_secret_name(&c->p, name, sizeof name);
-	ab_inputs_put(&c->s, &c->e, &c->a, name, "", 0, 0400, &skip);
+	ab_profile_input(&c->p, AB_IN_SECRET, &f);
+	ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip);
 }
 
 /* A ChatGPT sign-in, read now and copied onto the allocation's auth
- * volume, 0600 and the agent's own: Codex rewrites it when it refreshes
- * its tokens.  What FILE was goes into the ctr record, so ab-run writes
- * a refresh back only over that very file. */
+ * volume, where this invocation's agent alone can read and rewrite it
+ * (profile.h): Codex rewrites it when it refreshes its tokens.  What FILE
+ * was goes into the ctr record, so ab-run writes a refresh back only over
+ * that very file. */
 static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
 {
+	struct ab_keeper_file f;
 	struct ab_buf b;
-	char name[80];
 	int rc;
 
 	if (c->p.codex_auth[0] == '\0')
@@ -121,10 +121,10 @@ static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
 	rc = ab_signin_read(c->p.codex_auth, &b, &r->sn, err);
 	if (rc < 0)
 		ab_err_wrap(err, "--codex-auth %s", c->p.codex_auth);
-	ab_adapter_auth_name(&c->p, name, sizeof name);
+	ab_profile_input(&c->p, AB_IN_AUTH, &f);
 	if (rc == 0)
-		rc = ab_keeper_put(&c->s, &c->e, &c->a, AB_AUTH_DIR, name,
-		    b.data, b.len, 0600, err);
+		rc = ab_keeper_put(&c->s, &c->e, &c->a, &f, b.data, b.len,
+		    err);
 	if (b.data != NULL)
 		explicit_bzero(b.data, b.len);
 	ab_buf_free(&b);
@@ -133,13 +133,14 @@ static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
 }
 
 /* The profile's credential, read now (O_NOFOLLOW, bounded) into a
- * snapshot only the agent's uid can read, on the read-only inputs volume:
- * never in a record, never in the container's configuration.  Our copy
- * is wiped at once; ab-run empties the snapshot when the agent settles. */
+ * snapshot on the read-only inputs volume that only this invocation's
+ * container can read (its group, profile.h): never in a record, never in
+ * the container's configuration.  Our copy is wiped at once; ab-run
+ * empties the snapshot when the agent settles. */
 static int secret(struct ctx *c, struct ab_err *err)
 {
+	struct ab_keeper_file f;
 	struct ab_buf b;
-	char name[80];
 	int rc;
 
 	if (c->p.cred_var[0] == '\0')
@@ -150,10 +151,10 @@ static int secret(struct ctx *c, struct ab_err *err)
 		rc = ab_fail(err, AB_EREFUSED, "the credential file is empty");
 	if (rc < 0)
 		ab_err_wrap(err, "credential %s", c->p.cred_var);
-	ab_adapter_secret_name(&c->p, name, sizeof name);
+	ab_profile_input(&c->p, AB_IN_SECRET, &f);
 	if (rc == 0)
-		rc = ab_inputs_put(&c->s, &c->e, &c->a, name, b.data, b.len,
-		    0400, err);
+		rc = ab_keeper_put(&c->s, &c->e, &c->a, &f, b.data, b.len,
+		    err);
 	if (b.data != NULL)
 		explicit_bzero(b.data, b.len);
 	ab_buf_free(&b);

@@ -3,7 +3,8 @@
 # container from inside before anything else runs, then execs ARGV.
 #
 # The profile pins what it checks through the environment: AB_PROBE_NONCE,
-# AB_PROBE_PHASE (planning, questions, execution), AB_PROBE_HOME and
+# AB_PROBE_PHASE (planning, questions, execution), AB_PROBE_GROUP (the
+# invocation's own group, its one supplementary group), AB_PROBE_HOME and
 # AB_PROBE_HOME_BYTES, AB_PROBE_TMP_BYTES (page-rounded tmpfs ceilings);
 # with egress AB_PROBE_EGRESS (the proxy's socket: the relay is started
 # on 127.0.0.1:3128 before the agent), with --ca AB_PROBE_CA (the given
@@ -15,6 +16,8 @@
 # approvals, copied to where /etc/codex/rules points) and CODEX_HOME, and
 # with a ChatGPT sign-in AB_PROBE_CODEX_AUTH (the copy on the allocation's
 # auth volume, linked as CODEX_HOME/auth.json so a refresh lands there).
+# Those files are in the invocation's own directories, which only its
+# group opens.
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -73,7 +76,10 @@ want_tmpfs() {
 check_identity() {
 	[ "$(id -u)" = 10001 ] || refuse uid
 	[ "$(id -g)" = 10001 ] || refuse gid
-	[ "$(id -G)" = 10001 ] || refuse groups
+	case ${AB_PROBE_GROUP:-} in
+	'' | *[!0-9]*) refuse AB_PROBE_GROUP ;;
+	esac
+	[ "$(id -G)" = "10001 $AB_PROBE_GROUP" ] || refuse groups
 	for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 		[ "$(status_field "$c")" = 0000000000000000 ] || refuse "$c"
 	done
@@ -148,7 +154,7 @@ check_codex() {
 	[ "$(readlink /etc/codex/rules)" = /tmp/agentbox-codex-rules ] ||
 		refuse "codex rules link"
 	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
-	want_rw "${AB_PROBE_CODEX_AUTH%/*}"
+	want_rw /run/agentbox/auth
 	[ -f "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
 	[ -s "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
 	# Codex rewrites auth.json in place: through the link, onto the copy.
@@ -189,7 +195,7 @@ if [ -n "${AB_PROBE_SECRET:-}" ]; then
 	export "$AB_PROBE_SECRET_VAR=$secret"
 	unset secret
 fi
-unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_HOME AB_PROBE_HOME_BYTES \
+unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
 	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
 	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
 	AB_PROBE_CODEX_AUTH

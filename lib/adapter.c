@@ -200,7 +200,7 @@ static int model_schema(struct ab_profile *p, const char *model_flag,
 	if (p->model[0] != '\0' && (push(p, model_flag) < 0 ||
 	    push(p, p->model) < 0))
 		return -1;
-	snprintf(path, sizeof path, "%s/schema-%s.json", AB_INPUTS_DIR, p->id);
+	ab_profile_input_path(p, AB_IN_SCHEMA, path, sizeof path);
 	if (p->schema != NULL && (push(p, schema_flag) < 0 ||
 	    push(p, path) < 0))
 		return -1;
@@ -279,17 +279,6 @@ int ab_adapter_argv_is(const struct ab_profile *p)
 	return same;
 }
 
-void ab_adapter_prompt_name(const struct ab_profile *p, char *out,
-    size_t cap)
-{
-	snprintf(out, cap, "prompt-%s.txt", p->id);
-}
-
-void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap)
-{
-	snprintf(out, cap, "codex-%s.rules", p->id);
-}
-
 void ab_adapter_first_word(const char *cmd, char *out, size_t cap)
 {
 	size_t n = strcspn(cmd, " ");
@@ -336,17 +325,6 @@ int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
 	return rc < 0 ? -1 : 0;
 }
 
-void ab_adapter_secret_name(const struct ab_profile *p, char *out,
-    size_t cap)
-{
-	snprintf(out, cap, "secret-%s", p->id);
-}
-
-void ab_adapter_auth_name(const struct ab_profile *p, char *out, size_t cap)
-{
-	snprintf(out, cap, "auth-%s.json", p->id);
-}
-
 static void env(struct ab_profile_lock *k, int *n, const char *name,
     const char *value)
 {
@@ -361,22 +339,20 @@ static void env(struct ab_profile_lock *k, int *n, const char *name,
 /* Codex keeps its state (databases, helper links) in CODEX_HOME, which
  * must be writable and not under a temporary directory: HOME's tmpfs.
  * Its approvals are the profile's rules file, which the probe copies to
- * where /etc/codex/rules points (the container's own /tmp): the inputs
- * volume holds every profile's of the allocation, and one invocation
- * must not see another's approvals.  Codex reads rules once, at start. */
+ * where /etc/codex/rules points (the container's own /tmp): Codex would
+ * read every file of a rules directory, and one invocation must not take
+ * another's approvals.  Codex reads rules once, at start. */
 static void codex_env(const struct ab_profile *p, struct ab_profile_lock *k,
     int *n)
 {
-	char path[160], name[80];
+	char path[160];
 
 	env(k, n, "CODEX_HOME", AB_HOME "/.codex");
-	ab_adapter_rules_name(p, name, sizeof name);
-	snprintf(path, sizeof path, "%s/%s", AB_INPUTS_DIR, name);
+	ab_profile_input_path(p, AB_IN_RULES, path, sizeof path);
 	env(k, n, "AB_PROBE_CODEX_RULES", path);
 	env(k, n, "SHELL", "/bin/bash");
 	if (p->codex_auth[0] != '\0') {
-		ab_adapter_auth_name(p, name, sizeof name);
-		snprintf(path, sizeof path, "%s/%s", AB_AUTH_DIR, name);
+		ab_profile_input_path(p, AB_IN_AUTH, path, sizeof path);
 		env(k, n, "AB_PROBE_CODEX_AUTH", path);
 	}
 }
@@ -384,16 +360,14 @@ static void codex_env(const struct ab_profile *p, struct ab_profile_lock *k,
 void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
     int *n)
 {
-	char path[160], name[80];
+	char path[160];
 
 	if (p->provider[0] == '\0')
 		return;
-	ab_adapter_prompt_name(p, name, sizeof name);
-	snprintf(path, sizeof path, "%s/%s", AB_INPUTS_DIR, name);
+	ab_profile_input_path(p, AB_IN_PROMPT, path, sizeof path);
 	env(k, n, "AB_PROBE_STDIN", path);
 	if (p->cred_var[0] != '\0') {
-		ab_adapter_secret_name(p, name, sizeof name);
-		snprintf(path, sizeof path, "%s/%s", AB_INPUTS_DIR, name);
+		ab_profile_input_path(p, AB_IN_SECRET, path, sizeof path);
 		env(k, n, "AB_PROBE_SECRET", path);
 		env(k, n, "AB_PROBE_SECRET_VAR", p->cred_var);
 	}

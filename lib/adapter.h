@@ -9,10 +9,11 @@
  * the rest (/work read-only in planning and questions).
  *
  * The prompt, the schema and the credential reach the CLI through files
- * on the read-only inputs volume, named in the environment: the prompt on
- * its standard input, the credential exported by the probe just before it
- * execs the CLI.  No secret is ever in the argv, the environment the
- * engine stores, or a record.
+ * on the read-only inputs volume, in the invocation's own directory that
+ * no other agent can open (profile.h), named in the environment: the
+ * prompt on its standard input, the credential exported by the probe just
+ * before it execs the CLI.  No secret is ever in the argv, the
+ * environment the engine stores, or a record.
  */
 #ifndef AB_ADAPTER_H
 #define AB_ADAPTER_H
@@ -47,20 +48,11 @@ int ab_adapter_argv_is(const struct ab_profile *p);
 /* Adds the provider's pinned variables to the environment being built. */
 void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
     int *n);
-/* The inputs file names of a profile's prompt, and of its credential
- * snapshot (written by ab-validate, emptied by ab-run). */
-void ab_adapter_prompt_name(const struct ab_profile *p, char *out,
-    size_t cap);
-void ab_adapter_secret_name(const struct ab_profile *p, char *out,
-    size_t cap);
-/* A ChatGPT sign-in's copy on the allocation's auth volume (ab-validate
- * writes it, Codex rewrites it, ab-run reads it back and empties it). */
-void ab_adapter_auth_name(const struct ab_profile *p, char *out, size_t cap);
 /* An approved command's program: its first word. */
 void ab_adapter_first_word(const char *cmd, char *out, size_t cap);
-/* Codex's approvals: the inputs file name, and its text: prefix rules,
- * and each program pinned to PINS[i], the image's file for allow[i]. */
-void ab_adapter_rules_name(const struct ab_profile *p, char *out, size_t cap);
+/* Codex's approvals, the text of its rules file (AB_IN_RULES): prefix
+ * rules, and each program pinned to PINS[i], the image's file for
+ * allow[i]. */
 int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
     struct ab_buf *b);
 

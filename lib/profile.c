@@ -1,9 +1,11 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "adapter.h"
@@ -29,6 +31,90 @@ static void env_add(struct ab_profile_lock *k, int *n, const char *fmt,
 	snprintf(k->env_text[*n], sizeof k->env_text[0], fmt, a, v);
 	k->env[*n] = k->env_text[*n];
 	(*n)++;
+}
+
+static const char *const input_names[] = { "prompt.txt", "schema.json",
+    "ca.pem", "codex.rules", "secret", "auth.json" };
+
+void ab_profile_input(const struct ab_profile *p, enum ab_input in,
+    struct ab_keeper_file *f)
+{
+	memset(f, 0, sizeof *f);
+	f->dir = in == AB_IN_AUTH ? AB_AUTH_DIR : AB_INPUTS_DIR;
+	snprintf(f->sub, sizeof f->sub, "%s", p->id);
+	snprintf(f->name, sizeof f->name, "%s", input_names[in]);
+	/* Root's, so that no agent (all are 10001) opens it as its owner;
+	 * the group's, so that this invocation's agent does. */
+	f->uid = 0;
+	f->gid = (unsigned)p->group;
+	f->sub_mode = 0750;
+	/* Codex rewrites its sign-in in place, through the link the probe
+	 * makes (measured: the refresh lands in the copy). */
+	f->mode = in == AB_IN_AUTH ? 0660 : 0440;
+}
+
+void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
+    char *out, size_t cap)
+{
+	struct ab_keeper_file f;
+
+	ab_profile_input(p, in, &f);
+	snprintf(out, cap, "%s/%s/%s", f.dir, f.sub, f.name);
+}
+
+/* The group of profile record ID when it is one of allocation ALLOC's,
+ * else 0. */
+static long long group_of(struct ab_state *s, const char *id,
+    const char *alloc)
+{
+	struct ab_handle h;
+	struct ab_json j;
+	struct ab_err skip;
+	long long g = 0;
+
+	snprintf(h.kind, sizeof h.kind, "profile");
+	snprintf(h.id, sizeof h.id, "%s", id);
+	if (ab_record_read(s, &h, &j, &skip) < 0)
+		return 0;
+	if (ab_json_str_eq(&j, ab_json_key(&j, 0, "alloc"), alloc) &&
+	    ab_json_int(&j, ab_json_key(&j, 0, "group"), &g) < 0)
+		g = 0;
+	ab_json_free(&j);
+	return g;
+}
+
+int ab_profile_group_new(struct ab_state *s, struct ab_profile *p,
+    struct ab_err *err)
+{
+	const unsigned long long span = AB_GROUP_MAX - AB_GROUP_MIN + 1;
+	char (*ids)[AB_ID_LEN + 1];
+	uint64_t r;
+	size_t n, i;
+	int tries;
+
+	if (ab_record_list(s, "profile", &ids, &n, err) < 0)
+		return -1;
+	for (tries = 0; tries < 8; tries++) {
+		/* Rejection sampling: every group equally likely. */
+		do {
+			if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+				free(ids);
+				return ab_fail_errno(err, AB_EENGINE,
+				    "getrandom");
+			}
+		} while (r >= UINT64_MAX - UINT64_MAX % span);
+		p->group = AB_GROUP_MIN + (long long)(r % span);
+		for (i = 0; i < n; i++)
+			if (group_of(s, ids[i], p->alloc) == p->group)
+				break;
+		if (i == n) {
+			free(ids);
+			return 0;
+		}
+	}
+	free(ids);
+	return ab_fail(err, AB_EENGINE, "no group of its own for the "
+	    "invocation");
 }
 
 /* Egress: every spelling of the proxy variables points at the relay,
@@ -58,7 +144,7 @@ static void ca_env(const struct ab_profile *p, struct ab_profile_lock *k,
 
 	if (p->ca_sha[0] == '\0')
 		return;
-	snprintf(ca, sizeof ca, "%s/ca-%s.pem", AB_INPUTS_DIR, p->id);
+	ab_profile_input_path(p, AB_IN_CA, ca, sizeof ca);
 	env_add(k, n, "SSL_CERT_FILE=%s", AB_CA_BUNDLE, 0);
 	env_add(k, n, "NODE_EXTRA_CA_CERTS=%s", ca, 0);
 	env_add(k, n, "CODEX_CA_CERTIFICATE=%s", ca, 0);
@@ -83,6 +169,7 @@ static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
 	env_add(k, &n, "AB_PROBE_HOME=%s", AB_HOME, 0);
 	env_add(k, &n, "AB_PROBE_HOME_BYTES=%s%lld", "", p->home_bytes);
 	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
+	env_add(k, &n, "AB_PROBE_GROUP=%s%lld", "", p->group);
 	egress_env(a, k, &n);
 	ca_env(p, k, &n);
 	ab_adapter_env(p, k, &n);
@@ -186,6 +273,8 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 		return bound_fail(p, "a snapshot's hash", err);
 	if (p->dl.at_ms <= 0 || p->dl.at_ms > AB_TIME_MAX_MS)
 		return bound_fail(p, "the deadline", err);
+	if (p->group < AB_GROUP_MIN || p->group > AB_GROUP_MAX)
+		return bound_fail(p, "the invocation's group", err);
 	if (p->home_bytes != AB_HOME_BYTES || p->home_inodes != AB_HOME_INODES ||
 	    p->tmp_bytes != AB_TMP_BYTES || p->tmp_inodes != AB_TMP_INODES)
 		return bound_fail(p, "a HOME or /tmp ceiling", err);
@@ -269,6 +358,9 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 	k->l.tmpfs = k->tmpfs;
 	k->l.shm_size = 64LL << 20;
 	k->l.nofile = 1024;
+	snprintf(k->group_text, sizeof k->group_text, "%lld", p->group);
+	k->group_add[0] = k->group_text;
+	k->l.group_add = k->group_add;
 }
 
 int ab_profile_body(const struct ab_profile_lock *k, struct ab_buf *body,
@@ -323,6 +415,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	else
 		ab_jw_null(&w);
 	ab_jw_kint(&w, "deadline_ms", p->dl.at_ms);
+	ab_jw_kint(&w, "group", p->group);
 	ab_jw_kint(&w, "memory", p->memory);
 	ab_jw_kint(&w, "pids", p->pids);
 	ab_jw_kint(&w, "nano_cpus", p->nano_cpus);
@@ -396,6 +489,11 @@ static int copy_ints(const struct ab_json *j, struct ab_profile *p)
 		if (ab_json_int(j, ab_json_key(j, 0, keys[i]), dst[i]) < 0)
 			return -1;
 	p->dl.set = 1;
+	/* Absent in a record made before invocations had groups: 0, which
+	 * ab_profile_bounded refuses. */
+	if (ab_json_key(j, 0, "group") >= 0 &&
+	    ab_json_int(j, ab_json_key(j, 0, "group"), &p->group) < 0)
+		return -1;
 	return 0;
 }
 

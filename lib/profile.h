@@ -9,6 +9,16 @@
  * owner's (the directory is 0700 and theirs), every value read from it is
  * re-checked against the bounds the command line has (ab_profile_bounded),
  * and everything the engine knows is compared with the engine itself.
+ *
+ * Every agent runs as the same uid (10001) on volumes every agent of the
+ * allocation mounts, so owner bits keep nothing from another agent.  Each
+ * invocation gets a group of its own instead: a random GID no image uses,
+ * which its container alone is given (HostConfig.GroupAdd, validated
+ * exactly).  Its files on the shared volumes (prompt, schema, trust
+ * anchors, Codex's rules, the credential's snapshot, a sign-in's copy)
+ * are in a directory of its own there, owned by root and that group,
+ * 0750, each file 0440 (a sign-in's 0660: Codex rewrites it), so no
+ * other agent can open, or even name, them.
  */
 #ifndef AB_PROFILE_H
 #define AB_PROFILE_H
@@ -17,6 +27,7 @@
 #include "deadline.h"
 #include "err.h"
 #include "lockdown.h"
+#include "seed.h"
 #include "signin.h"
 #include "state.h"
 
@@ -40,6 +51,21 @@
 #define AB_PIDS_MAX (1LL << 20)
 #define AB_NANO_CPUS_MIN 10000000LL
 #define AB_NANO_CPUS_MAX 64000000000LL
+/* An invocation's group: above every ID an image or a host hands out
+ * (system, users, nobody, agentbox's 10001 and 10002) and far below what
+ * the kernel and runc refuse or read as "none" (2^31 - 1, 2^32 - 1). */
+#define AB_GROUP_MIN 100000LL
+#define AB_GROUP_MAX ((1LL << 30) - 1)
+
+/* An invocation's files on the allocation's volumes. */
+enum ab_input {
+	AB_IN_PROMPT,	/* the agent's standard input (ab-profile) */
+	AB_IN_SCHEMA,	/* --schema (ab-profile) */
+	AB_IN_CA,	/* --ca (ab-profile) */
+	AB_IN_RULES,	/* Codex's approvals (ab-profile) */
+	AB_IN_SECRET,	/* the credential's snapshot (ab-validate, ab-run) */
+	AB_IN_AUTH	/* a ChatGPT sign-in's copy, on the auth volume */
+};
 
 struct ab_profile {
 	char id[AB_ID_LEN + 1];
@@ -63,6 +89,7 @@ struct ab_profile {
 	char codex_auth[4096];
 	char *schema;			/* the schema's text, or NULL */
 	struct ab_deadline dl;
+	long long group;		/* the invocation's own GID */
 	long long memory, pids, nano_cpus;
 	long long home_bytes, home_inodes, tmp_bytes, tmp_inodes;
 	char *argv[AB_MAX_ARGV + 1];
@@ -83,7 +110,20 @@ struct ab_profile_lock {
 	struct ab_mount mounts[AB_NVOL + 2];	/* and egress, sign-in */
 	const char *entry[2];
 	char name[96];
+	char group_text[24];
+	const char *group_add[2];
 };
+
+/* Where input IN of profile p goes on the keeper's volumes, and its path
+ * inside a container (the keeper's and the agent's are the same). */
+void ab_profile_input(const struct ab_profile *p, enum ab_input in,
+    struct ab_keeper_file *f);
+void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
+    char *out, size_t cap);
+/* Draws p->group: random in AB_GROUP_MIN..AB_GROUP_MAX, and no other
+ * profile of the allocation's in this state directory. */
+int ab_profile_group_new(struct ab_state *s, struct ab_profile *p,
+    struct ab_err *err);
 
 /* 1 when S is an attempt ID: 1 to 64 of [A-Za-z0-9._-]. */
 int ab_attempt_ok(const char *s);

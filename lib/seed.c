@@ -419,9 +419,10 @@ static int upload(struct ab_engine *e, const struct ab_alloc *a,
 
 	if (ab_tar_open(&t, src, err) < 0)
 		return -1;
-	/* The engine keeps the tar's owners (10001) as long as copyUIDGID is
-	 * not set; with it, Engine 20.10 looks the keeper's "10001:10001" up
-	 * as a user name and fails.  The tests check every owner. */
+	/* The engine keeps the tar's owners (10001; root and an invocation's
+	 * group) as long as copyUIDGID is not set; with it, Engine 20.10 looks
+	 * the keeper's "10001:10001" up as a user name and fails.  The tests
+	 * check every owner. */
 	snprintf(path, sizeof path, "/containers/%s/archive?path=%s"
 	    "&noOverwriteDirNonDir=1", a->keeper_id, dest);
 	memset(&q, 0, sizeof q);
@@ -867,27 +868,38 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 	return ab_alloc_save(s, a, err);
 }
 
-/* --- one small file into the inputs filesystem --------------------- */
+/* --- one small file of one invocation ------------------------------ */
 
 struct one_src {
-	const char *name, *data;
+	const struct ab_keeper_file *f;
+	char path[AB_ID_LEN + 1 + 32];	/* SUB/NAME */
+	const char *data;
 	size_t len, off;
-	unsigned mode;
-	int done;
+	int n;
 };
 
+/* The invocation's directory, then its file.  The engine extracts with
+ * the tar's owners (upload) and modes, and sets both again on a
+ * directory that is already there. */
 static int one_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 {
 	struct one_src *o = arg;
 
 	(void)err;
-	if (o->done)
+	if (o->n == 2)
 		return 0;
-	o->done = 1;
-	te->path = o->name;
+	te->uid = o->f->uid;
+	te->gid = o->f->gid;
+	if (o->n++ == 0) {
+		te->path = o->f->sub;
+		te->type = AB_TAR_DIR;
+		te->mode = o->f->sub_mode;
+		return 1;
+	}
+	snprintf(o->path, sizeof o->path, "%s/%s", o->f->sub, o->f->name);
+	te->path = o->path;
 	te->type = AB_TAR_FILE;
-	te->mode = o->mode;
-	te->uid = te->gid = AB_AGENT_UID;
+	te->mode = o->f->mode;
 	te->size = (long long)o->len;
 	return 1;
 }
@@ -905,8 +917,8 @@ static long one_data(void *arg, char *p, size_t n, struct ab_err *err)
 }
 
 int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const char *dir, const char *name,
-    const char *data, size_t len, unsigned mode, struct ab_err *err)
+    const struct ab_alloc *a, const struct ab_keeper_file *f,
+    const char *data, size_t len, struct ab_err *err)
 {
 	struct ab_tar_source src;
 	struct one_src o;
@@ -914,22 +926,13 @@ int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
 	if (ab_keeper_ready(s, e, a, err) < 0)
 		return -1;
 	memset(&o, 0, sizeof o);
-	o.name = name;
+	o.f = f;
 	o.data = data;
 	o.len = len;
-	o.mode = mode;
 	src.next = one_next;
 	src.data = one_data;
 	src.ctx = &o;
-	return upload(e, a, dir, &src, err);
-}
-
-int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const char *name, const char *data, size_t len,
-    unsigned mode, struct ab_err *err)
-{
-	return ab_keeper_put(s, e, a, a->vol[AB_VOL_INPUTS].target, name, data,
-	    len, mode, err);
+	return upload(e, a, f->dir, &src, err);
 }
 
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,

@@ -26,15 +26,21 @@ int ab_stage_check(const char *stage, const struct ab_alloc *a,
 /* The allocation's keeper is running and locked as it was created. */
 int ab_keeper_ready(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err);
-/* Puts NAME (MODE, owned by 10001) into directory DIR of the keeper's
- * volumes through the running, locked keeper, replacing what was there;
- * ab_inputs_put into the inputs filesystem. */
+/* One file of one invocation on the keeper's volumes: DIR/SUB/NAME, DIR
+ * a volume's mount point, SUB the invocation's own directory.  Both SUB
+ * and NAME are owned by UID and GID, with their modes. */
+struct ab_keeper_file {
+	const char *dir;
+	char sub[AB_ID_LEN + 1];
+	char name[32];
+	unsigned uid, gid, sub_mode, mode;
+};
+
+/* Puts f through the running, locked keeper, replacing what was there:
+ * SUB first (made, or its owner and mode set again), then NAME. */
 int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const char *dir, const char *name,
-    const char *data, size_t len, unsigned mode, struct ab_err *err);
-int ab_inputs_put(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const char *name, const char *data, size_t len,
-    unsigned mode, struct ab_err *err);
+    const struct ab_alloc *a, const struct ab_keeper_file *f,
+    const char *data, size_t len, struct ab_err *err);
 /* Reads back FILE, a regular file on the keeper's volumes, into b (at
  * most b->max bytes). */
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,

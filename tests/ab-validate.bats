@@ -129,7 +129,9 @@ mutation() {
 @test "mutation: a label changed" { mutation Config.Labels.org.agentbox.profile 'b["Labels"]["org.agentbox.profile"]="0"*32'; }
 @test "mutation: a log without a size cap" { mutation HostConfig.LogConfig.Config.max-size 'b["HostConfig"]["LogConfig"]["Config"].pop("max-size")'; }
 @test "mutation: a sysctl" { mutation HostConfig.Sysctls 'b["HostConfig"]["Sysctls"]={"net.ipv4.ip_unprivileged_port_start":"0"}'; }
-@test "mutation: an extra group" { mutation HostConfig.GroupAdd 'b["HostConfig"]["GroupAdd"]=["0"]'; }
+@test "mutation: an extra group" { mutation HostConfig.GroupAdd 'b["HostConfig"]["GroupAdd"]+=["0"]'; }
+@test "mutation: without the invocation's group" { mutation HostConfig.GroupAdd 'b["HostConfig"]["GroupAdd"]=[]'; }
+@test "mutation: another invocation's group" { mutation HostConfig.GroupAdd 'b["HostConfig"]["GroupAdd"]=["123456"]'; }
 @test "mutation: shm size changed" { mutation HostConfig.ShmSize 'b["HostConfig"]["ShmSize"]=1<<30'; }
 @test "mutation: open-files limit changed" { mutation HostConfig.Ulimits 'b["HostConfig"]["Ulimits"][0]["Hard"]=1<<20; b["HostConfig"]["Ulimits"][0]["Soft"]=1<<20'; }
 @test "mutation: an init process" { mutation HostConfig.Init 'b["HostConfig"]["Init"]=True'; }
@@ -309,7 +311,7 @@ mutation() {
 	printf '{"type":"object"}\n' >"$s"
 	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
 		--attempt "$(attempt)" --deadline "$DL" --schema "$s" -- \
-		sh -c 'cat /run/agentbox/inputs/schema-*.json; touch /run/agentbox/inputs/x 2>&1 || echo refused'
+		sh -c 'cat /run/agentbox/inputs/*/schema.json; touch /run/agentbox/inputs/x 2>&1 || echo refused'
 	prof=$output
 	grep -q "\"schema_sha256\":\"$(sha256sum "$s" | cut -d' ' -f1)\"" "$(record "$prof")"
 	run_exact 0 ab-validate "$prof"
@@ -335,4 +337,58 @@ mutation() {
 	assert_regex "$stderr" "larger than 65536 bytes"
 	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning \
 		--attempt "$(attempt)" --deadline "$DL" --schema "$d/none.json" -- true
+}
+
+# group PROFILE: the invocation's group, from its record.
+group() {
+	sed -n 's/.*"group":\([0-9]*\).*/\1/p' "$(record "$1")"
+}
+
+@test "each invocation has a group of its own, which its container alone is given" {
+	local a b ga gb
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	a=$output
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" -- true
+	b=$output
+	ga=$(group "$a")
+	gb=$(group "$b")
+	[ "$ga" -ge 100000 ] && [ "$ga" -lt 1073741824 ]
+	[ "$gb" -ge 100000 ] && [ "$gb" -lt 1073741824 ]
+	[ "$ga" != "$gb" ]
+	run_exact 0 ab-validate "$a"
+	assert_equal "$(docker inspect "agentbox-${a#profile:}" --format '{{json .HostConfig.GroupAdd}}')" "[\"$ga\"]"
+	assert_equal "$(docker inspect "agentbox-${ALLOC#alloc:}-keeper" --format '{{json .HostConfig.GroupAdd}}')" null
+	# A record without its group, or with one out of range, is refused.
+	sed -i "s/\"group\":$gb,/\"group\":0,/" "$(record "$b")"
+	run_exact 1 ab-validate "$b"
+	assert_regex "$stderr" "record was altered|the invocation's group is out of bounds"
+}
+
+@test "one invocation's schema is not another agent's to read, and both are root's and its group's" {
+	local d=$BATS_TEST_TMPDIR a b ga out
+	printf '{"type":"object","description":"mine-%s"}\n' "$RANDOM$RANDOM" >"$d/a.json"
+	printf '{"type":"object"}\n' >"$d/b.json"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$d/a.json" -- true
+	a=$output
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
+		--attempt "$(attempt)" --deadline "$DL" --schema "$d/b.json" -- \
+		sh -c "cat /run/agentbox/inputs/${a#profile:}/schema.json 2>&1;
+			ls /run/agentbox/inputs/${a#profile:} 2>&1;
+			cat /run/agentbox/inputs/*/schema.json"
+	b=$output
+	run_exact 0 ab-validate "$b"
+	out=$(docker start -a "agentbox-${b#profile:}")
+	assert_equal "$(grep -c 'Permission denied' <<<"$out")" 2
+	[[ $out != *mine-* ]] || fail "b read a's schema"
+	grep -qx '{"type":"object"}' <<<"$out"
+	# As the engine extracted them: the tar's owners and modes.
+	ga=$(group "$a")
+	assert_equal "$(docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" \
+		stat -c '%u:%g %a %n' "/run/agentbox/inputs/${a#profile:}" \
+		"/run/agentbox/inputs/${a#profile:}/schema.json")" \
+		"0:$ga 750 /run/agentbox/inputs/${a#profile:}
+0:$ga 440 /run/agentbox/inputs/${a#profile:}/schema.json"
 }

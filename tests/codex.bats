@@ -496,7 +496,8 @@ hostile_steps() {
 		refute_output --partial "$secret"
 	done
 	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the key"
-	run ab_on_alloc "$ALLOC" 'cat /run/agentbox/inputs/secret-* | wc -c'
+	run docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" sh -c \
+		'set -- /run/agentbox/inputs/*/secret; [ -f "$1" ] && cat "$@" | wc -c'
 	assert_output 0
 }
 
@@ -533,8 +534,8 @@ hostile_steps() {
 	p=$(profile execution --allow-command "git status" \
 		--allow-command "git log" --allow-command "touch /work/x" \
 		--allow-command rg)
-	rules=$(docker exec "agentbox-${ALLOC#alloc:}-keeper" cat \
-		"/run/agentbox/inputs/codex-${p#profile:}.rules")
+	rules=$(docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" cat \
+		"/run/agentbox/inputs/${p#profile:}/codex.rules")
 	assert_equal "$(grep -v '^#' <<<"$rules")" 'prefix_rule(pattern=["git", "status"], decision="allow")
 prefix_rule(pattern=["git", "log"], decision="allow")
 prefix_rule(pattern=["touch", "/work/x"], decision="allow")
@@ -556,9 +557,11 @@ host_executable(name="rg", paths=["/usr/local/bin/rg"])'
 	run_exact 0 ab-clean "$ALLOC"
 }
 
-# The copies of sign-ins on ALLOC's auth volume, as bytes in all.
+# The copies of sign-ins on ALLOC's auth volume, as bytes in all (root
+# reads them in the keeper: no other agent can).
 auth_left() {
-	docker exec "agentbox-${ALLOC#alloc:}-keeper" sh -c 'cat /run/agentbox/auth/* | wc -c'
+	docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" sh -c \
+		'set -- /run/agentbox/auth/*/auth.json; [ -f "$1" ] && cat "$@" | wc -c'
 }
 
 # A JSON field of the sign-in at $1.

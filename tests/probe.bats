@@ -19,13 +19,14 @@ teardown_file() {
 }
 
 # probe_run [DOCKER-OPTION...]: the probe with ARGV "echo ran; env", in a
-# locked container; USER_OPT, NET_OPT, WRITABLE_ROOT, PHASE, WORK_RO, GIT_RO
-# each override one default.
+# locked container with an invocation's group (123456); USER_OPT, NET_OPT,
+# WRITABLE_ROOT, PHASE, WORK_RO, GIT_RO, NO_GROUP each override one default.
 probe_run() {
-	local id=${ALLOC#alloc:} digest root=(--read-only)
+	local id=${ALLOC#alloc:} digest root=(--read-only) group=(--group-add 123456)
 	[ -z "${WRITABLE_ROOT:-}" ] || root=()
+	[ -z "${NO_GROUP:-}" ] || group=()
 	digest=$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')
-	run docker run --rm --user "${USER_OPT:-10001:10001}" "${root[@]}" \
+	run docker run --rm --user "${USER_OPT:-10001:10001}" "${root[@]}" "${group[@]}" \
 		--cap-drop ALL --security-opt no-new-privileges \
 		--network "${NET_OPT:-none}" \
 		--label "org.agentbox.state=$(ab_state_sid)" \
@@ -37,7 +38,7 @@ probe_run() {
 		--mount "type=volume,src=agentbox-$id-inputs,dst=/run/agentbox/inputs,volume-nocopy,readonly" \
 		-e AB_PROBE_NONCE=n0nce -e "AB_PROBE_PHASE=${PHASE:-execution}" \
 		-e AB_PROBE_HOME=/home/agent -e AB_PROBE_HOME_BYTES=8388608 \
-		-e AB_PROBE_TMP_BYTES=16777216 \
+		-e AB_PROBE_TMP_BYTES=16777216 -e AB_PROBE_GROUP=123456 \
 		"$@" "$digest" sh -c 'echo ran; env'
 }
 
@@ -87,6 +88,17 @@ assert_refused() {
 @test "an extra group is refused" {
 	probe_run --group-add 0
 	assert_refused groups
+}
+
+@test "a container without its invocation's group, or another's, is refused" {
+	NO_GROUP=1 probe_run
+	assert_refused groups
+	NO_GROUP=1 probe_run --group-add 123457
+	assert_refused groups
+	probe_run -e AB_PROBE_GROUP=
+	assert_refused AB_PROBE_GROUP
+	probe_run -e "AB_PROBE_GROUP=123456 0"
+	assert_refused AB_PROBE_GROUP
 }
 
 @test "seccomp unconfined is refused" {

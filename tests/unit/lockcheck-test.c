@@ -1,7 +1,9 @@
 /* lockcheck-test.c: unit tests for lib/lockcheck.c, TAP output.
  *
  * fixtures/inspect-agent.json is an agent container's inspect document as
- * Engine 20.10 reported it (ab-validate of an execution profile), and
+ * Engine 20.10 reported it (ab-validate of an execution profile; its
+ * invocation's group, GroupAdd and AB_PROBE_GROUP, as the engine reports
+ * them, added since), and
  * fixtures/inspect-image.json the labels of its image.  The lockdown is
  * rebuilt from the same values with the production code (ab_profile_lock),
  * then fields are changed the way a host the engine here cannot imitate
@@ -54,6 +56,7 @@ static void make_lock(struct ab_profile *p, struct ab_alloc *a)
 	snprintf(p->phase, sizeof p->phase, "execution");
 	snprintf(p->nonce, sizeof p->nonce, "77f5ce085fb3c330eeaac40132cdeb1e");
 	snprintf(p->path_env, sizeof p->path_env, "/usr/bin:/bin");
+	p->group = 123456;
 	p->memory = 1946157056;
 	p->pids = 256;
 	p->nano_cpus = 1000000000;
@@ -203,6 +206,15 @@ int main(int argc, char **argv)
 	refused("\"State\": {", "\"State\": {}, \"X\": {", "lockdown drift: "
 	    "X.Status (a field agentbox does not know)",
 	    "an unknown object is walked and its fields refused");
+	refused("\"GroupAdd\": [\n   \"123456\"\n  ]", "\"GroupAdd\": null",
+	    "lockdown drift: HostConfig.GroupAdd",
+	    "a container without its invocation's group is refused");
+	refused("\"123456\"\n  ]", "\"123457\"\n  ]",
+	    "lockdown drift: HostConfig.GroupAdd",
+	    "another invocation's group is refused");
+	refused("\"123456\"\n  ]", "\"123456\", \"0\"\n  ]",
+	    "lockdown drift: HostConfig.GroupAdd",
+	    "a group beside the invocation's is refused");
 	printf("1..%d\n", ntest);
 	ab_buf_free(&doc);
 	ab_buf_free(&image);
