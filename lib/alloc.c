@@ -49,7 +49,11 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	v = &a->auth;
 	v->role = "auth";
 	v->target = AB_AUTH_DIR;
-	v->uid = AB_AGENT_UID;
+	/* Root's, though agents mount it writable: an agent owning it could
+	 * rename another invocation's directory away and put one of its own
+	 * in its place, into which that invocation's Codex would then write
+	 * its refreshed tokens. */
+	v->uid = 0;
 	v->bytes = 1LL << 20;
 	v->inodes = 64;
 	snprintf(v->name, sizeof v->name, "agentbox-%s-auth", id);

@@ -29,7 +29,7 @@ struct ab_volume {
 	const char *role;	/* "task", "git", "inputs", "egress" */
 	const char *target;	/* its mount point */
 	long long bytes, inodes;
-	int uid;		/* its owner: the agents', or the proxy's */
+	int uid;		/* its owner: the agents', the proxy's or root's */
 };
 
 /* Egress (ab-alloc --egress): a fourth volume holding the proxy's socket,
@@ -54,9 +54,11 @@ struct ab_alloc_egress {
 	struct ab_volume vol;
 };
 
-/* A sign-in (ab-alloc --sign-in): a fifth small volume, the agents' own,
- * that the keeper holds so a credential the agent refreshes can be read
- * back after it settled (ab-run).  Nothing else is ever kept on it. */
+/* A sign-in (ab-alloc --sign-in): a fifth small volume, root's, with a
+ * directory per invocation only that invocation's agent can open
+ * (profile.h), that the keeper holds so a credential the agent refreshes
+ * can be read back after it settled (ab-run).  Nothing else is ever kept
+ * on it. */
 #define AB_AUTH_DIR "/run/agentbox/auth"
 
 struct ab_alloc {

@@ -650,6 +650,35 @@ open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
 	rm -rf "${AB_STATE_DIR:?}/signin"
 }
 
+# shellcheck disable=SC2016 # the commands are for Codex's shell
+@test "codex sign-in: another agent of the allocation can neither read an invocation's copy nor put one of its own in its place" {
+	local a mark
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	# The vendor's log keeps 500 bytes of each output: only the tokens
+	# and the refusals are printed.
+	vendor '{"turns":[{"shell":"cat /run/agentbox/auth/* /run/agentbox/auth/*/auth.json 2>&1 | grep -oE \"refresh_token[^,]*|Permission denied\""},{"shell":"for d in /run/agentbox/auth/*; do mv $d $d.x 2>/dev/null && echo MOVED; done; mkdir /run/agentbox/auth/planted 2>/dev/null && echo PLANTED"},{"text":"done"}]}'
+	new_alloc
+	# The owner's sign-in, with a refresh token no other has; validated
+	# (its copy is on the volume), never run.
+	mark=owner-only-$RANDOM$RANDOM
+	python3 -c 'import json, sys
+a = json.load(open(sys.argv[1])); a["tokens"]["refresh_token"] = sys.argv[2]
+print(json.dumps(a))' "$AUTH" "$mark" >"$BATS_TEST_TMPDIR/owner.json"
+	a=$(AUTH=$BATS_TEST_TMPDIR/owner.json profile planning)
+	ab-validate "$a" >/dev/null
+	run_profile "$(profile planning)"
+	assert_equal "$(record_field 'r["agent"]["status"]')" ok
+	# Its own copy it reads, the owner's it cannot open.
+	assert_equal "$(outputs | grep -o refresh_token | wc -l)" 1
+	outputs | grep -q 'Permission denied'
+	! outputs | grep -qF -- "$mark" || fail "another agent read the owner's sign-in"
+	! outputs | grep -qE 'MOVED|PLANTED' || fail "another agent changed the auth volume"
+	docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" \
+		cat "/run/agentbox/auth/${a#profile:}/auth.json" | grep -qF -- "$mark"
+	run_exact 0 ab-clean "$ALLOC"
+	rm -rf "${AB_STATE_DIR:?}/signin"
+}
+
 @test "codex sign-in: an allocation without its volume or hosts, a file that is not one, and a Claude profile are refused" {
 	AUTH=$BATS_TEST_TMPDIR/auth.json
 	vendor '{"turns":[]}'
