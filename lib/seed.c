@@ -847,7 +847,10 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 	    make_stage(s, a, stage, err) < 0)
 		return -1;
 	ab_test_pause("seed-staged");
-	if (ab_stage_check(stage, a, err) < 0 ||
+	/* The deadline first: past it, a sweep may take the allocation, its
+	 * staging clone with it, and the deadline is the reason. */
+	if (ab_deadline_check(&e->dl, "the clone was staged", err) < 0 ||
+	    ab_stage_check(stage, a, err) < 0 ||
 	    packer_start(&p, o, a, stage, e, err) < 0)
 		return -1;
 	/* With a history, git is the long pole and takes both cores: the

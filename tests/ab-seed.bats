@@ -536,6 +536,26 @@ sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
 	assert_output .git
 }
 
+@test "past the deadline, a sweep may take the staged clone: the deadline is the reason, 124" {
+	make_repo
+	local pid st=0 dl=$BATS_TEST_TMPDIR/deadline
+	ab_deadline_in "$dl" 3
+	new_alloc --deadline "$dl"
+	AB_TEST_PAUSE=seed-staged ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	ab_wait_stopped "$pid"
+	sleep 4
+	# Another run's sweep: the lease ran out, so the allocation is taken.
+	run_exact 0 ab-clean --sweep --within 1
+	[ ! -e "$AB_STATE_DIR/stage/${ALLOC#alloc:}" ]
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 124
+	run cat "$BATS_TEST_TMPDIR/err"
+	refute_output --partial "is gone"
+}
+
 @test "a ref must come with --expect, and resolve to it" {
 	make_repo
 	new_alloc
