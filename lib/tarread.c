@@ -366,7 +366,11 @@ int ab_tarread_open_mem(struct ab_tarread **tp, const void *p, size_t n,
 
 	if ((*tp = t = tr_new(NULL, max, what)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	return on_bytes(t, p, n, err);
+	if (on_bytes(t, p, n, err) == 0)
+		return 0;
+	ab_tarread_close(t);
+	*tp = NULL;
+	return -1;
 }
 
 int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
@@ -376,12 +380,16 @@ int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
 
 	if ((*tp = t = tr_new(e, max, what)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	if (ab_stream_open(e, &t->s, "GET", path, on_bytes, t, what, err) < 0)
-		return -1;
-	if (t->s.status != 200)
-		return ab_fail(err, t->s.status == 404 ? AB_EREFUSED :
-		    AB_EENGINE, "%s: engine said %ld", what, t->s.status);
-	return 0;
+	if (ab_stream_open(e, &t->s, "GET", path, on_bytes, t, what, err) == 0) {
+		if (t->s.status == 200)
+			return 0;
+		ab_fail(err, t->s.status == 404 ? AB_EREFUSED : AB_EENGINE,
+		    "%s: engine said %ld", what, t->s.status);
+	}
+	/* Nothing is left open for the caller to close. */
+	ab_tarread_close(t);
+	*tp = NULL;
+	return -1;
 }
 
 int ab_tarread_next(struct ab_tarread *t,

@@ -31,7 +31,8 @@ struct ab_tarread_entry {
 
 struct ab_tarread;
 
-/* GETs PATH (an archive endpoint) and opens its reply as a tar archive. */
+/* GETs PATH (an archive endpoint) and opens its reply as a tar archive.
+ * On failure *T is NULL and nothing is left to close. */
 int ab_tarread_open(struct ab_tarread **t, struct ab_engine *e,
     const char *path, long long max, const char *what, struct ab_err *err);
 /* The same reader over N bytes at P (copied), as if the engine had sent
