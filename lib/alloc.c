@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "cancel.h"
@@ -462,6 +463,26 @@ static int keeper_start(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
+/* The proxy, from the network's look-up to running on it, under the
+ * state's network lock; its ID is on disk before it starts. */
+static int proxy_up(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+{
+	int fd, rc;
+
+	if ((fd = ab_egress_network_lock(s, e, err)) < 0)
+		return -1;
+	rc = ab_proxy_create(s, e, a, seccomp_keyword, err);
+	if (rc == 0)
+		rc = ab_alloc_save(s, a, err);
+	if (rc == 0) {
+		ab_test_pause("alloc-proxy-created");
+		rc = ab_proxy_start(s, e, a, seccomp_keyword, err);
+	}
+	close(fd);
+	return rc;
+}
+
 static int create_all(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err)
 {
@@ -481,15 +502,8 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	ab_test_pause("alloc-volumes-created");
 	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)
 		return -1;
-	/* The proxy's ID is on disk before it starts. */
-	if (a->eg.on && (ab_proxy_create(s, e, a, info.seccomp_keyword,
-	    err) < 0 || ab_alloc_save(s, a, err) < 0))
+	if (a->eg.on && proxy_up(s, e, a, info.seccomp_keyword, err) < 0)
 		return -1;
-	if (a->eg.on) {
-		ab_test_pause("alloc-proxy-created");
-		if (ab_proxy_start(s, e, a, info.seccomp_keyword, err) < 0)
-			return -1;
-	}
 	snprintf(a->status, sizeof a->status, "ready");
 	return ab_alloc_save(s, a, err);
 }

@@ -224,26 +224,29 @@ static int network_lock(struct ab_state *s, long ms, struct ab_err *err)
 	return fd;
 }
 
-int ab_egress_network(struct ab_state *s, struct ab_engine *e,
-    struct ab_alloc *a, struct ab_err *err)
+int ab_egress_network_lock(struct ab_state *s, struct ab_engine *e,
+    struct ab_err *err)
 {
 	long long left = ab_deadline_left_ms(&e->dl);
-	int k, fd;
 
 	/* The holders are engine calls of other tools: the wait is the
 	 * deadline's, like any engine call's. */
-	fd = network_lock(s, left < 0 || left > NETWORK_LOCK_MS ?
+	return network_lock(s, left < 0 || left > NETWORK_LOCK_MS ?
 	    NETWORK_LOCK_MS : (long)left, err);
+}
 
-	if (fd < 0)
-		return -1;
+/* The state's network, found or made; the caller holds the lock. */
+static int network_ensure(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, struct ab_err *err)
+{
+	int k;
+
 	k = network_find(e, a->eg.network, s->sid, a->eg.network_id, err);
 	if (k == 0 && (network_create(e, a->eg.network, s->sid, err) < 0 ||
 	    (k = network_find(e, a->eg.network, s->sid, a->eg.network_id,
 	    err)) == 0))
 		k = ab_fail(err, AB_EENGINE, "the egress network %s "
 		    "vanished as it was made", a->eg.network);
-	close(fd);
 	return k < 0 ? -1 : 0;
 }
 
@@ -348,28 +351,18 @@ int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
 {
 	struct ab_proxy_lock *k;
-	struct ab_err first;
-	int conflict = 0, rc, tries;
+	int conflict = 0, rc;
 
 	if ((k = malloc(sizeof *k)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	/* The network is shared: another allocation's cleanup may remove it
-	 * between our look and our create.  Then it is made again. */
-	for (tries = 0; tries < 3; tries++) {
-		if ((rc = ab_egress_network(s, e, a, err)) < 0)
-			break;
+	/* Under the network lock, which no release passes: the network
+	 * stays until the proxy is on it. */
+	rc = network_ensure(s, e, a, err);
+	if (rc == 0) {
 		ab_test_pause("alloc-network-ready");
 		ab_proxy_lock(a, s->sid, seccomp_keyword, k);
 		rc = ab_ctr_create(e, &k->l, a->eg.proxy, "create the proxy",
 		    a->eg.proxy_id, &conflict, err);
-		if (rc == 0 || conflict)
-			break;
-		first = *err;
-		if (network_find(e, a->eg.network, s->sid, a->eg.network_id,
-		    err) != 0) {
-			*err = first;
-			break;
-		}
 	}
 	free(k);
 	return rc;

@@ -44,13 +44,16 @@ struct ab_proxy_lock {
 void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
     int seccomp_keyword, struct ab_proxy_lock *k);
 
-/* Finds or creates the state directory's network and records its ID in
- * a; a network of that name that is not this state's is refused, and an
- * engine out of address pools is AB_EENGINE saying so. */
-int ab_egress_network(struct ab_state *s, struct ab_engine *e,
-    struct ab_alloc *a, struct ab_err *err);
-/* Creates the proxy on the state's network (made when missing), its ID
- * in a; the caller records it before ab_proxy_start. */
+/* The state directory's egress network lock: held from the network's
+ * look-up until the proxy runs on it, because a release removes a network
+ * no container is on, and a proxy created but not started is on none.
+ * Waits at most the deadline (60 s at most); the descriptor, or -1. */
+int ab_egress_network_lock(struct ab_state *s, struct ab_engine *e,
+    struct ab_err *err);
+/* With that lock held: finds or creates the state's network (one of that
+ * name that is not this state's is refused; an engine out of address
+ * pools is AB_EENGINE saying so) and creates the proxy on it, both IDs in
+ * a; the caller records them before ab_proxy_start. */
 int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
 /* Starts the proxy and checks it running against its lockdown. */

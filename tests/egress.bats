@@ -358,6 +358,7 @@ drift() {
 	agent_start
 	docker kill "agentbox-$AID-proxy" >/dev/null
 	agent_finish
+	cat "$BATS_TEST_TMPDIR/run.err" >&2
 	assert_equal "$STATUS" 0
 	assert_equal "$(record_field '[r["reason"], r["egress"]["proxy"], r["egress"]["complete"]]')" \
 		'["exited", "exited", false]'
@@ -397,6 +398,29 @@ egress_objects() {
 		run egress_objects
 		assert_output ""
 	done
+}
+
+@test "another allocation's clean never takes the network from under a proxy not yet started" {
+	local pid cpid st=0 first
+	egress_alloc "$(vendor_entry)"
+	first=$ALLOC
+	AB_TEST_PAUSE=alloc-proxy-created ab-alloc --image "$AB_IMAGE" \
+		--egress "$(vendor_entry)" --deadline "$DL" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	ab_wait_stopped "$pid"
+	# The first allocation's proxy is the only one on the network as
+	# the engine sees it: a created proxy is on none until it starts.
+	ab-clean "$first" >/dev/null 2>&1 &
+	cpid=$!
+	sleep 1
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	wait "$cpid"
+	cat "$BATS_TEST_TMPDIR/err" >&2
+	assert_equal "$st" 0
+	run_exact 0 ab-clean "$(cat "$BATS_TEST_TMPDIR/out")"
+	assert_equal "$(docker network ls -q --filter "label=org.agentbox.state=$(ab_state_sid)")" ""
 }
 
 @test "two state directories with egress at once never touch each other's proxies or network" {
