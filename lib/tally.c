@@ -77,21 +77,32 @@ void ab_tally_refused(struct ab_tally *t, const char *host, int port,
 
 /* --- the file ---------------------------------------------------------- */
 
+/* A row as the file and the result both have it: the unnamed row's host
+ * and port are null, and a reason no refusal of the row has is left out. */
 static void row_write(struct ab_jw *w, const struct ab_tally_row *r)
 {
 	int i;
 
 	ab_jw_obj(w);
-	ab_jw_kstr(w, "host", r->host);
-	ab_jw_kint(w, "port", r->port);
+	ab_jw_key(w, "host");
+	if (r->host[0])
+		ab_jw_str(w, r->host);
+	else
+		ab_jw_null(w);
+	ab_jw_key(w, "port");
+	if (r->port > 0)
+		ab_jw_int(w, r->port);
+	else
+		ab_jw_null(w);
 	ab_jw_kint(w, "allowed", r->allowed);
 	ab_jw_kint(w, "refused", r->refused);
-	ab_jw_kint(w, "up", r->up);
-	ab_jw_kint(w, "down", r->down);
+	ab_jw_kint(w, "bytes_up", r->up);
+	ab_jw_kint(w, "bytes_down", r->down);
 	ab_jw_key(w, "reasons");
 	ab_jw_obj(w);
 	for (i = 0; i < AB_TALLY_REASONS && r->reason[i][0] != '\0'; i++)
-		ab_jw_kint(w, r->reason[i], r->nreason[i]);
+		if (r->nreason[i] > 0)
+			ab_jw_kint(w, r->reason[i], r->nreason[i]);
 	ab_jw_obj_end(w);
 	ab_jw_obj_end(w);
 }
@@ -137,18 +148,27 @@ static int row_parse(const struct ab_json *j, int t, struct ab_tally_row *r)
 	int rs, m, i;
 
 	memset(r, 0, sizeof *r);
-	host = ab_json_str(j, ab_json_key(j, t, "host"));
-	if (host == NULL || strlen(host) > AB_EGRESS_HOST_MAX) {
+	/* Null for the unnamed row, as row_write writes it. */
+	if (ab_json_type(j, ab_json_key(j, t, "host")) == AB_JSON_NULL &&
+	    ab_json_type(j, ab_json_key(j, t, "port")) == AB_JSON_NULL) {
+		port = 0;
+	} else {
+		host = ab_json_str(j, ab_json_key(j, t, "host"));
+		if (host == NULL || host[0] == '\0' ||
+		    strlen(host) > AB_EGRESS_HOST_MAX) {
+			free(host);
+			return -1;
+		}
+		memcpy(r->host, host, strlen(host) + 1);
 		free(host);
-		return -1;
+		if (count(j, t, "port", &port) < 0 || port < 1 ||
+		    port > 65535)
+			return -1;
 	}
-	memcpy(r->host, host, strlen(host) + 1);
-	free(host);
-	if (count(j, t, "port", &port) < 0 || port > 65535 ||
-	    count(j, t, "allowed", &r->allowed) < 0 ||
+	if (count(j, t, "allowed", &r->allowed) < 0 ||
 	    count(j, t, "refused", &r->refused) < 0 ||
-	    count(j, t, "up", &r->up) < 0 ||
-	    count(j, t, "down", &r->down) < 0)
+	    count(j, t, "bytes_up", &r->up) < 0 ||
+	    count(j, t, "bytes_down", &r->down) < 0)
 		return -1;
 	r->port = (int)port;
 	rs = ab_json_key(j, t, "reasons");
@@ -246,34 +266,6 @@ static int row_diff(const struct ab_tally_row *e, const struct ab_tally_row *b,
 	return d->allowed || d->refused || d->up || d->down;
 }
 
-static void dest_write(struct ab_jw *w, const struct ab_tally_row *d)
-{
-	int i;
-
-	ab_jw_obj(w);
-	ab_jw_key(w, "host");
-	if (d->host[0])
-		ab_jw_str(w, d->host);
-	else
-		ab_jw_null(w);
-	ab_jw_key(w, "port");
-	if (d->port > 0)
-		ab_jw_int(w, d->port);
-	else
-		ab_jw_null(w);
-	ab_jw_kint(w, "allowed", d->allowed);
-	ab_jw_kint(w, "refused", d->refused);
-	ab_jw_kint(w, "bytes_up", d->up);
-	ab_jw_kint(w, "bytes_down", d->down);
-	ab_jw_key(w, "reasons");
-	ab_jw_obj(w);
-	for (i = 0; i < AB_TALLY_REASONS && d->reason[i][0] != '\0'; i++)
-		if (d->nreason[i] > 0)
-			ab_jw_kint(w, d->reason[i], d->nreason[i]);
-	ab_jw_obj_end(w);
-	ab_jw_obj_end(w);
-}
-
 struct sums {
 	long long allowed, refused, up, down;
 };
@@ -302,18 +294,18 @@ void ab_tally_diff_json(const struct ab_tally *end,
 		    begin->allow, begin->nallow, end->allow[i].host,
 		    end->allow[i].port) : NULL, &d)) {
 			add(&s, &d);
-			dest_write(w, &d);
+			row_write(w, &d);
 		}
 	for (i = 0; i < end->nnamed; i++)
 		if (row_diff(&end->named[i], begin ? find((struct ab_tally_row *)
 		    begin->named, begin->nnamed, end->named[i].host,
 		    end->named[i].port) : NULL, &d)) {
 			add(&s, &d);
-			dest_write(w, &d);
+			row_write(w, &d);
 		}
 	if (row_diff(&end->unnamed, begin ? &begin->unnamed : NULL, &d)) {
 		add(&s, &d);
-		dest_write(w, &d);
+		row_write(w, &d);
 	}
 	ab_jw_arr_end(w);
 	ab_jw_key(w, "totals");

@@ -119,17 +119,26 @@ static void file(void)
 	struct ab_tally *t = made(), *u = made();
 	struct ab_buf b, c;
 	struct ab_err err;
+#define UNNAMED "\"unnamed\":{\"host\":null,\"port\":null,\"allowed\":0," \
+	"\"refused\":0,\"bytes_up\":0,\"bytes_down\":0,\"reasons\":{}}}"
+#define ROW(h, p) "{\"host\":" h ",\"port\":" p ",\"allowed\":0," \
+	"\"refused\":1,\"bytes_up\":0,\"bytes_down\":0,\"reasons\":{}}"
+	static const char good[] = "{\"v\":1,\"start\":1,\"seq\":1,"
+	    "\"names_dropped\":0,\"allow\":[],\"named\":[" ROW("\"a.test\"",
+	    "443") "]," UNNAMED;
 	static const char *const bad[] = {
-		"", "[]", "{}", "{\"v\":2,\"start\":1,\"seq\":1,"
-		"\"names_dropped\":0,\"allow\":[],\"named\":[],\"unnamed\":"
-		"{\"host\":\"\",\"port\":0,\"allowed\":0,\"refused\":0,\"up\":0,"
-		"\"down\":0,\"reasons\":{}}}",
-		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":-1,\"allow\":"
-		"[],\"named\":[],\"unnamed\":{\"host\":\"\",\"port\":0,"
-		"\"allowed\":0,\"refused\":0,\"up\":0,\"down\":0,\"reasons\":{}}}",
-		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,\"allow\":"
-		"[],\"named\":[],\"unnamed\":{\"host\":\"\",\"port\":70000,"
-		"\"allowed\":0,\"refused\":0,\"up\":0,\"down\":0,\"reasons\":{}}}",
+		"", "[]", "{}",
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[]," UNNAMED,
+		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":-1,"
+		"\"allow\":[],\"named\":[]," UNNAMED,
+		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[" ROW("\"a.test\"", "70000") "],"
+		UNNAMED,
+		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[" ROW("\"\"", "443") "]," UNNAMED,
+		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[" ROW("null", "443") "]," UNNAMED,
 		NULL
 	};
 	int i;
@@ -145,6 +154,9 @@ static void file(void)
 	    &err) == 0 && ab_tally_write(u, &c) == 0 && b.len == c.len &&
 	    memcmp(b.data, c.data, b.len) == 0 && u->seq == 9 &&
 	    u->start_ms == 1000, "the file reads back as written");
+	ok(ab_tally_parse(u, good, strlen(good), &err) == 0 &&
+	    u->nnamed == 1 && u->named[0].refused == 1 &&
+	    u->unnamed.host[0] == '\0', "a hand-written tally is read");
 	for (i = 0; bad[i] != NULL; i++)
 		ok(ab_tally_parse(u, bad[i], strlen(bad[i]), &err) < 0 &&
 		    err.code == AB_EREFUSED, "a tally agentbox did not write "
