@@ -391,14 +391,16 @@ int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
 	ab_buf_init(&b, AB_TALLY_FILE_MAX);
 	rc = ab_tarread_open(&tr, e, path, AB_TALLY_FILE_MAX + 8192,
 	    "read the proxy's tally", err);
+	/* Each failure names the tally once: the read's, the parser's. */
 	if (rc == 0) {
-		rc = ab_tarread_one(tr, &b, err);
+		if ((rc = ab_tarread_one(tr, &b, err)) < 0)
+			ab_err_wrap(err, "the proxy's tally");
 		ab_tarread_close(tr);
 	}
 	if (rc == 0)
 		rc = ab_tally_parse(t, b.data ? b.data : "", b.len, err);
 	ab_buf_free(&b);
-	return rc < 0 ? ab_err_wrap(err, "the proxy's tally") : 0;
+	return rc;
 }
 
 /* Seconds since the epoch of "2026-12-03T09:41:37.037974239Z", in ms. */

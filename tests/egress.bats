@@ -353,6 +353,31 @@ drift() {
 	run_exact 0 ab-clean "$ALLOC"
 }
 
+@test "a proxy whose tally cannot be read is no run: 125 before the start, said in one line" {
+	local dir prof ctr
+	egress_alloc "$SINK"
+	dir=$(dirname "$(socket_of "$AID")")
+	# The proxy can write no new tally there, and the last one goes.
+	chmod 0555 "$dir"
+	rm -f "$dir/tally.json"
+	prof=$(ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
+		--attempt "eg-$RANDOM$RANDOM" -- sh -c 'echo agent-ran')
+	ctr=$(ab-validate "$prof")
+	run_exact 125 ab-run "$ctr"
+	assert_one_error_line ab-run
+	assert_regex "$stderr" "^ab-run: engine-error: read the proxy's tally: engine said 404; the agent did not start$"
+	refute_output --partial agent-ran
+	# Said once in its log, at its next write (within a second).
+	for _ in $(seq 1 30); do
+		docker logs "agentbox-$AID-proxy" 2>/dev/null | grep -q tally-failed && break
+		sleep 0.1
+	done
+	run sh -c "docker logs agentbox-$AID-proxy 2>/dev/null | grep -c tally-failed"
+	assert_output 1
+	chmod 0755 "$dir"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
 @test "a proxy that dies while the agent runs is said in the result; the agent's status stays its own" {
 	egress_alloc "$SINK"
 	agent_start
