@@ -14,14 +14,7 @@ load helpers
 
 setup_file() {
 	unset AUTH
-	if [ -z "${AB_AGENTS_IMAGE:-}" ] || [ -z "${AB_SUITE_STATE:-}" ]; then
-		cat "${AB_SUITE_STATE:-/nonexistent}/build.err" >&2 2>/dev/null
-		echo "the suite's agents image was not built (tests/run-suite)" >&2
-		return 1
-	fi
-	AB_STATE_DIR=$AB_SUITE_STATE
-	export AB_STATE_DIR
-	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST
+	ab_agents_setup_file || return 1
 	CA=$BATS_FILE_TMPDIR/ca
 	ab_test_ca "$CA" api.openai.com,chatgpt.com,auth.openai.com
 	GW=$(ab_bridge_gateway)

@@ -57,6 +57,19 @@ ab_setup_file() {
 	export AB_IMAGE
 }
 
+# The files that run the real CLIs share the suite's agents image and its
+# state directory (tests/run-suite); without them they fail, saying why.
+ab_agents_setup_file() {
+	if [ -z "${AB_AGENTS_IMAGE:-}" ] || [ -z "${AB_SUITE_STATE:-}" ]; then
+		cat "${AB_SUITE_STATE:-/nonexistent}/build.err" >&2 2>/dev/null
+		echo "the suite's agents image was not built (tests/run-suite)" >&2
+		return 1
+	fi
+	AB_STATE_DIR=$AB_SUITE_STATE
+	export AB_STATE_DIR
+	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST
+}
+
 # The default bridge's gateway, as the engine describes the network: where
 # a test's own vendor listens for the allocations' proxies.
 ab_bridge_gateway() {

@@ -54,7 +54,8 @@ def status_line(s, timeout=15):
 
 def connect_tunnel(path, hostport):
     s = connect(path)
-    s.sendall(("CONNECT %s HTTP/1.1\r\n\r\n" % hostport).encode())
+    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" %
+               (hostport, hostport)).encode())
     head = b""
     while b"\r\n\r\n" not in head:
         chunk = s.recv(1)
@@ -133,16 +134,8 @@ def main():
             "latin-1"))
         print(status_line(s))
     elif verb == "tunnel":
-        s = connect(path)
-        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" %
-                   (sys.argv[3], sys.argv[3])).encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = s.recv(1)
-            if not chunk:
-                break
-            head += chunk
-        print(head.split(b"\r\n")[0].decode())
+        s, status = connect_tunnel(path, sys.argv[3])
+        print(status)
         s.sendall(sys.argv[4].encode() + b"\n")
         s.settimeout(10)
         print(s.recv(4096).decode().strip())
