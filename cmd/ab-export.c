@@ -11,13 +11,18 @@
 #include "engine.h"
 #include "export.h"
 #include "outfile.h"
+#include "size.h"
 #include "state.h"
 #include "tool.h"
 
 static const char usage_text[] =
     "usage: ab-export ALLOC [--format patch|bundle] [-o FILE] "
     "[--message MSG]\n"
-    "                 [--strict] [--deadline FILE]\n";
+    "                 [--strict] [--max-file SIZE] [--deadline FILE]\n";
+
+/* A regular file over this is left out, its bytes never read: a file
+ * of holes costs the agent nothing and its reader a byte per byte. */
+#define MAX_FILE (100LL << 20)
 
 struct opts {
 	const char *alloc, *out, *deadline;
@@ -32,6 +37,8 @@ static int usage(FILE *f, int status)
 
 static int option(int c, struct opts *o)
 {
+	struct ab_err err;
+
 	switch (c) {
 	case 'f':
 		if (strcmp(optarg, "patch") != 0 && strcmp(optarg, "bundle") != 0)
@@ -41,6 +48,9 @@ static int option(int c, struct opts *o)
 	case 'o': o->out = optarg; return 0;
 	case 'm': o->x.message = optarg; return 0;
 	case 's': o->x.strict = 1; return 0;
+	case 'M':
+		return ab_parse_size(optarg, AB_VOL_MAX_BYTES, "--max-file",
+		    &o->x.max_file, &err) < 0 ? ab_report(&err) : 0;
 	case 'd': o->deadline = optarg; return 0;
 	case 'h': return usage(stdout, -1);
 	default: return usage(stderr, AB_EUSAGE);
@@ -54,6 +64,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "message", required_argument, NULL, 'm' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "max-file", required_argument, NULL, 'M' },
 		{ "deadline", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -62,6 +73,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->x.message = "agentbox: the agent's change\n";
+	o->x.max_file = MAX_FILE;
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
 		if ((rc = option(c, o)) != 0)
 			return rc;

@@ -11,6 +11,7 @@
 #include "json.h"
 #include "pathcheck.h"
 #include "seed.h"
+#include "size.h"
 #include "tarread.h"
 #include "worklist.h"
 
@@ -27,6 +28,13 @@ struct xp {
 	char *chunk;
 	char **dirs, **refused, **links, **targets;
 	size_t ndirs, nrefused, nlinks, cap_dirs, cap_refused, cap_links;
+	/* Files over max_file, and the directories that hold them. */
+	char **big, **split;
+	size_t nbig, nsplit, cap_big, cap_split;
+	/* What comes before the archive's names: NULL for all of /work. */
+	const char *prefix;
+	long long budget;	/* archive bytes still allowed */
+	long long big_at;	/* a file over this many bytes is big */
 	int left_out;
 };
 
@@ -73,6 +81,34 @@ static void skip(struct xp *x, const char *path, const char *why)
 	if (x->o->skipped != NULL)
 		x->o->skipped(path, why);
 	push(&x->refused, &x->nrefused, &x->cap_refused, path);
+}
+
+/* A file left out: nothing lies under it. */
+static void skip_file(struct xp *x, const char *path, const char *why)
+{
+	x->left_out++;
+	if (x->o->skipped != NULL)
+		x->o->skipped(path, why);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int has(char **v, size_t n, const char *s)
+{
+	return n > 0 && bsearch(&s, v, n, sizeof *v, cmp_str) != NULL;
+}
+
+static int refused_over(const struct xp *x, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < x->nrefused; i++)
+		if (under(path, x->refused[i]))
+			return 1;
+	return 0;
 }
 
 /* -- Objects. */
@@ -182,12 +218,25 @@ static int entry(struct xp *x, const struct ab_tarread_entry *ent,
 	const char *path;
 	struct ab_err why;
 
-	if ((path = rel_path(x, ent->path, buf, sizeof buf)) == NULL)
+	char full[2 * AB_PATHCHECK_PATH_MAX + 16];
+	const char *name = ent->path;
+
+	if (x->prefix != NULL) {
+		snprintf(full, sizeof full, "work/%s%s", x->prefix, ent->path);
+		name = full;
+	}
+	if ((path = rel_path(x, name, buf, sizeof buf)) == NULL)
 		return 0;
 	if (ab_path_check(path, &why) < 0)
 		return skip(x, path, why.msg), 0;
 	switch (ent->type) {
 	case AB_TR_FILE:
+		/* The listing showed none over the size here: the tree moved
+		 * under the read, and what it holds now is not known. */
+		if (ent->size > x->big_at)
+			return ab_fail(err, AB_EREFUSED, "a file over --max-file "
+			    "that the listing of /work did not show: /work "
+			    "changed while it was read");
 		return file_entry(x, path, ent, err);
 	case AB_TR_DIR:
 		if (push(&x->dirs, &x->ndirs, &x->cap_dirs, path) < 0)
@@ -389,25 +438,174 @@ static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
 	return rc;
 }
 
-static int read_work(struct xp *x, struct ab_engine *e,
-    const struct ab_alloc *a, struct ab_err *err)
+static void unarchivable(void *ctx, const char *path, const char *why);
+
+/* One archive of REL under /work ("" for /work itself): the engine
+ * names its entries from REL's last component on. */
+static int read_archive(struct xp *x, struct ab_engine *e,
+    const struct ab_alloc *a, const char *rel, struct ab_err *err)
 {
 	const struct ab_tarread_entry *ent;
-	char path[200];
-	long long max;
-	int rc;
+	char prefix[AB_PATHCHECK_PATH_MAX + 2] = "", *slash;
+	struct ab_buf url;
+	int rc = -1;
 
-	max = a->vol[AB_VOL_TASK].bytes + a->vol[AB_VOL_GIT].bytes +
-	    (a->vol[AB_VOL_TASK].inodes + a->vol[AB_VOL_GIT].inodes) *
-	    TAR_PER_ENTRY + (1LL << 20);
-	snprintf(path, sizeof path, "/containers/%s/archive?path=/work",
-	    a->keeper_id);
-	if (ab_tarread_open(&x->tr, e, path, max, "read /work back", err) < 0)
-		return -1;
+	ab_buf_init(&url, 0);
+	if (rel[0] != '\0' && (slash = strrchr(rel, '/')) != NULL)
+		snprintf(prefix, sizeof prefix, "%.*s/", (int)(slash - rel), rel);
+	x->prefix = rel[0] != '\0' ? prefix : NULL;
+	if (ab_buf_addf(&url, "/containers/%s/archive?path=", a->keeper_id) < 0 ||
+	    ab_url_escape(&url, "/work") < 0 || (rel[0] != '\0' &&
+	    (ab_url_escape(&url, "/") < 0 || ab_url_escape(&url, rel) < 0))) {
+		ab_fail(err, AB_EENGINE, "out of memory");
+		goto out;
+	}
+	if (ab_tarread_open(&x->tr, e, url.data, x->budget, "read /work back",
+	    err) < 0)
+		goto out;
 	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
 		if (ab_cancel_check("ab-export finished", err) < 0 ||
-		    entry(x, ent, err) < 0)
+		    entry(x, ent, err) < 0) {
+			rc = -1;
+			break;
+		}
+	x->budget -= ab_tarread_got(x->tr);
+	ab_tarread_close(x->tr);
+	x->tr = NULL;
+out:
+	x->prefix = NULL;
+	ab_buf_free(&url);
+	return rc;
+}
+
+/* The directories above a file over the size: read child by child. */
+static int split_dirs(struct xp *x)
+{
+	char *p, *slash;
+	size_t i, j, n = x->nbig;
+
+	for (i = 0; i < n; i++)
+		for (p = x->big[i]; (slash = strchr(p, '/')) != NULL;
+		    p = slash + 1) {
+			*slash = '\0';
+			j = x->nsplit;
+			if ((j == 0 || strcmp(x->split[j - 1], x->big[i]) != 0) &&
+			    push(&x->split, &x->nsplit, &x->cap_split,
+			    x->big[i]) < 0) {
+				*slash = '/';
+				return -1;
+			}
+			*slash = '/';
+		}
+	qsort(x->split, x->nsplit, sizeof *x->split, cmp_str);
+	for (i = j = 0; i < x->nsplit; i++)
+		if (j > 0 && strcmp(x->split[j - 1], x->split[i]) == 0)
+			free(x->split[i]);
+		else
+			x->split[j++] = x->split[i];
+	x->nsplit = j;
+	return 0;
+}
+
+/* First pass: sockets are named, files over the size kept aside. */
+static int first_pass(struct xp *x, struct ab_worklist *w, struct ab_err *err)
+{
+	enum ab_work_kind k;
+	const char *p;
+	int rc;
+
+	while ((rc = ab_worklist_next(w, &p, &k, err)) == 1)
+		if (k == AB_WORK_SOCKET)
+			skip(x, p, "a socket: the engine's archive cannot carry "
+			    "it");
+		else if (k == AB_WORK_BIG &&
+		    push(&x->big, &x->nbig, &x->cap_big, p) < 0)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+	if (rc < 0 || split_dirs(x) < 0)
+		return rc < 0 ? -1 : ab_fail(err, AB_EENGINE, "out of memory");
+	qsort(x->big, x->nbig, sizeof *x->big, cmp_str);
+	return 0;
+}
+
+/* Files over the task filesystem's byte ceiling cannot hold that many
+ * bytes: they are holes, whatever --max-file says. */
+static long long big_size(const struct xp *x, const struct ab_alloc *a)
+{
+	long long fs = a->vol[AB_VOL_TASK].bytes;
+
+	return x->o->max_file < fs ? x->o->max_file : fs;
+}
+
+/* A directory above a big file that fails the path checks is refused
+ * whole, as the archive of /work would have it. */
+static void name_big(struct xp *x)
+{
+	struct ab_err why;
+	char what[160], size[32];
+	size_t i;
+
+	for (i = 0; i < x->nsplit; i++)
+		if (!refused_over(x, x->split[i]) &&
+		    ab_path_check(x->split[i], &why) < 0)
+			skip(x, x->split[i], why.msg);
+	ab_human_size(x->big_at, size, sizeof size);
+	if (x->big_at == x->o->max_file)
+		snprintf(what, sizeof what, "larger than --max-file (%s): its "
+		    "bytes were not read", size);
+	else
+		snprintf(what, sizeof what, "larger than /work can hold (%s): "
+		    "holes, its bytes were not read", size);
+	for (i = 0; i < x->nbig; i++)
+		if (!refused_over(x, x->big[i]))
+			skip_file(x, x->big[i], what);
+}
+
+/* Every path whose parent holds a big file, but the big files and the
+ * parents themselves, is read as an archive of its own. */
+static int read_around(struct xp *x, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_worklist *w, struct ab_err *err)
+{
+	char parent[AB_PATHCHECK_PATH_MAX + 1], *slash;
+	enum ab_work_kind k;
+	const char *p;
+	int rc;
+
+	ab_worklist_rewind(w);
+	while ((rc = ab_worklist_next(w, &p, &k, err)) == 1) {
+		if (k != AB_WORK_ENTRY || has(x->split, x->nsplit, p) ||
+		    refused_over(x, p))
+			continue;
+		snprintf(parent, sizeof parent, "%s", p);
+		if ((slash = strrchr(parent, '/')) != NULL)
+			*slash = '\0';
+		if ((slash == NULL || has(x->split, x->nsplit, parent)) &&
+		    read_archive(x, e, a, p, err) < 0)
 			return -1;
+	}
+	return rc;
+}
+
+static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	struct ab_worklist w;
+	int rc;
+
+	x->budget = a->vol[AB_VOL_TASK].bytes + a->vol[AB_VOL_GIT].bytes +
+	    (a->vol[AB_VOL_TASK].inodes + a->vol[AB_VOL_GIT].inodes) *
+	    TAR_PER_ENTRY + (1LL << 20);
+	x->big_at = big_size(x, a);
+	if (ab_worklist_open(&w, s, e, a, x->big_at, unarchivable, x,
+	    err) < 0)
+		return -1;
+	rc = first_pass(x, &w, err);
+	if (rc == 0 && x->nbig == 0)
+		rc = read_archive(x, e, a, "", err);
+	else if (rc == 0) {
+		name_big(x);
+		rc = read_around(x, e, a, &w, err);
+	}
+	ab_worklist_close(&w);
 	return rc;
 }
 
@@ -464,6 +662,8 @@ static void xp_free(struct xp *x)
 	free_list(x->refused, x->nrefused);
 	free_list(x->links, x->nlinks);
 	free_list(x->targets, x->nlinks);
+	free_list(x->big, x->nbig);
+	free_list(x->split, x->nsplit);
 }
 
 int ab_export(struct ab_state *s, struct ab_engine *e,
@@ -497,8 +697,7 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 		ab_git_fail(err, AB_EENGINE, "cannot open the staging clone");
 		goto out;
 	}
-	if (read_work(&x, e, a, err) == 0 && ab_worklist_unarchivable(s, e, a,
-	    unarchivable, &x, err) == 0)
+	if (read_work(&x, s, e, a, err) == 0)
 		rc = finish(&x, base, tree, err);
 out:
 	git_commit_free(base);

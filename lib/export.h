@@ -22,6 +22,7 @@ struct ab_export_opts {
 	int bundle;		/* 0: a binary patch; 1: a git bundle */
 	const char *message;	/* the bundle's commit message */
 	int strict;		/* anything left out is a refusal */
+	long long max_file;	/* a regular file over this is left out */
 	int fd;			/* where the patch or bundle goes */
 	ab_export_skip skipped;
 };

@@ -20,6 +20,11 @@ struct ab_oneshot {
 void ab_oneshot_limits(struct ab_lock *l);
 int ab_oneshot_run(struct ab_engine *e, const struct ab_lock *l,
     const char *name, struct ab_oneshot *o, struct ab_err *err);
+/* The same with up to OUT_MAX bytes of standard output kept (64 KiB
+ * above); o->out.over says more came. */
+int ab_oneshot_run_max(struct ab_engine *e, const struct ab_lock *l,
+    const char *name, size_t out_max, struct ab_oneshot *o,
+    struct ab_err *err);
 void ab_oneshot_free(struct ab_oneshot *o);
 
 /* Creates container NAME from l; refuses any engine warning.  *conflict is

@@ -430,6 +430,11 @@ long ab_tarread_data(struct ab_tarread *t, char *p, size_t n,
 	return (long)k;
 }
 
+long long ab_tarread_got(const struct ab_tarread *t)
+{
+	return t->got;
+}
+
 void ab_tarread_close(struct ab_tarread *t)
 {
 	if (t == NULL)

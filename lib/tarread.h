@@ -45,6 +45,8 @@ int ab_tarread_next(struct ab_tarread *t,
 /* The current file's bytes: count, 0 at its end, -1 on error. */
 long ab_tarread_data(struct ab_tarread *t, char *p, size_t n,
     struct ab_err *err);
+/* The bytes read so far, headers and padding included. */
+long long ab_tarread_got(const struct ab_tarread *t);
 void ab_tarread_close(struct ab_tarread *t);
 /* The archive of one small file: its bytes into B (bounded by B's max),
  * and the end; AB_EREFUSED for anything else. */

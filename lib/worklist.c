@@ -6,10 +6,13 @@
 #include "oneshot.h"
 #include "worklist.h"
 
-/* The image's find (busybox's, or GNU's in a Debian-based image): every
- * socket under /work but .git, each name ended by a NUL. */
-static const char *const entry[] = { "/bin/find", "/work", "-path",
-    "/work/.git", "-prune", "-o", "-type", "s", "-print0", NULL };
+/* The image's find (busybox's, or GNU's in a Debian-based image), which
+ * has no -printf: the kind is told by repetition.  A path is printed
+ * once, a socket twice, a regular file over the size three times; find
+ * visits a path once, so a run of equal names is one path's. */
+#define FIND_ARGS(size) { "/bin/find", "/work", "-path", "/work/.git", \
+    "-prune", "-o", "-type", "s", "-print0", "-print0", "-o", "-type", "f", \
+    "-size", (size), "-print0", "-print0", "-print0", "-o", "-print0", NULL }
 static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
 
 #define TOO_LONG ": File name too long"
@@ -17,23 +20,6 @@ static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
 static const char *rel(const char *p)
 {
 	return strncmp(p, "/work/", 6) == 0 && p[6] != '\0' ? p + 6 : ".";
-}
-
-static void sockets(const struct ab_buf *out, ab_worklist_found found,
-    void *ctx)
-{
-	size_t i = 0, n;
-
-	while (i < out->len) {
-		n = strnlen(out->data + i, out->len - i);
-		if (i + n == out->len)
-			break;		/* cut short: said below */
-		found(ctx, rel(out->data + i), "a socket: the engine's archive "
-		    "cannot carry it");
-		i += n + 1;
-	}
-	if (out->over || i < out->len)
-		found(ctx, ".", "more sockets than could be listed");
 }
 
 /* One complaint of find's: "find: PATH: File name too long" (GNU find
@@ -88,21 +74,23 @@ static void complaints(const struct ab_buf *err, ab_worklist_found found,
 	}
 }
 
-int ab_worklist_unarchivable(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, ab_worklist_found found, void *ctx,
-    struct ab_err *err)
+int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
+    struct ab_engine *e, const struct ab_alloc *a, long long max_file,
+    ab_worklist_found found, void *ctx, struct ab_err *err)
 {
 	const char *labels[] = { "org.agentbox.alloc", a->id,
 	    "org.agentbox.state", s->sid, "org.agentbox.role", "work-listing",
 	    NULL };
 	struct ab_mount m = { a->vol[AB_VOL_TASK].name, "/work", 1 };
-	char name[96], rnd[AB_ID_LEN + 1];
-	struct ab_oneshot o;
+	char name[96], rnd[AB_ID_LEN + 1], size[32];
+	const char *const entry[] = FIND_ARGS(size);
 	struct ab_lock l;
 	int rc;
 
+	memset(w, 0, sizeof *w);
 	if (ab_new_id(rnd, err) < 0)
 		return -1;
+	snprintf(size, sizeof size, "+%lldc", max_file);
 	memset(&l, 0, sizeof l);
 	l.image = a->digest;
 	l.entrypoint = entry;
@@ -113,13 +101,66 @@ int ab_worklist_unarchivable(struct ab_state *s, struct ab_engine *e,
 	l.mounts = &m;
 	l.nmounts = 1;
 	snprintf(name, sizeof name, "agentbox-%s-listing-%.8s", a->id, rnd);
-	rc = ab_oneshot_run(e, &l, name, &o, err);
-	if (rc == 0) {
-		sockets(&o.out, found, ctx);
-		complaints(&o.err, found, ctx);
-		if (o.status != 0 && o.err.len == 0)
-			found(ctx, ".", "could not be listed whole");
+	rc = ab_oneshot_run_max(e, &l, name, (size_t)AB_WORKLIST_MAX, &w->o,
+	    err);
+	if (rc < 0) {
+		ab_oneshot_free(&w->o);
+		return ab_err_wrap(err, "listing /work");
 	}
-	ab_oneshot_free(&o);
-	return rc < 0 ? ab_err_wrap(err, "listing /work") : 0;
+	complaints(&w->o.err, found, ctx);
+	if (w->o.status != 0 && w->o.err.len == 0)
+		found(ctx, ".", "could not be listed whole");
+	/* What came past the bound, and a last name without its NUL, are
+	 * not known: said once, and the archive's own checks stand. */
+	w->cut = w->o.out.over || (w->o.out.len > 0 &&
+	    w->o.out.data[w->o.out.len - 1] != '\0');
+	if (w->cut)
+		found(ctx, ".", "more names than could be listed");
+	return 0;
+}
+
+/* The name at pos, or NULL past the last whole one. */
+static const char *name_at(const struct ab_worklist *w, size_t pos)
+{
+	const struct ab_buf *b = &w->o.out;
+
+	if (pos >= b->len || memchr(b->data + pos, '\0', b->len - pos) == NULL)
+		return NULL;
+	return b->data + pos;
+}
+
+int ab_worklist_next(struct ab_worklist *w, const char **path,
+    enum ab_work_kind *kind, struct ab_err *err)
+{
+	const char *p, *q;
+	int n;
+
+	for (;;) {
+		if ((p = name_at(w, w->pos)) == NULL)
+			return 0;
+		w->pos += strlen(p) + 1;
+		for (n = 1; (q = name_at(w, w->pos)) != NULL &&
+		    strcmp(p, q) == 0; n++)
+			w->pos += strlen(q) + 1;
+		if (n > 3 || strncmp(p, "/work", 5) != 0 ||
+		    (p[5] != '\0' && p[5] != '/'))
+			return ab_fail(err, AB_EENGINE, "listing /work: find "
+			    "printed what it cannot have");
+		if (strcmp(rel(p), ".") != 0)
+			break;
+	}
+	*path = rel(p);
+	*kind = n == 3 ? AB_WORK_BIG : n == 2 ? AB_WORK_SOCKET : AB_WORK_ENTRY;
+	return 1;
+}
+
+void ab_worklist_rewind(struct ab_worklist *w)
+{
+	w->pos = 0;
+}
+
+void ab_worklist_close(struct ab_worklist *w)
+{
+	ab_oneshot_free(&w->o);
+	memset(w, 0, sizeof *w);
 }

@@ -274,7 +274,7 @@ raw"
 			while [ $j -lt 100 ]; do echo "$i.$j" >d$i/f$j; j=$((j + 1)); done
 			i=$((i + 1)); done &&
 		head -c 209715200 /dev/urandom >/work/big'
-	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	run_exact 0 ab-export "$ALLOC" --max-file 256M -o "$BATS_TEST_TMPDIR/p.patch"
 	assert_equal "$(grep -c '^diff --git' "$BATS_TEST_TMPDIR/p.patch")" 20001
 	checkout "$co"
 	git -C "$co" apply "$BATS_TEST_TMPDIR/p.patch"
@@ -283,10 +283,66 @@ raw"
 	assert_equal "$(cat "$co/many/d199/f99")" 199.99
 }
 
+# peak_kib CMD...: runs CMD with its status and stderr kept as run_exact
+# does, and sets PEAK to its peak resident memory in KiB.
+peak_kib() {
+	local t=$BATS_TEST_TMPDIR/time
+	run --separate-stderr /usr/bin/time -o "$t" -f %M "$@"
+	PEAK=$(tail -n 1 "$t")
+}
+
+@test "files of holes over --max-file are left out and named, never read; the rest exports; --strict refuses" {
+	local p=$BATS_TEST_TMPDIR/p.patch co=$BATS_TEST_TMPDIR/co
+	agent execution 'cd /work && dd if=/dev/zero of=holes bs=1 count=0 seek=4096M 2>/dev/null &&
+		mkdir -p s/d && truncate -s 1048576000 s/d/holes && echo kept >s/d/ok &&
+		echo note >notes.txt && echo three >>a.txt'
+	peak_kib ab-export "$ALLOC" -o "$p"
+	assert_equal "$status" 0
+	assert_equal "$stderr" "ab-export: left out \"holes\": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out \"s/d/holes\": larger than --max-file (100.0 MiB): its bytes were not read"
+	# The bound of ab-export(1), whatever the files' sizes.
+	[ "$PEAK" -lt 131072 ]
+	checkout "$co"
+	git -C "$co" apply "$p"
+	assert_equal "$(cat "$co/notes.txt" "$co/s/d/ok")" "note
+kept"
+	assert_equal "$(tail -n 1 "$co/a.txt")" three
+	[ ! -e "$co/holes" ] && [ ! -e "$co/s/d/holes" ]
+	run_exact 0 ab-export "$ALLOC" --format bundle -o "$BATS_TEST_TMPDIR/b.bundle"
+	git -C "$co" bundle verify "$BATS_TEST_TMPDIR/b.bundle" >/dev/null 2>&1
+	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
+	[[ $stderr == *"--strict: 2 entries were left out" ]]
+	# Raised, the file of 1000 MiB is read; the other cannot be.
+	peak_kib ab-export "$ALLOC" --max-file 5G -o "$p"
+	assert_equal "$status" 0
+	assert_equal "$stderr" "ab-export: left out \"holes\": larger than /work can hold (1.0 GiB): holes, its bytes were not read"
+	grep -qxF 'diff --git a/s/d/holes b/s/d/holes' "$p"
+}
+
+@test "200,000 files of 1 TiB of holes: named, within the deadline and the memory bound" {
+	teardown
+	setup --task-inodes 210000
+	local p=$BATS_TEST_TMPDIR/p.patch late=$BATS_TEST_TMPDIR/late
+	agent execution 'cd /work && mkdir many && echo small >many/small &&
+		seq 1 200000 | sed "s|^|many/f|" | xargs truncate -s 1099511627776 &&
+		echo note >notes.txt'
+	ab_deadline_in "$late" 300
+	peak_kib ab-export "$ALLOC" -o "$p" --deadline "$late"
+	assert_equal "$status" 0
+	assert_equal "$(grep -c '^ab-export: left out "many/f[0-9]*": larger than --max-file (100.0 MiB): its bytes were not read$' <<<"$stderr")" 200000
+	assert_equal "$(wc -l <<<"$stderr")" 200000
+	[ "$PEAK" -lt 131072 ]
+	assert_equal "$(grep '^diff --git' "$p")" "diff --git a/many/small b/many/small
+diff --git a/notes.txt b/notes.txt"
+}
+
 @test "bad invocations: usage 2, unknown handles 1" {
 	run_exact 2 ab-export
 	run_exact 2 ab-export "$ALLOC" --format zip
 	run_exact 2 ab-export "$ALLOC" --message ''
+	run_exact 2 ab-export "$ALLOC" --max-file 0
+	assert_one_error_line ab-export
+	run_exact 2 ab-export "$ALLOC" --max-file 12Q
 	run_exact 1 ab-export "alloc:$(printf '%032d' 0)"
 	assert_one_error_line ab-export
 	run_exact 1 ab-export "ctr:$(printf '%032d' 0)"
