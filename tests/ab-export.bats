@@ -353,8 +353,10 @@ diff --git a/notes.txt b/notes.txt"
 @test "run-task --patch and --bundle export after the run; ab-clean still runs" {
 	local p=$BATS_TEST_TMPDIR/t.patch b=$BATS_TEST_TMPDIR/t.bundle co=$BATS_TEST_TMPDIR/co
 	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit HEAD --image "$AB_IMAGE" \
-		--phase execution --timeout 120 --patch "$p" --bundle "$b" -- \
-		sh -c 'echo added >/work/added'
+		--phase execution --timeout 120 --patch "$p" --bundle "$b" --max-file 1k -- \
+		sh -c 'echo added >/work/added && head -c 2048 /dev/zero >/work/over'
+	# Once for each format.
+	assert_equal "$(grep -c '^ab-export: left out "over": larger than --max-file (1.0 KiB): its bytes were not read$' <<<"$stderr")" 2
 	[[ $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["export_tree"])' "$output") =~ ^[0-9a-f]{40}$ ]]
 	checkout "$co"
 	git -C "$co" apply "$p"
