@@ -16,6 +16,7 @@ run() {	# NAME SCRIPT ARGS...
 run task "$here/bench/task.sh" "${RUNS:-10}"
 run seed "$here/bench/seed.sh"
 run export "$here/bench/export.sh"
+run export-sparse "$here/bench/export-sparse.sh"
 run memory "$here/bench/memory.sh"
 run scale "$here/bench/scale.sh"
 run egress "$here/bench/egress.sh"

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cancel.h"
+#include "changeout.h"
 #include "export.h"
 #include "file.h"
 #include "git.h"
@@ -331,86 +331,6 @@ static void empty_dirs(struct xp *x)
 			skip(x, x->dirs[i], "an empty directory");
 }
 
-/* -- Output. */
-
-static int patch_line(const git_diff_delta *d, const git_diff_hunk *h,
-    const git_diff_line *l, void *ctx)
-{
-	int fd = *(int *)ctx;
-	char o = l->origin;
-
-	(void)d;
-	(void)h;
-	if ((o == GIT_DIFF_LINE_CONTEXT || o == GIT_DIFF_LINE_ADDITION ||
-	    o == GIT_DIFF_LINE_DELETION) && ab_write_all(fd, &o, 1) < 0)
-		return -1;
-	return ab_write_all(fd, l->content, l->content_len) < 0 ? -1 : 0;
-}
-
-static int write_patch(struct xp *x, git_tree *base, git_tree *tree,
-    struct ab_err *err)
-{
-	git_diff_options opts;
-	git_diff *diff;
-	int fd = x->o->fd, rc = 0;
-
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	opts.flags = GIT_DIFF_SHOW_BINARY;
-	if (git_diff_tree_to_tree(&diff, x->repo, base, tree, &opts) < 0)
-		return ab_git_fail(err, AB_EENGINE, "cannot diff the trees");
-	if (git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, patch_line, &fd) < 0)
-		rc = ab_fail_errno(err, AB_EENGINE, "cannot write the patch");
-	git_diff_free(diff);
-	return rc;
-}
-
-static int pack_cb(void *buf, size_t n, void *ctx)
-{
-	return ab_write_all(*(int *)ctx, buf, n) < 0 ? -1 : 0;
-}
-
-/* A v2 bundle: its header names the trusted commit as the prerequisite
- * and the new commit as refs/heads/agentbox; the pack holds only what
- * the trusted commit does not. */
-static int write_bundle(struct xp *x, git_commit *parent, git_tree *tree,
-    struct ab_err *err)
-{
-	const git_commit *parents[1] = { parent };
-	char head[200], pid[GIT_OID_HEXSZ + 1], nid[GIT_OID_HEXSZ + 1];
-	git_signature *sig = NULL;
-	git_packbuilder *pb = NULL;
-	git_revwalk *walk = NULL;
-	git_oid id;
-	int fd = x->o->fd, rc = -1;
-
-	if (git_signature_new(&sig, "agentbox", "agentbox@localhost",
-	    (git_time_t)time(NULL), 0) < 0 ||
-	    git_commit_create(&id, x->repo, NULL, sig, sig, NULL,
-	    x->o->message, tree, 1, parents) < 0 ||
-	    git_revwalk_new(&walk, x->repo) < 0 ||
-	    git_revwalk_push(walk, &id) < 0 ||
-	    git_revwalk_hide(walk, git_commit_id(parent)) < 0 ||
-	    git_packbuilder_new(&pb, x->repo) < 0 ||
-	    git_packbuilder_insert_walk(pb, walk) < 0) {
-		ab_git_fail(err, AB_EENGINE, "cannot make the bundle");
-		goto out;
-	}
-	git_oid_tostr(pid, sizeof pid, git_commit_id(parent));
-	git_oid_tostr(nid, sizeof nid, &id);
-	snprintf(head, sizeof head, "# v2 git bundle\n-%s\n%s refs/heads/"
-	    "agentbox\n\n", pid, nid);
-	if (ab_write_all(fd, head, strlen(head)) < 0 ||
-	    git_packbuilder_foreach(pb, pack_cb, &fd) < 0)
-		ab_fail_errno(err, AB_EENGINE, "cannot write the bundle");
-	else
-		rc = 0;
-out:
-	git_packbuilder_free(pb);
-	git_revwalk_free(walk);
-	git_signature_free(sig);
-	return rc;
-}
-
 /* -- The whole step. */
 
 static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
@@ -643,8 +563,9 @@ static int finish(struct xp *x, git_commit *base, char *tree_hex,
 		goto out;
 	}
 	git_oid_tostr(tree_hex, GIT_OID_HEXSZ + 1, &tid);
-	rc = x->o->bundle ? write_bundle(x, base, tree, err) :
-	    write_patch(x, g.base, tree, err);
+	rc = x->o->bundle ? ab_change_bundle(x->repo, base, tree,
+	    x->o->message, x->o->fd, err) :
+	    ab_change_patch(x->repo, g.base, tree, x->o->fd, err);
 out:
 	git_tree_free(tree);
 	git_tree_free(g.base);

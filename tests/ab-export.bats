@@ -39,6 +39,12 @@ teardown() {
 	ab-clean "$ALLOC" >/dev/null
 }
 
+# seeded_from REPO COMMIT: a new allocation seeded from another repository.
+seeded_from() {
+	ALLOC=$(ab-alloc --image "$AB_IMAGE" --deadline "$DL")
+	ab-seed "$ALLOC" --repo "$1" --commit "$2" --deadline "$DL" 2>/dev/null
+}
+
 # agent PHASE SCRIPT: one invocation on the allocation, run to its end.
 agent() {
 	local prof ctr
@@ -106,6 +112,42 @@ CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
 		"agentbox <agentbox@localhost>|agentbox|agent work"
 	git -C "$co" checkout -q agent
 	work_copy "$work"
+	assert_equal "$(listing "$co")" "$(listing "$work")"
+}
+
+@test "blobs over 4 MiB go out streamed: added, changed, deleted, mode changed, quoted names" {
+	local co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work p=$BATS_TEST_TMPDIR/p.patch
+	local repo=$BATS_TEST_TMPDIR/big-repo commit
+	git init -q "$repo"
+	head -c 6291456 /dev/urandom >"$repo/big.bin"
+	head -c 5242880 /dev/urandom >"$repo/gone.bin"
+	head -c 5242880 /dev/urandom >"$repo/mode.bin"
+	echo small >"$repo/small"
+	git -C "$repo" add -A
+	git -C "$repo" commit -qm base
+	commit=$(git -C "$repo" rev-parse HEAD)
+	teardown
+	seeded_from "$repo" "$commit"
+	agent execution 'cd /work && head -c 100 /dev/urandom >>big.bin && rm gone.bin &&
+		chmod +x mode.bin && head -c 5242880 /dev/urandom >"$(printf "q\"uote \303\251.bin")" &&
+		head -c 67108864 /dev/zero >zeros && echo more >>small'
+	peak_kib ab-export "$ALLOC" -o "$p"
+	assert_equal "$status" 0
+	assert_equal "$stderr" ""
+	# None of the blobs is held whole.
+	[ "$PEAK" -lt 65536 ]
+	grep -qxF 'diff --git "a/q\"uote \303\251.bin" "b/q\"uote \303\251.bin"' "$p"
+	git clone -q "$repo" "$co"
+	git -C "$co" apply "$p"
+	work_copy "$work"
+	assert_equal "$(listing "$co")" "$(listing "$work")"
+	git -C "$co" apply -R "$p"
+	assert_equal "$(git -C "$co" status --porcelain)" ""
+	peak_kib ab-export "$ALLOC" --format bundle -o "$BATS_TEST_TMPDIR/b.bundle"
+	assert_equal "$status" 0
+	[ "$PEAK" -lt 65536 ]
+	git -C "$co" fetch -q "$BATS_TEST_TMPDIR/b.bundle" refs/heads/agentbox:refs/heads/agent
+	git -C "$co" checkout -q agent
 	assert_equal "$(listing "$co")" "$(listing "$work")"
 }
 
@@ -317,6 +359,7 @@ kept"
 	assert_equal "$status" 0
 	assert_equal "$stderr" "ab-export: left out \"holes\": larger than /work can hold (1.0 GiB): holes, its bytes were not read"
 	grep -qxF 'diff --git a/s/d/holes b/s/d/holes' "$p"
+	[ "$PEAK" -lt 131072 ]
 }
 
 @test "200,000 files of 1 TiB of holes: named, within the deadline and the memory bound" {
