@@ -5,7 +5,10 @@
  * files and symlinks only.  Blobs are streamed one at a time into the
  * staging clone's object store and the tree is built by libgit2 from an
  * in-memory index: nothing is checked out, nothing interpreted, and the
- * only files written on the host are objects in the staging clone.
+ * only files written on the host are objects in the staging clone.  A
+ * regular file over max_file, or over what the task filesystem can hold,
+ * is named and never read (worklist.h), and the patch or bundle streams
+ * every large blob (changeout.h): no file's size changes the memory.
  */
 #ifndef AB_EXPORT_H
 #define AB_EXPORT_H
