@@ -1,9 +1,9 @@
 #!/bin/sh
 # bench/export.sh: peak memory and time of ab-export for a change of
 # 20,000 new files, and for one of 20,000 files plus one 200 MiB file
-# (`/usr/bin/time -v`).  One line a case.  Its peak RSS should follow the
-# largest blob (libgit2's binary diff holds it, its deflated copy and its
-# base85 text), never the number of files.
+# (`/usr/bin/time -v`).  One line a case.  Its peak RSS follows the
+# number of files (the index, the lists of paths), never a blob's size:
+# blobs over 4 MiB are streamed (lib/changeout.c).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$here/bin:$PATH
