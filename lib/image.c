@@ -953,7 +953,7 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 		rc = find_registered(s, e, sp, id, err);
 	if (rc == 1) {
 		say(o->progress, "reusing image:%s: recipe unchanged", id, 0);
-		return 0;
+		return 1;
 	}
 	if (rc == 0)
 		rc = ab_new_id(sp->id, err);

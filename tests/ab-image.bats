@@ -40,6 +40,18 @@ count_records() {
 	assert_line "$AB_IMAGE"
 }
 
+@test "a build's last stderr line says built for a new image, reused for a registered one" {
+	run_exact 0 ab-image build
+	assert_equal "$output" "$AB_IMAGE"
+	assert_equal "${stderr##*$'\n'}" "ab-image: reused"
+	run_exact 0 ab-image build --rebuild
+	local second=$output
+	[[ $second =~ ^image:[0-9a-f]{32}$ ]]
+	[ "$second" != "$AB_IMAGE" ]
+	assert_equal "${stderr##*$'\n'}" "ab-image: built"
+	run_exact 0 ab-image remove "$second"
+}
+
 @test "the image carries its pins and runs as the agent user" {
 	local d
 	d=$(digest_of "$AB_IMAGE")
