@@ -400,6 +400,20 @@ proxy_settled() {
 	assert_equal "$(count_records)" "$n"
 }
 
+@test "an engine that fails the look for a registered image is 125 and makes nothing" {
+	local n
+	n=$(count_records)
+	ab_proxy_start --match '^GET /v[0-9.]+/images/sha256:[0-9a-f]+/json$' \
+		--action fail --nth 1 --times 1
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "inspect the image"
+	grep -q '^fail GET' "$AB_PROXY_LOG"
+	run grep -c '^POST' "$AB_PROXY_LOG"
+	assert_output 0
+	assert_equal "$(count_records)" "$n"
+}
+
 @test "an engine error reply is carried into the error line" {
 	ab_proxy_start --match '^GET /v[0-9.]+/images/sha256:' --action fail \
 		--status 500 --message "disk on fire"
