@@ -69,7 +69,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* Cleans one allocation within a budget of its own. */
+/* Cleans one allocation within a budget of its own: 1 when something of
+ * it was removed, 0 when nothing was left. */
 static int clean_one(struct ab_state *s, struct ab_engine *e, const char *id,
     long long within_ms, struct ab_err *err)
 {
@@ -118,7 +119,7 @@ static int alloc_of(struct ab_state *s, const char *text,
 }
 
 static int handles(const struct opts *o, struct ab_state *s,
-    struct ab_engine *e, struct ab_err *err)
+    struct ab_engine *e, int *removed, struct ab_err *err)
 {
 	char (*ids)[AB_ID_LEN + 1];
 	struct ab_err one;
@@ -138,25 +139,26 @@ static int handles(const struct opts *o, struct ab_state *s,
 	for (i = 0; i < o->nhandles; i++) {
 		if (ids[i][0] == '\0')
 			continue;
-		if (clean_one(s, e, ids[i], o->within_ms, &one) < 0) {
+		if ((k = clean_one(s, e, ids[i], o->within_ms, &one)) < 0) {
 			if (rc == 0 || one.code == AB_EENGINE)
 				*err = one;
 			rc = -1;
 			if (i + 1 < o->nhandles)
 				ab_report(&one);
 		}
+		*removed += k > 0;
 	}
 	free(ids);
 	return rc;
 }
 
 static int sweep(const struct opts *o, struct ab_state *s,
-    struct ab_engine *e, struct ab_err *err)
+    struct ab_engine *e, int *removed, struct ab_err *err)
 {
 	char (*ids)[AB_ID_LEN + 1];
 	struct ab_err one;
 	size_t i, n;
-	int rc = 0, tmps = 0, built = 0;
+	int k, rc = 0, tmps = 0, built = 0;
 
 	/* Half-written records of crashed tools first: no handle names them;
 	 * then what killed builds left. */
@@ -176,16 +178,17 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	for (i = 0; i < n; i++) {
 		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
 			continue;
-		if (clean_one(s, e, ids[i], o->within_ms, &one) < 0) {
+		if ((k = clean_one(s, e, ids[i], o->within_ms, &one)) < 0) {
 			*err = one;
 			rc = -1;
 			continue;
 		}
+		*removed += k;
 		printf("alloc:%s\n", ids[i]);
 	}
 	free(ids);
 	/* A network left by an allocation killed before its proxy existed. */
-	ab_egress_network_release(s, e);
+	*removed += tmps + built + ab_egress_network_release(s, e);
 	fflush(stdout);
 	return rc;
 }
@@ -195,7 +198,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	struct ab_deadline budget;
 	struct ab_engine e;
 	struct ab_state s;
-	int rc;
+	int rc, removed = 0;
 
 	if (ab_state_open(&s, err) < 0)
 		return -1;
@@ -208,9 +211,14 @@ static int run(const struct opts *o, struct ab_err *err)
 		return -1;
 	}
 	e.cleanup = 1;
-	rc = o->sweep ? sweep(o, &s, &e, err) : handles(o, &s, &e, err);
+	rc = o->sweep ? sweep(o, &s, &e, &removed, err) :
+	    handles(o, &s, &e, &removed, err);
 	ab_engine_close(&e);
 	ab_state_close(&s);
+	/* The last stderr line's word says whether anything changed
+	 * (Ansible's changed_when reads it); stdout keeps the handles. */
+	if (rc == 0)
+		ab_progress_line(removed > 0 ? "removed" : "absent");
 	return rc;
 }
 

@@ -128,6 +128,21 @@ static int list(struct ab_state *s, struct ab_err *err)
 	    ab_fail_errno(err, AB_EENGINE, "cannot write the list");
 }
 
+/* A build prints the handle, then a last stderr line whose word says
+ * whether anything changed (Ansible's changed_when reads it): "built" or
+ * "reused". */
+static int built(struct ab_state *s, struct ab_engine *e,
+    struct ab_image_plan *plan, const struct ab_image_opts *io,
+    char id[AB_ID_LEN + 1], struct ab_err *err)
+{
+	int reused = ab_image_build(s, e, plan, io, id, err);
+
+	if (reused < 0 || ab_print_handle("image", id, err) < 0)
+		return -1;
+	ab_progress_line(reused ? "reused" : "built");
+	return 0;
+}
+
 static int run(const struct opts *o, struct ab_err *err)
 {
 	struct ab_image_plan *plan = NULL;
@@ -170,14 +185,12 @@ static int run(const struct opts *o, struct ab_err *err)
 		return -1;
 	}
 	if (strcmp(o->verb, "build") == 0)
-		rc = ab_image_build(&s, &e, plan, &io, id, err);
+		rc = built(&s, &e, plan, &io, id, err);
 	else if (strcmp(o->verb, "verify") == 0)
 		rc = ab_image_verify(&s, &e, &h, 1, NULL, err);
 	else
 		rc = ab_image_remove(&s, &e, &h, err);
-	if (rc == 0 && strcmp(o->verb, "build") == 0)
-		rc = ab_print_handle("image", id, err);
-	else if (rc == 0 && strcmp(o->verb, "verify") == 0)
+	if (rc == 0 && strcmp(o->verb, "verify") == 0)
 		rc = ab_print_handle("image", h.id, err);
 	ab_image_plan_free(plan);
 	ab_engine_close(&e);

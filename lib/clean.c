@@ -257,7 +257,7 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 	/* The state's egress network goes with its last proxy. */
 	ab_egress_network_release(s, e);
 	/* Staged inputs and the clone go only once the filesystems are. */
-	return remove_local(s, &a, err);
+	return remove_local(s, &a, err) < 0 ? -1 : 1;
 }
 
 static int add_id(char (**ids)[AB_ID_LEN + 1], size_t *n, size_t *cap,

@@ -9,8 +9,10 @@
 
 /* Removes every container and volume of allocation ID (by its derived
  * names and by its labels), then its staging clone and its record, and
- * proves absence twice, a settle window apart.  What remains is named in
- * left (one per line) and the records are kept: -1 with AB_EREFUSED. */
+ * proves absence twice, a settle window apart: 1 when it removed
+ * something, 0 when nothing of it was left (cleaned here before).  What
+ * remains is named in left (one per line) and the records are kept: -1
+ * with AB_EREFUSED. */
 int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_buf *left, struct ab_err *err);
 

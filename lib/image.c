@@ -953,14 +953,15 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 		rc = find_registered(s, e, sp, id, err);
 	if (rc == 1) {
 		say(o->progress, "reusing image:%s: recipe unchanged", id, 0);
-		return 0;
+		return 1;
 	}
 	if (rc == 0)
 		rc = ab_new_id(sp->id, err);
 	/* From here until the record exists, a sweep leaves this build's
 	 * objects alone while this process lives, and removes them once it
-	 * is gone (ab_image_sweep). */
-	if (rc == 0 && (rc = ab_inflight_begin(s, "image", sp->id, err)) < 0)
+	 * is gone (ab_image_sweep).  An engine that failed the look for a
+	 * registered image builds nothing. */
+	if (rc < 0 || ab_inflight_begin(s, "image", sp->id, err) < 0)
 		return -1;
 	rc = make_and_register(s, e, p, o, err);
 	ab_inflight_end(s, "image", sp->id);

@@ -40,7 +40,8 @@ struct ab_image_plan;
 int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
     struct ab_image_plan **p, struct ab_err *err);
 void ab_image_plan_free(struct ab_image_plan *p);
-/* Builds (or reuses) and registers the plan; writes the handle ID. */
+/* Builds (or reuses) and registers the plan; writes the handle ID.  0
+ * when it made a new image, 1 when it reused a registered one. */
 int ab_image_build(struct ab_state *s, struct ab_engine *e,
     struct ab_image_plan *p, const struct ab_image_opts *o,
     char id[AB_ID_LEN + 1], struct ab_err *err);

@@ -251,9 +251,9 @@ static int network_ensure(struct ab_state *s, struct ab_engine *e,
 }
 
 /* One egress network of this state, by ID: removed when it is ours and
- * no container is on it.  In use (403 or 409 when a proxy joined
+ * no container is on it (1).  In use (403 or 409 when a proxy joined
  * meanwhile): it stays, and whoever uses it last removes it. */
-static void network_drop_empty(struct ab_state *s, struct ab_engine *e,
+static int network_drop_empty(struct ab_state *s, struct ab_engine *e,
     const char *id, const char *name)
 {
 	struct ab_resp r;
@@ -271,21 +271,21 @@ static void network_drop_empty(struct ab_state *s, struct ab_engine *e,
 		ab_json_free(&j);
 	}
 	ab_resp_free(&r);
-	if (empty)
-		ab_owned_remove(e, AB_NETWORK, id, s->sid, NULL, &err);
+	return empty &&
+	    ab_owned_remove(e, AB_NETWORK, id, s->sid, NULL, &err) == 0;
 }
 
 /* Every egress network of this state is listed, not looked up by name:
  * networks of one name made at once before the state's lock (an older
  * agentbox) made every look-up by name ambiguous, and this removes them. */
-void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
+int ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 {
 	char name[96], label[64], *id;
 	const char *labels[3] = { label, "org.agentbox.role=egress", NULL };
 	struct ab_budget saved;
 	struct ab_json j;
 	struct ab_err err;
-	int fd, list, i, n;
+	int fd, list, i, n, gone = 0;
 
 	snprintf(name, sizeof name, "agentbox-%s-egress", s->sid);
 	snprintf(label, sizeof label, "org.agentbox.state=%s", s->sid);
@@ -294,13 +294,13 @@ void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 	 * they look once and never wait for the lock. */
 	if (ab_engine_list(e, "networks", labels, &j, &list, &err) < 0) {
 		ab_engine_budget_end(e, &saved);
-		return;
+		return 0;
 	}
 	n = ab_json_count(&j, list);
 	ab_json_free(&j);
 	if (n <= 0 || (fd = network_lock(s, AB_CLEANUP_MS, &err)) < 0) {
 		ab_engine_budget_end(e, &saved);
-		return;		/* what stays, a later release removes */
+		return 0;	/* what stays, a later release removes */
 	}
 	if (ab_engine_list(e, "networks", labels, &j, &list, &err) == 0) {
 		n = ab_json_count(&j, list);
@@ -308,13 +308,14 @@ void ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 			id = ab_json_str(&j, ab_json_key(&j,
 			    ab_json_elem(&j, list, i), "Id"));
 			if (id != NULL && strlen(id) == 64)
-				network_drop_empty(s, e, id, name);
+				gone += network_drop_empty(s, e, id, name);
 			free(id);
 		}
 		ab_json_free(&j);
 	}
 	ab_engine_budget_end(e, &saved);
 	close(fd);
+	return gone;
 }
 
 /* --- the container --------------------------------------------------- */

@@ -63,8 +63,9 @@ int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
 int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
 /* Removes the state's egress network when no container is on it; quiet:
- * a network still in use stays, and a later clean or sweep takes it. */
-void ab_egress_network_release(struct ab_state *s, struct ab_engine *e);
+ * a network still in use stays, and a later clean or sweep takes it.
+ * The number of networks removed. */
+int ab_egress_network_release(struct ab_state *s, struct ab_engine *e);
 
 /* What the proxy counted so far: its tally, read through the engine. */
 int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,

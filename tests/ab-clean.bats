@@ -270,6 +270,38 @@ objects_of() {
 	assert_regex "$stderr" "unknown handle"
 }
 
+@test "the last stderr line says removed when anything went, absent when nothing was there" {
+	local first
+	new_alloc
+	first=$ALLOC
+	run_exact 0 ab-clean "$first"
+	assert_output ""
+	assert_equal "$stderr" "ab-clean: removed"
+	run_exact 0 ab-clean "$first"
+	assert_equal "$stderr" "ab-clean: absent"
+	# One handle of several that removes anything is a change.
+	new_alloc
+	run_exact 0 ab-clean "$first" "$ALLOC"
+	assert_equal "$stderr" "ab-clean: removed"
+	# Objects gone behind its back: the record still goes, a change.
+	new_alloc
+	docker ps -aq --filter "label=org.agentbox.alloc=$AID" |
+		xargs -r docker rm -f >/dev/null
+	docker volume ls -q --filter "label=org.agentbox.alloc=$AID" |
+		xargs -r docker volume rm -f >/dev/null
+	run_exact 0 ab-clean "$ALLOC"
+	assert_equal "$stderr" "ab-clean: removed"
+	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
+	# A sweep: the handles it removed on stdout, its word on stderr.
+	new_alloc
+	run_exact 0 ab-clean --sweep --all
+	assert_output "$ALLOC"
+	assert_equal "${stderr##*$'\n'}" "ab-clean: removed"
+	run_exact 0 ab-clean --sweep --all
+	assert_output ""
+	assert_equal "$stderr" "ab-clean: absent"
+}
+
 @test "two state directories clean, sweep and remove images while the other's agent runs" {
 	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline
 	local other oimg oalloc prof ctr pid sid res

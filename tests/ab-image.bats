@@ -40,6 +40,18 @@ count_records() {
 	assert_line "$AB_IMAGE"
 }
 
+@test "a build's last stderr line says built for a new image, reused for a registered one" {
+	run_exact 0 ab-image build
+	assert_equal "$output" "$AB_IMAGE"
+	assert_equal "${stderr##*$'\n'}" "ab-image: reused"
+	run_exact 0 ab-image build --rebuild
+	local second=$output
+	[[ $second =~ ^image:[0-9a-f]{32}$ ]]
+	[ "$second" != "$AB_IMAGE" ]
+	assert_equal "${stderr##*$'\n'}" "ab-image: built"
+	run_exact 0 ab-image remove "$second"
+}
+
 @test "the image carries its pins and runs as the agent user" {
 	local d
 	d=$(digest_of "$AB_IMAGE")
@@ -385,6 +397,20 @@ proxy_settled() {
 		--action cut --cut-upload-bytes 1000000
 	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build --rebuild
 	assert_one_error_line ab-image
+	assert_equal "$(count_records)" "$n"
+}
+
+@test "an engine that fails the look for a registered image is 125 and makes nothing" {
+	local n
+	n=$(count_records)
+	ab_proxy_start --match '^GET /v[0-9.]+/images/sha256:[0-9a-f]+/json$' \
+		--action fail --nth 1 --times 1
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build
+	assert_one_error_line ab-image
+	assert_regex "$stderr" "inspect the image"
+	grep -q '^fail GET' "$AB_PROXY_LOG"
+	run grep -c '^POST' "$AB_PROXY_LOG"
+	assert_output 0
 	assert_equal "$(count_records)" "$n"
 }
 
