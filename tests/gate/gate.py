@@ -882,8 +882,13 @@ class Trial:
             else:
                 # A second past the deadline the row sets.
                 time.sleep(max(0.0, deadline + 1 - time.time()))
+            # A paused step may be gone by now (its run-task killed it
+            # at the deadline): the row's invariants judge what is left.
             for q in stopped:
-                os.kill(q, signal.SIGCONT)
+                try:
+                    os.kill(q, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
 
     def signal_run_task(self, p, sig):
         """run-task is strace's child; the signal goes to it alone."""
