@@ -184,7 +184,8 @@ static void oids_sort(struct oids *s)
 {
 	size_t i, j;
 
-	qsort(s->v, s->n, sizeof *s->v, oid_cmp);
+	if (s->n > 0)
+		qsort(s->v, s->n, sizeof *s->v, oid_cmp);
 	for (i = j = 0; i < s->n; i++)
 		if (j == 0 || git_oid_cmp(&s->v[j - 1], &s->v[i]) != 0)
 			s->v[j++] = s->v[i];

@@ -417,7 +417,8 @@ static int split_dirs(struct xp *x)
 			}
 			*slash = '/';
 		}
-	qsort(x->split, x->nsplit, sizeof *x->split, cmp_str);
+	if (x->nsplit > 0)
+		qsort(x->split, x->nsplit, sizeof *x->split, cmp_str);
 	for (i = j = 0; i < x->nsplit; i++)
 		if (j > 0 && strcmp(x->split[j - 1], x->split[i]) == 0)
 			free(x->split[i]);
@@ -443,7 +444,8 @@ static int first_pass(struct xp *x, struct ab_worklist *w, struct ab_err *err)
 			return ab_fail(err, AB_EENGINE, "out of memory");
 	if (rc < 0 || split_dirs(x) < 0)
 		return rc < 0 ? -1 : ab_fail(err, AB_EENGINE, "out of memory");
-	qsort(x->big, x->nbig, sizeof *x->big, cmp_str);
+	if (x->nbig > 0)
+		qsort(x->big, x->nbig, sizeof *x->big, cmp_str);
 	return 0;
 }
 
