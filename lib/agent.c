@@ -339,7 +339,7 @@ static void refused(struct ab_agent *a, const char *id, const char *what)
 
 	ab_buf_init(&b, 0);
 	raw_add(&b, "refused ");
-	raw_add(&b, t != NULL ? t : what);
+	raw_add(&b, t != NULL ? t : what != NULL ? what : "a step");
 	say(a, &b);
 	ab_buf_free(&b);
 }
