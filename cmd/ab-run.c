@@ -13,6 +13,7 @@
 #include "json.h"
 #include "oneshot.h"
 #include "profile.h"
+#include "progress.h"
 #include "proxy.h"
 #include "run.h"
 #include "seed.h"
@@ -23,12 +24,13 @@
 
 static const char usage_text[] =
     "usage: ab-run CTR [--deadline FILE] [--stdout FILE] [--stderr FILE]\n"
-    "              [--output-limit BYTES] [--grace SECONDS]\n"
+    "              [--output-limit BYTES] [--grace SECONDS] [--quiet]\n"
     "       ab-run --show RESULT\n";
 
 struct opts {
 	const char *ctr, *show, *deadline, *out, *err;
 	long long limit, grace_ms;
+	int quiet;
 };
 
 struct ctx {
@@ -44,6 +46,8 @@ struct ctx {
 	struct ab_run r;
 	struct ab_tally *tally;	/* the proxy's, read just before the start */
 	long long tally_ms;
+	struct ab_progress progress;
+	char prefix[40];	/* "ab-run: agent: " */
 };
 
 static int usage(FILE *f, int status)
@@ -73,6 +77,7 @@ static int option(int c, struct opts *o)
 	case 'o': o->out = optarg; return 0;
 	case 'e': o->err = optarg; return 0;
 	case 's': o->show = optarg; return 0;
+	case 'q': o->quiet = 1; return 0;
 	case 'g': return grace(optarg, &o->grace_ms);
 	case 'l':
 		if (ab_parse_size(optarg, 1LL << 30, "--output-limit",
@@ -93,6 +98,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "output-limit", required_argument, NULL, 'l' },
 		{ "grace", required_argument, NULL, 'g' },
 		{ "show", required_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -176,6 +182,107 @@ static void forget_secret(struct ctx *c)
 		fprintf(stderr, "%s: could not empty the credential snapshot "
 		    "%s/%s/%s: %s\n", ab_prog, f.dir, f.sub, f.name, skip.msg);
 	ab_engine_budget_end(&c->e, &saved);
+}
+
+/* What the agent was given to sign in with, read back from the inputs
+ * or the auth volume: what it could echo. */
+static int given(struct ctx *c, enum ab_input in, struct ab_buf *b,
+    struct ab_err *err)
+{
+	char path[200];
+
+	ab_profile_input_path(&c->p, in, path, sizeof path);
+	ab_buf_init(b, in == AB_IN_SECRET ? AB_SECRET_MAX : AB_SIGNIN_MAX);
+	return ab_keeper_get(&c->s, &c->e, &c->a, path, b, err);
+}
+
+static void wipe(struct ab_buf *b)
+{
+	if (b->data != NULL)
+		explicit_bzero(b->data, b->len);
+	ab_buf_free(b);
+}
+
+/* A ChatGPT sign-in's tokens, each masked. */
+static int sign_in_masked(struct ctx *c, const struct ab_buf *b,
+    struct ab_err *err)
+{
+	static const char *const keys[] = { "tokens.id_token",
+	    "tokens.access_token", "tokens.refresh_token", "OPENAI_API_KEY" };
+	struct ab_json j;
+	size_t i;
+	char *v;
+	int rc = 0;
+
+	if (ab_json_parse(&j, b->data ? b->data : "", b->len, err) < 0)
+		return ab_fail(err, AB_EREFUSED, "the sign-in's copy is not "
+		    "JSON");
+	for (i = 0; rc == 0 && i < sizeof keys / sizeof keys[0]; i++) {
+		if ((v = ab_json_str(&j, ab_json_get(&j, 0, keys[i]))) == NULL)
+			continue;
+		rc = ab_progress_secret(&c->progress, v, strlen(v));
+		explicit_bzero(v, strlen(v));
+		free(v);
+	}
+	explicit_bzero(j.text, j.len);
+	ab_json_free(&j);
+	return rc < 0 ? ab_fail(err, AB_EENGINE, "out of memory") : 0;
+}
+
+/* Every credential the agent holds, to be masked in its lines. */
+static int masked(struct ctx *c, struct ab_err *err)
+{
+	struct ab_buf b;
+	int rc = 0;
+
+	if (c->p.cred_var[0] != '\0') {
+		rc = given(c, AB_IN_SECRET, &b, err);
+		if (rc == 0 && ab_progress_secret(&c->progress, b.data ?
+		    b.data : "", b.len) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		wipe(&b);
+	}
+	if (rc == 0 && c->p.codex_auth[0] != '\0') {
+		rc = given(c, AB_IN_AUTH, &b, err);
+		if (rc == 0)
+			rc = sign_in_masked(c, &b, err);
+		wipe(&b);
+	}
+	return rc;
+}
+
+/* The agent's steps on standard error as they come, once every
+ * credential it holds is known to be masked; when one cannot be read
+ * back, no step is told at all. */
+static void progress_on(struct ctx *c, const struct opts *o)
+{
+	struct ab_err err;
+
+	if (c->r.agent == NULL || o->quiet)
+		return;
+	snprintf(c->prefix, sizeof c->prefix, "%s: agent: ", ab_prog);
+	ab_progress_init(&c->progress, 2, c->prefix);
+	if (masked(c, &err) < 0) {
+		fprintf(stderr, "%s: no agent lines: the credential could not "
+		    "be read to be masked: %s\n", ab_prog, err.msg);
+		ab_progress_free(&c->progress);
+		return;
+	}
+	c->agent.progress = &c->progress;
+}
+
+/* The last agent line: how it finished, after any count of lines not
+ * shown. */
+static void progress_end(struct ctx *c)
+{
+	char text[64];
+	int n;
+
+	if (c->agent.progress == NULL)
+		return;
+	n = c->r.probe_ok ? snprintf(text, sizeof text, "finished (%s)",
+	    ab_agent_status(&c->agent)) : 0;
+	ab_progress_end(&c->progress, n > 0 ? text : NULL, (size_t)n);
 }
 
 /* The sign-in's copy, read back and emptied, within a cleanup budget. */
@@ -416,10 +523,12 @@ static int run(struct ctx *c, const struct opts *o)
 		if (strcmp(stop, "engine-error") == 0)
 			snprintf(c->r.error, sizeof c->r.error, "%s", err.msg);
 	} else {
+		progress_on(c, o);
 		ab_run_follow(&c->e, &c->r, &err);
 	}
 	if (c->r.agent != NULL)
 		ab_agent_end(c->r.agent);
+	progress_end(c);
 	forget_secret(c);
 	sign_in_back(c);
 	egress(c);
@@ -455,6 +564,7 @@ int main(int argc, char **argv)
 	rc = run(&c, &o);
 	if (c.r.agent != NULL)
 		ab_agent_free(c.r.agent);
+	ab_progress_free(&c.progress);
 	ab_run_free(&c.r);
 	free(c.tally);
 	ab_engine_close(&c.e);

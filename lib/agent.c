@@ -287,6 +287,243 @@ static void codex_line(struct ab_agent *a, const struct ab_json *j)
 	}
 }
 
+/* -- Progress: each step told as it is read (progress.h cleans it). */
+
+/* The bytes of a field a line is made from: far more than is shown, so
+ * the credential is masked whole around where the line is cut. */
+#define RAW_MAX (64u << 10)
+
+static void raw_add(struct ab_buf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (b->len >= RAW_MAX)
+		return;
+	ab_buf_add(b, s, n < RAW_MAX - b->len ? n : RAW_MAX - b->len);
+}
+
+static void say(struct ab_agent *a, const struct ab_buf *b)
+{
+	ab_progress_say(a->progress, b->data ? b->data : "", b->len);
+}
+
+static const char *call_text(const struct ab_agent *a, const char *id)
+{
+	int i;
+
+	for (i = 0; id != NULL && id[0] != '\0' && i < AB_AGENT_CALLS; i++)
+		if (strcmp(a->calls[i].id, id) == 0)
+			return a->calls[i].text;
+	return NULL;
+}
+
+/* A tool call: told, and remembered by its ID for a refusal. */
+static void call(struct ab_agent *a, const char *id, const struct ab_buf *b)
+{
+	struct ab_agent_call *c = &a->calls[a->next_call];
+
+	say(a, b);
+	if (id == NULL || strlen(id) >= sizeof c->id)
+		return;
+	snprintf(c->id, sizeof c->id, "%s", id);
+	ab_progress_clean(a->progress, b->data ? b->data : "", b->len,
+	    c->text);
+	a->next_call = (a->next_call + 1) % AB_AGENT_CALLS;
+}
+
+/* "refused " and the call as it was told, else WHAT. */
+static void refused(struct ab_agent *a, const char *id, const char *what)
+{
+	const char *t = call_text(a, id);
+	struct ab_buf b;
+
+	ab_buf_init(&b, 0);
+	raw_add(&b, "refused ");
+	raw_add(&b, t != NULL ? t : what != NULL ? what : "a step");
+	say(a, &b);
+	ab_buf_free(&b);
+}
+
+/* NAME(ARG), NAME ARG or NAME, the name cut short. */
+static void named(struct ab_buf *b, const char *name, const char *arg,
+    int paren)
+{
+	size_t n = name != NULL ? strlen(name) : 0;
+
+	if (name == NULL)
+		raw_add(b, "tool");
+	else
+		ab_buf_add(b, name, n < 64 ? n : 64);
+	if (arg == NULL)
+		return;
+	raw_add(b, paren ? "(" : " ");
+	raw_add(b, arg);
+	if (paren)
+		raw_add(b, ")");
+}
+
+/* "Bash(git status)", "Write /work/notes.txt": a tool call by its name
+ * and the one input that says what it does. */
+static void claude_call(struct ab_agent *a, const struct ab_json *j, int blk)
+{
+	static const struct { const char *key; int paren; } said[] = {
+	    { "command", 1 }, { "file_path", 0 }, { "notebook_path", 0 },
+	    { "pattern", 1 }, { "url", 1 }, { "query", 1 }, { "path", 0 },
+	    { "description", 1 } };
+	int in = ab_json_key(j, blk, "input");
+	char *name = ab_json_str(j, ab_json_key(j, blk, "name"));
+	char *id = ab_json_str(j, ab_json_key(j, blk, "id"));
+	char *arg = NULL;
+	struct ab_buf b;
+	size_t i;
+
+	for (i = 0; arg == NULL && i < sizeof said / sizeof said[0]; i++)
+		arg = ab_json_str(j, ab_json_key(j, in, said[i].key));
+	ab_buf_init(&b, 0);
+	named(&b, name, arg, arg != NULL && said[i - 1].paren);
+	call(a, id, &b);
+	ab_buf_free(&b);
+	free(name);
+	free(id);
+	free(arg);
+}
+
+/* An assistant message's tool_use blocks, each a step. */
+static void claude_calls(struct ab_agent *a, const struct ab_json *j)
+{
+	int content = ab_json_get(j, 0, "message.content");
+	int i, n = ab_json_count(j, content), blk = content + 1;
+
+	if (ab_json_type(j, content) != AB_JSON_ARRAY)
+		return;
+	for (i = 0; i < n; i++, blk = ab_json_skip(j, blk))
+		if (ab_json_str_eq(j, ab_json_key(j, blk, "type"), "tool_use"))
+			claude_call(a, j, blk);
+}
+
+static void turn_end(struct ab_agent *a, int failed, const char *why)
+{
+	struct ab_buf b;
+
+	ab_buf_init(&b, 0);
+	raw_add(&b, failed ? "turn failed" : "turn ended");
+	if (failed && why != NULL && why[0] != '\0') {
+		raw_add(&b, ": ");
+		raw_add(&b, why);
+	}
+	say(a, &b);
+	ab_buf_free(&b);
+}
+
+static void claude_progress(struct ab_agent *a, const struct ab_json *j)
+{
+	int type = ab_json_key(j, 0, "type");
+	char *id, *name;
+
+	if (ab_json_str_eq(j, type, "assistant")) {
+		claude_calls(a, j);
+	} else if (ab_json_str_eq(j, type, "system") &&
+	    ab_json_str_eq(j, ab_json_key(j, 0, "subtype"),
+	    "permission_denied")) {
+		id = ab_json_str(j, ab_json_key(j, 0, "tool_use_id"));
+		name = ab_json_str(j, ab_json_key(j, 0, "tool_name"));
+		refused(a, id, name != NULL ? name : "tool");
+		free(id);
+		free(name);
+	} else if (ab_json_str_eq(j, type, "result")) {
+		turn_end(a, a->is_error, a->is_error && a->error.len > 0 ?
+		    a->error.data : a->subtype);
+	}
+}
+
+/* A Codex command: "shell(CMD)". */
+static void codex_command(struct ab_buf *b, const struct ab_json *j,
+    int item)
+{
+	char *cmd = ab_json_str(j, ab_json_key(j, item, "command"));
+
+	named(b, "shell", cmd != NULL ? cmd : "", 1);
+	free(cmd);
+}
+
+/* A file change: "KIND PATH[ -> MOVE]", each of its changes. */
+static void codex_changes(struct ab_buf *b, const struct ab_json *j,
+    int item)
+{
+	int changes = ab_json_key(j, item, "changes");
+	int i, n = ab_json_count(j, changes), c = changes + 1;
+	char *kind, *path, *move;
+
+	if (ab_json_type(j, changes) != AB_JSON_ARRAY || n == 0)
+		raw_add(b, "file change");
+	for (i = 0; i < n && b->len < RAW_MAX; i++, c = ab_json_skip(j, c)) {
+		kind = ab_json_str(j, ab_json_key(j, c, "kind"));
+		path = ab_json_str(j, ab_json_key(j, c, "path"));
+		move = ab_json_str(j, ab_json_key(j, c, "move_path"));
+		if (i > 0)
+			raw_add(b, ", ");
+		named(b, kind != NULL ? kind : "change", path != NULL ? path :
+		    "?", 0);
+		if (move != NULL) {
+			raw_add(b, " -> ");
+			raw_add(b, move);
+		}
+		free(kind);
+		free(path);
+		free(move);
+	}
+}
+
+/* A command when it starts (or ends, unseen before); a file change when
+ * it lands; a refusal of either, and of a request. */
+static void codex_item_progress(struct ab_agent *a, const struct ab_json *j,
+    int started)
+{
+	int item = ab_json_key(j, 0, "item");
+	int type = ab_json_key(j, item, "type");
+	int st = ab_json_key(j, item, "status");
+	char *id = ab_json_str(j, ab_json_key(j, item, "id")), *method;
+	int declined = ab_json_str_eq(j, st, "declined");
+	struct ab_buf b;
+
+	ab_buf_init(&b, 0);
+	if (ab_json_str_eq(j, type, "command_execution")) {
+		codex_command(&b, j, item);
+		if (declined)
+			refused(a, id, b.data);
+		else if (started || call_text(a, id) == NULL)
+			call(a, id, &b);
+	} else if (!started && ab_json_str_eq(j, type, "file_change")) {
+		codex_changes(&b, j, item);
+		if (declined || ab_json_str_eq(j, st, "failed"))
+			refused(a, NULL, b.data);
+		else if (ab_json_str_eq(j, st, "completed"))
+			say(a, &b);
+	} else if (!started && declined &&
+	    ab_json_str_eq(j, type, "request")) {
+		method = ab_json_str(j, ab_json_key(j, item, "method"));
+		named(&b, "request", method != NULL ? method : "?", 0);
+		refused(a, NULL, b.data);
+		free(method);
+	}
+	ab_buf_free(&b);
+	free(id);
+}
+
+static void codex_progress(struct ab_agent *a, const struct ab_json *j)
+{
+	int type = ab_json_key(j, 0, "type");
+
+	if (ab_json_str_eq(j, type, "item.started"))
+		codex_item_progress(a, j, 1);
+	else if (ab_json_str_eq(j, type, "item.completed"))
+		codex_item_progress(a, j, 0);
+	else if (ab_json_str_eq(j, type, "turn.completed"))
+		turn_end(a, 0, NULL);
+	else if (ab_json_str_eq(j, type, "turn.failed"))
+		turn_end(a, 1, a->error.data);
+}
+
 static void line(struct ab_agent *a)
 {
 	struct ab_json j;
@@ -299,6 +536,11 @@ static void line(struct ab_agent *a)
 		codex_line(a, &j);
 	else if (ab_json_str_eq(&j, ab_json_key(&j, 0, "type"), "result"))
 		claude_result(a, &j);
+	/* After the record's reading: a turn's end names its error. */
+	if (a->progress != NULL && strcmp(a->provider, "codex") == 0)
+		codex_progress(a, &j);
+	else if (a->progress != NULL)
+		claude_progress(a, &j);
 	ab_json_free(&j);
 }
 
@@ -361,6 +603,13 @@ static const char *status(const struct ab_agent *a, char *why, size_t cap)
 	if (v < 0)
 		snprintf(why, cap, "%.400s", err.msg);
 	return v == 1 ? "ok" : "invalid-answer";
+}
+
+const char *ab_agent_status(const struct ab_agent *a)
+{
+	char why[512];
+
+	return status(a, why, sizeof why);
 }
 
 static void raw_or_null(struct ab_jw *w, const char *key,

@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "progress.h"
 
 #define AB_AGENT_LINE_MAX (4u << 20)
 #define AB_AGENT_FINAL_MAX (64u << 10)
@@ -24,6 +25,14 @@
 #define AB_AGENT_REFUSED_ITEM_MAX 4096
 #define AB_AGENT_ERROR_MAX 2048
 #define AB_AGENT_EDITS_MAX 500		/* file changes listed (Codex) */
+#define AB_AGENT_CALLS 16		/* tool calls remembered, for refusals */
+
+/* A tool call's progress text, by its ID: a refusal comes later, naming
+ * the ID alone. */
+struct ab_agent_call {
+	char id[128];
+	char text[AB_PROGRESS_TEXT_MAX];
+};
 
 struct ab_agent {
 	char provider[16];		/* "claude", "codex" */
@@ -39,6 +48,10 @@ struct ab_agent {
 	struct ab_buf final, answer, usage, cost, refused, error, edits;
 	int final_cut, refused_cut, error_cut, answer_over, answer_not_json;
 	int nrefused, nedits, edits_cut;
+	/* Each step as a progress line while it runs, or NULL: none. */
+	struct ab_progress *progress;
+	struct ab_agent_call calls[AB_AGENT_CALLS];
+	int next_call;
 };
 
 void ab_agent_init(struct ab_agent *a, const char *provider,
@@ -48,6 +61,8 @@ void ab_agent_free(struct ab_agent *a);
 void ab_agent_feed(struct ab_agent *a, const char *p, size_t n);
 /* The output ended: a last line without its newline counts. */
 void ab_agent_end(struct ab_agent *a);
+/* The status ab_agent_json writes, for the last progress line. */
+const char *ab_agent_status(const struct ab_agent *a);
 /* Writes the "agent" object: provider, cli_version, status (ok,
  * no-answer, invalid-answer, error, output-too-large), final_message,
  * answer, usage, cost_usd, turns, edits (Codex's file changes that

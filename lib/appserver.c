@@ -830,6 +830,31 @@ static void agent_message(struct ab_as *s, const struct ab_json *j, int it)
 	item_end(s, &w, &b);
 }
 
+/* A command as it starts, as codex exec says it: a long one shows in
+ * ab-run's progress lines while it runs, not only once it ended. */
+static void command_started(struct ab_as *s, const struct ab_json *j,
+    int it, const char *id)
+{
+	char *cmd = ab_json_str(j, ab_json_key(j, it, "command"));
+	struct ab_buf b;
+	struct ab_jw w;
+
+	if (cmd == NULL)
+		return;
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "type", "item.started");
+	ab_jw_key(&w, "item");
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "type", "command_execution");
+	ab_jw_kstr(&w, "id", id);
+	ab_jw_kstr(&w, "status", "in_progress");
+	kstr_cut(&w, "command", cmd, AB_AS_TEXT_MAX);
+	free(cmd);
+	item_end(s, &w, &b);
+}
+
 static void command_done(struct ab_as *s, const struct ab_json *j, int it,
     const char *id)
 {
@@ -914,6 +939,8 @@ static void item_note(struct ab_as *s, const struct ab_json *j, int p,
 	if (!completed) {
 		if (ab_json_str_eq(j, type, "fileChange"))
 			add_changes(s, id, j, ab_json_key(j, it, "changes"));
+		else if (ab_json_str_eq(j, type, "commandExecution"))
+			command_started(s, j, it, id);
 		return;
 	}
 	if (ab_json_str_eq(j, type, "agentMessage"))

@@ -100,6 +100,20 @@ $work"
 	[[ $stderr == "ab-run: the agent exited with status 3" ]]
 }
 
+@test "a plain command (no --provider) gets no agent line, even printing a CLI's stream" {
+	ctr_for execution -- sh -c 'printf "%s\n" "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Bash\",\"input\":{\"command\":\"git status\"}}]}}" "{\"type\":\"item.started\",\"item\":{\"type\":\"command_execution\",\"id\":\"c\",\"command\":\"ls\"}}"; exit 3'
+	run_exact 3 ab-run "$CTR"
+	assert_equal "$stderr" "ab-run: the agent exited with status 3"
+	[[ $(field "$output" 'r["stdout"]["text"]') == *'"name":"Bash"'* ]]
+	assert_equal "$(field "$output" '"agent" in r')" false
+}
+
+@test "ab-run --quiet: accepted without a provider too, where it changes nothing" {
+	ctr_for execution -- true
+	run_exact 0 ab-run "$CTR" --quiet
+	assert_equal "$stderr" ""
+}
+
 @test "at the deadline the container is stopped: 124, reason deadline, within the grace" {
 	local pdl=$BATS_TEST_TMPDIR/pdl res
 	ab_deadline_in "$pdl" 4
@@ -467,5 +481,5 @@ open(p, "w").write(json.dumps(r))' "$rec"
 }
 
 @test "the man page names every option of --help" {
-	assert_man_covers_help ab-run 6
+	assert_man_covers_help ab-run 7
 }

@@ -183,6 +183,12 @@ work_files() {
 	AB_RO_WORK=1 ab_on_alloc "$ALLOC" 'cd /work && find . -path ./.git -prune -o -type f -print | sort'
 }
 
+# The agent lines (ab-run(1), "Agent lines") of stderr, without the
+# prefix.
+agent_lines() {
+	sed -n 's/^ab-run: agent: //p' <<<"$1"
+}
+
 @test "codex: a text answer, with the default model and with a function-tool model" {
 	codex planning '{"turns":[{"text":"Hello from the scripted vendor"}]}'
 	assert_equal "$STATUS" 0
@@ -442,6 +448,23 @@ hostile_steps() {
 ./widen.sh"
 }
 
+@test "codex: agent lines tell commands as they start, file changes, and what ab-codex refused" {
+	codex execution '{"turns":[{"shell":"touch /work/approved"},{"shell":"touch /work/pwned-esc","args":{"sandbox_permissions":"require_escalated","justification":"needed","prefix_rule":["touch"]}},{"patch":"*** Begin Patch\n*** Add File: /work/.git/evil\n+x\n*** End Patch\n"},{"patch":"*** Begin Patch\n*** Add File: /work/ok.txt\n+x\n*** End Patch\n"},{"text":"done"}]}' \
+		--allow-command "touch /work/approved" --model gpt-5.5
+	assert_equal "$STATUS" 0
+	assert_equal "$(agent_lines "$stderr")" "shell(/bin/sh -c 'touch /work/approved')
+shell(/bin/sh -c 'touch /work/pwned-esc')
+refused shell(/bin/sh -c 'touch /work/pwned-esc')
+refused add /work/.git/evil
+add /work/ok.txt
+turn ended
+finished (ok)"
+	assert_equal "$(grep -vc '^ab-run: agent: ' <<<"$stderr")" 0
+	[[ $output =~ ^result:[0-9a-f]{32}$ ]]
+	assert_equal "$(record_field '[[d["type"], d["status"]] for d in r["agent"]["refused"]]')" \
+		'[["command_execution", "declined"], ["file_change", "declined"]]'
+}
+
 @test "codex: the vendor answers 401 or 500, or cuts the stream: a clean failure with the CLI's reason" {
 	codex planning '{"turns":[{"status":401,"times":0}]}'
 	assert_equal "$STATUS" 1
@@ -613,7 +636,9 @@ open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
 	assert_equal "$status" 0
 	RECORD=$(ab-run --show "$output")
 	assert_equal "$(sha256sum <"$AUTH")" "$mine"
-	assert_equal "$stderr" "ab-run: --codex-auth $AUTH: not written back: it was changed since it was read; the refreshed sign-in is in $AB_STATE_DIR/signin/${p#profile:}.json"
+	# Past the agent lines, the one line that says where the refresh is.
+	assert_equal "$(grep -v '^ab-run: agent: ' <<<"$stderr")" "ab-run: --codex-auth $AUTH: not written back: it was changed since it was read; the refreshed sign-in is in $AB_STATE_DIR/signin/${p#profile:}.json"
+	assert_equal "$(tail -n 1 <<<"$stderr")" "$(grep -v '^ab-run: agent: ' <<<"$stderr")"
 	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]["refreshed"], r["sign_in"]["written_back"], r["sign_in"]["kept"]]')" \
 		"[\"one\", true, false, \"$AB_STATE_DIR/signin/${p#profile:}.json\"]"
 	assert_equal "$(stat -c %a "$AB_STATE_DIR/signin/${p#profile:}.json")" 600

@@ -46,3 +46,7 @@ fuzz() {
 @test "fuzz: ab-codex's reader of Codex's app-server, and its file change decisions against a rule of the harness's own" {
 	fuzz appserver
 }
+
+@test "fuzz: what ab-run shows of the model's text in an agent line: printable, cut, the credential masked" {
+	fuzz progress
+}

@@ -162,6 +162,8 @@ run_exact() {
 
 # The error contract: the last stderr line is the error, prefixed with the
 # tool, and every line before it is a progress line with the same prefix.
+# An agent line (ab-run's "ab-run: agent: ...") is progress, never the
+# error: it may not be the last line.
 assert_one_error_line() {
 	local tool=$1 line n=0
 	if [ -z "$stderr" ]; then
@@ -176,6 +178,10 @@ assert_one_error_line() {
 			return 1 ;;
 		esac
 	done <<<"$stderr"
+	case $line in
+	"$tool: agent: "*) echo "the last stderr line is an agent line, not the error: $line" >&2
+		return 1 ;;
+	esac
 }
 
 # Waits until process $1 is stopped (an AB_TEST_PAUSE point).

@@ -56,6 +56,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/progress: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/progress-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/schema: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/schema-test"
 	assert_success

@@ -4,7 +4,10 @@
  * the provider and whether an answer schema is set, the second the size
  * of the pieces the stream arrives in.  Beyond not crashing: the same
  * stream in pieces of any size gives the same agent section, and that
- * section is valid JSON within the bounds agent.h states. */
+ * section is valid JSON within the bounds agent.h states.  Each step is
+ * also told as a progress line (to /dev/null, on a clock that lets every
+ * line through), so the reading of tool calls is fuzzed too. */
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -18,15 +21,31 @@ static const char schema[] = "{\"type\":\"object\",\"properties\":{"
     "\"answer\":{\"type\":\"string\"},\"n\":{\"type\":\"integer\"}},"
     "\"required\":[\"answer\"],\"additionalProperties\":false}";
 
+static long long fake_now;
+
+static long long fake_clock(void)
+{
+	return fake_now += 1000;
+}
+
 static void section(const uint8_t *p, size_t n, size_t step, int codex,
     int with_schema, struct ab_buf *out)
 {
+	static int devnull = -2;
+	struct ab_progress pr;
 	struct ab_agent a;
 	struct ab_jw w;
 	size_t i, k;
 
+	if (devnull == -2)
+		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ab_progress_init(&pr, devnull, "agent: ");
+	pr.clock = fake_clock;
+	if (ab_progress_secret(&pr, "sk-fuzz-0123456789", 18) < 0)
+		abort();
 	ab_agent_init(&a, codex ? "codex" : "claude",
 	    with_schema ? schema : NULL, with_schema ? strlen(schema) : 0);
+	a.progress = &pr;
 	for (i = 0; i < n; i += k) {
 		k = n - i < step ? n - i : step;
 		ab_agent_feed(&a, (const char *)p + i, k);
@@ -38,6 +57,7 @@ static void section(const uint8_t *p, size_t n, size_t step, int codex,
 	if (ab_jw_done(&w) != 0)
 		abort();
 	ab_agent_free(&a);
+	ab_progress_free(&pr);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

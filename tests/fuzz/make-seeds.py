@@ -108,6 +108,42 @@ def agents():
     put("agent", "codex-failed", b"\x01\x02" + failed)
     put("agent", "cut", b"\x00\x03" + claude[:150])
     put("agent", "not-json", b"\x01\x09" + b"garbage\n{\n\xff\n")
+    steps = (b'{"type":"assistant","message":{"content":[{"type":"tool_use",'
+             b'"id":"t1","name":"Bash","input":{"command":"echo \\u001b[31m'
+             b'sk-fuzz-0123456789"}},{"type":"tool_use","id":"t2","name":'
+             b'"Write","input":{"file_path":"/work/a","content":"x"}}]}}\n'
+             b'{"type":"system","subtype":"permission_denied","tool_name":'
+             b'"Bash","tool_use_id":"t1"}\n'
+             b'{"type":"result","subtype":"error_during_execution",'
+             b'"is_error":true,"result":"API Error: 500"}\n')
+    csteps = (b'{"type":"item.started","item":{"type":"command_execution",'
+              b'"id":"c1","status":"in_progress","command":"git status"}}\n'
+              b'{"type":"item.completed","item":{"type":"command_execution",'
+              b'"id":"c1","status":"declined","command":"git status"}}\n'
+              b'{"type":"item.completed","item":{"type":"file_change",'
+              b'"id":"f1","status":"completed","changes":[{"path":"/work/a",'
+              b'"kind":"update","move_path":"/work/b"},{"path":"/work/c",'
+              b'"kind":"add"}]}}\n'
+              b'{"type":"item.completed","item":{"type":"request",'
+              b'"status":"declined","method":"item/permissions/'
+              b'requestApproval"}}\n')
+    put("agent", "claude-steps", b"\x00\x04" + steps)
+    put("agent", "codex-steps", b"\x01\x06" + csteps + failed)
+
+
+def progress():
+    # First byte: the credential's length, its bytes next, each taken as
+    # one of the characters keys are made of (as the harness maps them);
+    # then the text.
+    chars = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+    key = bytes(chars[i * 7 % len(chars)] for i in range(33))
+    put("progress", "key", bytes([len(key)]) + key + b"echo " + key)
+    put("progress", "escapes", b"\x00" + b"a\x1b[31mb\x1b]0;t\x07c\x1bPq"
+        b"\x1b\\d\x1b[12\xc2\x9b\xe2\x80\xae\t\n\x7f\xff\xed\xa0\x80")
+    put("progress", "long", b"\x08" + b"ABCDEFGH" + b"x" * 195 + b"ABCDEFGH" +
+        "\u00e9".encode() * 50)
+    put("progress", "split", bytes([len(key)]) + key + b"cat " + key[:10] +
+        b"\x1b[0m" + key[10:])
 
 
 def paths():
@@ -181,6 +217,7 @@ if __name__ == "__main__":
     tars()
     jsons()
     agents()
+    progress()
     paths()
     appserver()
     sys.exit(0)

@@ -907,7 +907,9 @@ class Trial:
                          errors="replace").read().splitlines()
         except OSError:
             return ""
-        lines = [x for x in lines if x.startswith(("ab-", "run-task:"))]
+        # ab-run's agent lines tell the agent's steps, not a failure.
+        lines = [x for x in lines if x.startswith(("ab-", "run-task:"))
+                 and not x.startswith("ab-run: agent: ")]
         return " (%s)" % lines[-1][:300] if lines else ""
 
     def verify(self, expect, row, before, trace):

@@ -43,6 +43,9 @@ turn is answered with the text "done" (logged as {"text": "done",
                                    StructuredOutput, WebFetch...), its input
                                    streamed as two input_json_delta pieces,
                                    stop_reason tool_use; "id" optional
+  {"tools": [{"tool": NAME, "input": {...}}, ...]}
+                                   as many tool_use blocks in one answer,
+                                   each streamed so: parallel tool calls
   {"status": N}                    HTTP N with the API's error body
                                    {"type":"error","error":{"type":T,
                                    "message":M}}, T from N (401
@@ -294,7 +297,7 @@ ERROR_TYPES = {
 # The beta Claude Code marks its side queries with.
 SIDE_QUERY_BETA = "claude-code-side-query"
 
-STEP_KINDS = ("text", "tool", "status", "cut", "hang", "big")
+STEP_KINDS = ("text", "tool", "tools", "status", "cut", "hang", "big")
 STEP_KEYS = set(STEP_KINDS) | {"input", "id", "message", "retry", "times",
                                "delay", "classifier"}
 VERDICTS = ("allow", "block", "unsupported")
@@ -312,7 +315,9 @@ def load_scenario(path):
     for i, s in enumerate(sc.get("turns", [])):
         kinds = [k for k in STEP_KINDS if isinstance(s, dict) and k in s]
         if len(kinds) != 1 or set(s) - STEP_KEYS or \
-                s.get("classifier") not in (None,) + VERDICTS:
+                s.get("classifier") not in (None,) + VERDICTS or \
+                not all(isinstance(c, dict) and "tool" in c
+                        for c in s.get("tools", [])):
             sys.exit("vendor.py: %s: turn %d is not a step: %s"
                      % (path, i, json.dumps(s)))
     return sc
@@ -645,10 +650,12 @@ class Anthropic(Handler):
             return
         if step.get("delay"):
             time.sleep(float(step["delay"]))
-        if "tool" in step:
-            block = {"type": "tool_use",
-                     "id": step.get("id") or self.state.ident("toolu"),
-                     "name": step["tool"], "input": step.get("input", {})}
+        if "tool" in step or "tools" in step:
+            blocks = [{"type": "tool_use",
+                       "id": c.get("id") or self.state.ident("toolu"),
+                       "name": c["tool"], "input": c.get("input", {})}
+                      for c in (step["tools"] if "tools" in step
+                                else [step])]
             stop = "tool_use"
         else:
             if "big" in step:
@@ -657,43 +664,49 @@ class Anthropic(Handler):
                 text = step["side"]
             else:
                 text = str(step["text"])
-            block = {"type": "text", "text": text}
+            blocks = [{"type": "text", "text": text}]
             stop = "end_turn"
         delta = {"stop_reason": stop, "stop_sequence": None}
         if verdict is not None:
             delta["safeguard_results"] = verdicts(
-                verdict, [block["id"]] if stop == "tool_use" else [])
+                verdict, [b["id"] for b in blocks] if stop == "tool_use"
+                else [])
         if not stream:
-            self.send_json(200, dict(message, content=[block],
+            self.send_json(200, dict(message, content=blocks,
                                      stop_reason=stop,
                                      usage=dict(usage, output_tokens=5)))
             return
         self.sse_start()
         self.event(start)
+        for index, block in enumerate(blocks):
+            self.block_events(index, block)
+        self.event({"type": "message_delta", "delta": delta,
+                    "usage": {"output_tokens": 5}})
+        self.event({"type": "message_stop"})
+        self.sse_end()
+
+    def block_events(self, index, block):
+        """One content block of a streamed answer."""
         if block["type"] == "text":
-            self.event({"type": "content_block_start", "index": 0,
+            self.event({"type": "content_block_start", "index": index,
                         "content_block": {"type": "text", "text": ""}})
             text = block["text"]
             for i in range(0, max(len(text), 1), 16384):
-                self.event({"type": "content_block_delta", "index": 0,
+                self.event({"type": "content_block_delta", "index": index,
                             "delta": {"type": "text_delta",
                                       "text": text[i:i + 16384]}})
         else:
-            self.event({"type": "content_block_start", "index": 0,
+            self.event({"type": "content_block_start", "index": index,
                         "content_block": {"type": "tool_use",
                                           "id": block["id"],
                                           "name": block["name"],
                                           "input": {}}})
             js = json.dumps(block["input"])
             for part in (js[:len(js) // 2], js[len(js) // 2:]):
-                self.event({"type": "content_block_delta", "index": 0,
+                self.event({"type": "content_block_delta", "index": index,
                             "delta": {"type": "input_json_delta",
                                       "partial_json": part}})
-        self.event({"type": "content_block_stop", "index": 0})
-        self.event({"type": "message_delta", "delta": delta,
-                    "usage": {"output_tokens": 5}})
-        self.event({"type": "message_stop"})
-        self.sse_end()
+        self.event({"type": "content_block_stop", "index": index})
 
 
 # ------------------------------------------------------------ zstd (RFC 8878)

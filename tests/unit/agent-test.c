@@ -2,9 +2,11 @@
  * result's agent section), TAP output.  The streams are crafted: they
  * stand for a CLI that does not check its answer, a hostile vendor, or a
  * flood, which no real CLI run can be made to produce on demand. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "json.h"
@@ -166,6 +168,133 @@ static void codex(void)
 	ab_buf_free(&out);
 }
 
+static long long steps_now;
+
+static long long steps_clock(void)
+{
+	return steps_now += 1000;
+}
+
+/* The progress lines PROV's STREAM makes, fed in pieces of STEP bytes,
+ * without their prefix; "finished" ends them as ab-run does. */
+static const char *lines(const char *prov, const char *stream, size_t step)
+{
+	static char text[8192];
+	struct ab_progress p;
+	struct ab_agent a;
+	size_t i, k, n = strlen(stream), got = 0;
+	ssize_t r;
+	int fd[2];
+
+	if (pipe2(fd, O_NONBLOCK) < 0)
+		abort();
+	ab_progress_init(&p, fd[1], "");
+	p.clock = steps_clock;
+	ab_progress_secret(&p, "sk-unit-0123456789", 18);
+	ab_agent_init(&a, prov, NULL, 0);
+	a.progress = &p;
+	for (i = 0; i < n; i += k) {
+		k = n - i < step ? n - i : step;
+		ab_agent_feed(&a, stream + i, k);
+	}
+	ab_agent_end(&a);
+	ab_progress_end(&p, "finished", 8);
+	ab_agent_free(&a);
+	ab_progress_free(&p);
+	while (got + 1 < sizeof text &&
+	    (r = read(fd[0], text + got, sizeof text - 1 - got)) > 0)
+		got += (size_t)r;
+	text[got] = '\0';
+	close(fd[0]);
+	close(fd[1]);
+	return text;
+}
+
+static int lines_are(const char *prov, const char *stream, const char *want)
+{
+	const char *got = lines(prov, stream, 1);
+
+	if (strcmp(got, want) != 0 || strcmp(lines(prov, stream, 4096),
+	    want) != 0) {
+		printf("# got:\n%s# want:\n%s", got, want);
+		return 0;
+	}
+	return 1;
+}
+
+#define TOOL_USE(id, name, input) "{\"type\":\"tool_use\",\"id\":\"" id \
+    "\",\"name\":\"" name "\",\"input\":" input "}"
+#define ASSISTANT(blocks) "{\"type\":\"assistant\",\"message\":{" \
+    "\"content\":[" blocks "]}}\n"
+
+static void steps(void)
+{
+	ok(lines_are("claude", ASSISTANT(TOOL_USE("t1", "Bash",
+	    "{\"command\":\"git status\",\"description\":\"d\"}") ","
+	    "{\"type\":\"text\",\"text\":\"hi\"},"
+	    TOOL_USE("t2", "Write", "{\"file_path\":\"/work/notes.txt\","
+	    "\"content\":\"x\"}") "," TOOL_USE("t3", "Grep",
+	    "{\"pattern\":\"forty\",\"path\":\"/work\"}") ","
+	    TOOL_USE("t4", "StructuredOutput", "{\"answer\":\"x\"}"))
+	    "{\"type\":\"system\",\"subtype\":\"permission_denied\","
+	    "\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\"}\n"
+	    "{\"type\":\"system\",\"subtype\":\"permission_denied\","
+	    "\"tool_name\":\"WebFetch\",\"tool_use_id\":\"unknown\"}\n"
+	    RESULT("\"is_error\":false"),
+	    "Bash(git status)\nWrite /work/notes.txt\nGrep(forty)\n"
+	    "StructuredOutput\nrefused Bash(git status)\nrefused WebFetch\n"
+	    "turn ended\nfinished\n"),
+	    "claude: each tool call, each refusal by the call it refuses, the "
+	    "turn's end");
+	ok(lines_are("claude", ASSISTANT(TOOL_USE("t1", "Bash",
+	    "{\"command\":\"echo \\u001b]0;x\\u0007sk-unit-0123456789\\n"
+	    "\\u001b[2Jdone\"}")) "{\"type\":\"result\",\"subtype\":"
+	    "\"error_during_execution\",\"is_error\":true,\"result\":"
+	    "\"API Error: 500 \\u001b[31mboom\"}\n",
+	    "Bash(echo [redacted] done)\n"
+	    "turn failed: API Error: 500 boom\nfinished\n"),
+	    "claude: escapes and the credential never reach a line; a failed "
+	    "turn says why");
+	ok(lines_are("codex",
+	    "{\"type\":\"item.started\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c1\",\"command\":\"git log\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c1\",\"status\":\"completed\","
+	    "\"command\":\"git log\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c2\",\"status\":\"completed\","
+	    "\"command\":\"ls\"}}\n"
+	    "{\"type\":\"item.started\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c3\",\"command\":\"rm -rf /\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c3\",\"status\":\"declined\","
+	    "\"command\":\"rm -rf /\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"file_change\","
+	    "\"id\":\"f1\",\"status\":\"completed\",\"changes\":[{\"path\":"
+	    "\"/work/a\",\"kind\":\"add\"},{\"path\":\"/work/o\",\"kind\":"
+	    "\"update\",\"move_path\":\"/work/n\"}]}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"file_change\","
+	    "\"id\":\"f2\",\"status\":\"declined\",\"changes\":[{\"path\":"
+	    "\"/work/.git/x\",\"kind\":\"add\"}]}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"request\","
+	    "\"status\":\"declined\",\"method\":\"item/permissions/"
+	    "requestApproval\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"agent_message\",\"text\":\"done\"}}\n"
+	    "{\"type\":\"turn.completed\",\"usage\":{}}\n",
+	    "shell(git log)\nshell(ls)\nshell(rm -rf /)\n"
+	    "refused shell(rm -rf /)\nadd /work/a, update /work/o -> /work/n\n"
+	    "refused add /work/.git/x\n"
+	    "refused request item/permissions/requestApproval\n"
+	    "turn ended\nfinished\n"),
+	    "codex: a command once, when it starts; file changes; refusals; "
+	    "the turn's end");
+	ok(lines_are("codex", "{\"type\":\"turn.failed\",\"error\":{"
+	    "\"message\":\"unexpected status 401 Unauthorized\"}}\n",
+	    "turn failed: unexpected status 401 Unauthorized\nfinished\n"),
+	    "codex: a failed turn says why");
+}
+
 int main(void)
 {
 	struct ab_buf big, out;
@@ -234,6 +363,7 @@ int main(void)
 	ab_buf_free(&out);
 	ab_buf_free(&big);
 	codex();
+	steps();
 	printf("1..%d\n", ntest);
 	return nfail > 0;
 }

@@ -337,6 +337,15 @@ static void test_requests(void)
 	struct ab_as s;
 
 	started(&s, NULL);
+	feed(&s, "{\"method\":\"item/started\",\"params\":{\"threadId\":"
+	    "\"thr-1\",\"item\":{\"type\":\"commandExecution\",\"id\":"
+	    "\"c0\",\"command\":\"make test\",\"status\":\"inProgress\"}}}\n");
+	ok(strcmp(s.events.data ? s.events.data : "", "{\"type\":"
+	    "\"item.started\",\"item\":{\"type\":\"command_execution\","
+	    "\"id\":\"c0\",\"status\":\"in_progress\",\"command\":"
+	    "\"make test\"}}\n") == 0, "a command is told as it starts, for "
+	    "ab-run's progress lines");
+	ab_buf_reset(&s.events);
 	feed(&s, "{\"method\":\"item/commandExecution/requestApproval\",\"id\":"
 	    "5,\"params\":{\"threadId\":\"thr-1\",\"itemId\":\"c1\",\"kind\":"
 	    "\"command\",\"command\":\"rm -rf /work\",\"cwd\":\"/work\","
