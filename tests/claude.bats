@@ -254,7 +254,7 @@ work_files() {
 	assert_equal "$STATUS" 124
 	assert_equal "$(record_field 'r["reason"]')" deadline
 	run_exact 0 ab-clean "$ALLOC"
-	run ab_leftovers
+	run ab_leftovers "$(ab_state_sid)"
 	assert_output ""
 }
 

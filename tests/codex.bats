@@ -463,7 +463,7 @@ hostile_steps() {
 	assert_equal "$STATUS" 124
 	assert_equal "$(record_field 'r["reason"]')" deadline
 	run_exact 0 ab-clean "$ALLOC"
-	run ab_leftovers
+	run ab_leftovers "$(ab_state_sid)"
 	assert_output ""
 }
 
