@@ -13,7 +13,8 @@ bats_require_minimum_version 1.5.0
 load /usr/lib/bats/bats-support/load.bash
 load /usr/lib/bats/bats-assert/load.bash
 
-AB_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+# The tree above this file: a test file may live in a directory below it.
+AB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AB_BIN=${AB_BIN:-$AB_ROOT/bin}
 PATH=$AB_BIN:$PATH
 export PATH AB_ROOT AB_BIN
