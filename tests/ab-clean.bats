@@ -8,7 +8,7 @@ setup_file() {
 	ab_setup_file
 	# A container of the test's own is named for this file's state, so
 	# that another file or suite running at the same time never meets it.
-	HOLDER=ab-test-$(ab_state_sid | cut -c1-12)-holder
+	HOLDER=abtest-$(ab_state_sid | cut -c1-12)-holder
 	export HOLDER
 }
 

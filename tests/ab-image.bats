@@ -135,7 +135,7 @@ count_records() {
 	# The tag is this state's own: another file or suite may run this
 	# test at the same time.
 	local h=$output d tag
-	tag=ab-test-replaced-$(ab_state_sid | cut -c1-12)
+	tag=abtest-$(ab_state_sid | cut -c1-12)-replaced
 	d=$(digest_of "$h")
 	# Same labels, different content: a new ID, so the record's ID is gone
 	# and a look-alike under the old labels is not accepted either.

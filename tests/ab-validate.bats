@@ -24,9 +24,10 @@ setup_file() {
 	PROFILE=$(ab-profile --alloc "$ALLOC" --phase execution \
 		--attempt mutations --deadline "$DL" -- sh -c 'echo agent ran')
 	# The names this file gives the engine's objects: its state's own, so
-	# that another file or suite running at the same time, whose names
-	# are its own, never meets or removes them.
-	NAMES=ab-test-$(ab_state_sid | cut -c1-12)
+	# that another file or suite running at the same time never meets or
+	# removes them (nor does an older suite, which removed every name
+	# holding ab-mut- or ab-test-).
+	NAMES=abtest-$(ab_state_sid | cut -c1-12)
 	export PROFILE NAMES
 }
 
