@@ -10,6 +10,9 @@
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 # shellcheck disable=SC2030,SC2031 # each test sets the globals it uses
+# The suite's agents state is this file's too: tests/run-suite runs the
+# files tagged agents one after another.
+# bats file_tags=agents
 load helpers
 
 setup_file() {

@@ -2,6 +2,9 @@
 # make demo: the main job on the default offline image, leaving nothing.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# The suite's agents state is this file's too: tests/run-suite runs the
+# files tagged agents one after another.
+# bats file_tags=agents
 load helpers
 
 # demo_sids: the tools the demo runs are these wrappers, which note the

@@ -66,6 +66,8 @@ ab_setup_file() {
 
 # The files that run the real CLIs share the suite's agents image and its
 # state directory (tests/run-suite); without them they fail, saying why.
+# Such a file carries "# bats file_tags=agents": run-suite runs those one
+# after another, as their teardowns sweep the state.
 ab_agents_setup_file() {
 	if [ -z "${AB_AGENTS_IMAGE:-}" ] || [ -z "${AB_SUITE_STATE:-}" ]; then
 		cat "${AB_SUITE_STATE:-/nonexistent}/build.err" >&2 2>/dev/null
