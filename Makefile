@@ -13,7 +13,8 @@ CFLAGS ?= -O2 -g
 PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static ca-certificates \
-	openssl clang libclang-rt-dev python3-pip strace llvm curl ansible-core
+	openssl clang libclang-rt-dev python3-pip strace llvm curl ansible-core \
+	parallel
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the

@@ -6,6 +6,10 @@ load helpers
 
 setup_file() {
 	ab_setup_file
+	# A container of the test's own is named for this file's state, so
+	# that another file or suite running at the same time never meets it.
+	HOLDER=abtest-$(ab_state_sid | cut -c1-12)-holder
+	export HOLDER
 }
 
 teardown_file() {
@@ -14,7 +18,7 @@ teardown_file() {
 
 teardown() {
 	ab_proxy_stop
-	docker rm -f ab-test-holder >/dev/null 2>&1 || true
+	docker rm -f "$HOLDER" >/dev/null 2>&1 || true
 	ab_purge_allocs
 }
 
@@ -105,7 +109,7 @@ objects_of() {
 @test "what cannot be removed is named, and the record is kept for a second run" {
 	new_alloc
 	# A container that is not the allocation's holds its task volume.
-	docker run -d --name ab-test-holder \
+	docker run -d --name "$HOLDER" \
 		--mount "type=volume,src=agentbox-$AID-task,dst=/x" \
 		--entrypoint /bin/sleep "$(docker inspect "agentbox-$AID-keeper" \
 		--format '{{.Image}}')" 1000 >/dev/null
@@ -115,8 +119,8 @@ objects_of() {
 	assert_regex "$stderr" "record kept"
 	[ -f "$AB_STATE_DIR/alloc/$AID" ]
 	# The holder is not ours and was left alone.
-	docker inspect ab-test-holder >/dev/null
-	docker rm -f ab-test-holder >/dev/null
+	docker inspect "$HOLDER" >/dev/null
+	docker rm -f "$HOLDER" >/dev/null
 	run_exact 0 ab-clean "$ALLOC"
 	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
 }

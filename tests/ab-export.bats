@@ -282,7 +282,7 @@ raw"
 	grep -q '^diff --git a/ok b/ok$' "$p"
 	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
 	[[ $stderr == *"--strict: 2 entries were left out" ]]
-	run ab_leftovers
+	run ab_leftovers "$(ab_state_sid)"
 	refute_output --partial listing
 }
 

@@ -144,15 +144,18 @@ count_records() {
 
 @test "an image replaced behind the record's back is refused" {
 	run_exact 0 ab-image build --rebuild
-	local h=$output d
+	# The tag is this state's own: another file or suite may run this
+	# test at the same time.
+	local h=$output d tag
+	tag=abtest-$(ab_state_sid | cut -c1-12)-replaced
 	d=$(digest_of "$h")
 	# Same labels, different content: a new ID, so the record's ID is gone
 	# and a look-alike under the old labels is not accepted either.
 	docker rmi -f "$d" >/dev/null
 	printf 'FROM %s\nLABEL extra=1\n' "$(digest_of "$AB_IMAGE")" |
-		docker build -q -t ab-test-replaced - >/dev/null
+		docker build -q -t "$tag" - >/dev/null
 	run_exact 1 ab-image verify "$h"
-	docker rmi -f ab-test-replaced >/dev/null
+	docker rmi -f "$tag" >/dev/null
 	rm -f "$(record_of "$h")"
 }
 

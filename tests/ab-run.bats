@@ -355,6 +355,9 @@ kill_from_outside() {
 	assert_equal "$(field "$output" '[r["reason"], r["oom_killed"]]')" '["oom", true]'
 }
 
+# It counts the host's processes, and the next one measures the host's
+# disk: tests/run-suite runs tests tagged host alone, after the others.
+# bats test_tags=host
 @test "a fork bomb meets the pids limit, leaves the host's process count alone, and ends" {
 	local pdl=$BATS_TEST_TMPDIR/pdl out=$BATS_TEST_TMPDIR/out pid st before peak=0 n
 	ab_deadline_in "$pdl" 8
@@ -376,6 +379,7 @@ kill_from_outside() {
 	[ "$peak" -le $((before + 64 + 16)) ]
 }
 
+# bats test_tags=host
 @test "filling /work, /tmp and HOME is ENOSPC inside, and the host's disk is untouched" {
 	local before after
 	before=$(df -k --output=used /var/lib/docker | tail -1)

@@ -784,13 +784,17 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 	REPO=$BATS_TEST_TMPDIR/chain
 	git init -q "$REPO"
 	# Each version shares most with the one before alone: the deltas
-	# chain, one version on the next.  A window moved by 100 lines gave
-	# chains of 53 or fewer, by 10 of 103 (git 2.47).
+	# chain, one version on the next.  Each commit has a second of its
+	# own: git orders what it packs by commit time, and commits sharing a
+	# second (as many do, more or fewer with the machine's load) chained
+	# as little as 34 deep.
 	for i in $(seq 1 250); do
-		{ seq $((i * 10)) $((i * 10 + 3000)); echo "change $i"; } \
+		{ seq $((i * 100)) $((i * 100 + 3000)); echo "change $i"; } \
 			>"$REPO/log.txt"
 		git -C "$REPO" add log.txt
-		git -C "$REPO" commit -qm "change $i"
+		GIT_AUTHOR_DATE="@$((1700000000 + i)) +0000" \
+			GIT_COMMITTER_DATE="@$((1700000000 + i)) +0000" \
+			git -C "$REPO" commit -qm "change $i"
 	done
 	git -C "$REPO" -c pack.threads=1 repack -adfq --depth=1000 --window=250
 	max=$(git -C "$REPO" verify-pack -v "$(ls "$REPO"/.git/objects/pack/pack-*.idx)" |

@@ -23,7 +23,12 @@ setup_file() {
 	export REPO COMMIT ALLOC DL
 	PROFILE=$(ab-profile --alloc "$ALLOC" --phase execution \
 		--attempt mutations --deadline "$DL" -- sh -c 'echo agent ran')
-	export PROFILE
+	# The names this file gives the engine's objects: its state's own, so
+	# that another file or suite running at the same time never meets or
+	# removes them (nor does an older suite, which removed every name
+	# holding ab-mut- or ab-test-).
+	NAMES=abtest-$(ab_state_sid | cut -c1-12)
+	export PROFILE NAMES
 }
 
 teardown_file() {
@@ -34,9 +39,8 @@ teardown_file() {
 teardown() {
 	docker ps -aq --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
 		--filter label=org.agentbox.role=agent | xargs -r docker rm -f >/dev/null
-	docker ps -aq --filter name=ab-mut- | xargs -r docker rm -f >/dev/null
-	docker ps -aq --filter name=ab-test- | xargs -r docker rm -f >/dev/null
-	docker volume rm -f ab-test-plain >/dev/null 2>&1 || true
+	docker ps -aq --filter "name=$NAMES-" | xargs -r docker rm -f >/dev/null
+	docker volume rm -f "$NAMES-plain" >/dev/null 2>&1 || true
 }
 
 attempt() {
@@ -83,7 +87,7 @@ record() {
 
 @test "an unchanged copy made through the engine API is accepted" {
 	local id
-	id=$(python3 "$AB_ROOT/tests/lib/mutate.py" "$(record "$PROFILE")" ab-mut-copy)
+	id=$(python3 "$AB_ROOT/tests/lib/mutate.py" "$(record "$PROFILE")" "$NAMES-mut-copy")
 	run_exact 0 ab-validate --container "$id" "$PROFILE"
 }
 
@@ -92,7 +96,7 @@ record() {
 mutation() {
 	local field=$1 id
 	id=$(python3 "$AB_ROOT/tests/lib/mutate.py" "$(record "$PROFILE")" \
-		"ab-mut-$BATS_TEST_NUMBER" "$2")
+		"$NAMES-mut-$BATS_TEST_NUMBER" "$2")
 	run_exact 1 ab-validate --container "$id" "$PROFILE"
 	assert_one_error_line ab-validate
 	assert_regex "$stderr" "lockdown drift: ${field//./\\.}\$"
@@ -197,8 +201,8 @@ mutation() {
 }
 
 @test "mutation: the task volume replaced by one without a size limit" {
-	docker volume create ab-test-plain >/dev/null
-	mutation HostConfig.Mounts 'b["HostConfig"]["Mounts"][0]["Source"]="ab-test-plain"'
+	docker volume create "$NAMES-plain" >/dev/null
+	mutation HostConfig.Mounts "b[\"HostConfig\"][\"Mounts\"][0][\"Source\"]=\"$NAMES-plain\""
 }
 
 @test "a change made to a validated container is caught at the next check" {

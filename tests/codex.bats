@@ -10,6 +10,9 @@
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 # shellcheck disable=SC2030,SC2031 # each test sets the globals it uses
+# The suite's agents state is this file's too: tests/run-suite runs the
+# files tagged agents one after another.
+# bats file_tags=agents
 load helpers
 
 setup_file() {
@@ -486,7 +489,7 @@ finished (ok)"
 	assert_equal "$STATUS" 124
 	assert_equal "$(record_field 'r["reason"]')" deadline
 	run_exact 0 ab-clean "$ALLOC"
-	run ab_leftovers
+	run ab_leftovers "$(ab_state_sid)"
 	assert_output ""
 }
 

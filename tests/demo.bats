@@ -2,13 +2,33 @@
 # make demo: the main job on the default offline image, leaving nothing.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# The suite's agents state is this file's too: tests/run-suite runs the
+# files tagged agents one after another.
+# bats file_tags=agents
 load helpers
 
+# demo_sids: the tools the demo runs are these wrappers, which note the
+# SID of the state directory the demo makes for itself (its path is the
+# demo's own), so that what it leaves is asked of its state alone: other
+# files, and other suites, make and remove images meanwhile.  The SIDs are
+# registered with the suite too, for its last file.
+demo_sids() {
+	local bin=$BATS_TEST_TMPDIR/bin t
+	mkdir "$bin"
+	for t in "$AB_BIN"/ab-*; do
+		# shellcheck disable=SC2016 # the wrapper's own expansions
+		printf '#!/bin/sh\n[ ! -f "${AB_STATE_DIR:-/nonexistent}/sid" ] ||\n\tcat "$AB_STATE_DIR/sid" >>%q\nexec %q "$@"\n' \
+			"$BATS_TEST_TMPDIR/sids" "$t" >"$bin/${t##*/}"
+		chmod 0755 "$bin/${t##*/}"
+	done
+	printf '%s\n' "$bin"
+}
+
 @test "the demo runs the agent, shows what it may and may not do, and leaves nothing" {
-	local images_before want
-	images_before=$(docker images -q | sort)
+	local want sid sids=() bin
+	bin=$(demo_sids)
 	unset AB_STATE_DIR
-	run --separate-stderr sh "$AB_ROOT/sh/demo"
+	AB_BIN=$bin run --separate-stderr sh "$AB_ROOT/sh/demo"
 	assert_success
 	python3 -c '
 import json, sys
@@ -21,9 +41,16 @@ assert r["phase"] == "execution" and r["probe"] == "ok"' "$output"
 		"demo-agent: no network" "demo: a small repository"; do
 		grep -qF -- "$want" <<<"$stderr" || fail "the demo did not show: $want"
 	done
-	run ab_leftovers
+	# Its one state, seen by the tools after the first made it.
+	mapfile -t sids < <(sort -u "$BATS_TEST_TMPDIR/sids")
+	assert_equal "${#sids[@]}" 1
+	for sid in "${sids[@]}"; do
+		ab_register_sid "$sid"
+	done
+	run ab_leftovers "${sids[@]}"
 	assert_output ""
-	assert_equal "$(docker images -q | sort)" "$images_before"
+	run ab_images "${sids[@]}"
+	assert_output ""
 }
 
 @test "demo-agents runs the real Claude Code and Codex CLI against the scripted vendor, and leaves nothing" {
@@ -49,6 +76,6 @@ assert x["agent"]["edits"] == [{"path": "/work/README", "kind": "update"}], x
 		"demo-agents: codex: its sandbox refused a command"; do
 		grep -qF -- "$want" <<<"$stderr" || fail "the demo did not show: $want"
 	done
-	run ab_leftovers
+	run ab_leftovers "$(ab_state_sid "$AB_SUITE_STATE")"
 	assert_output ""
 }

@@ -13,7 +13,8 @@ bats_require_minimum_version 1.5.0
 load /usr/lib/bats/bats-support/load.bash
 load /usr/lib/bats/bats-assert/load.bash
 
-AB_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+# The tree above this file: a test file may live in a directory below it.
+AB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AB_BIN=${AB_BIN:-$AB_ROOT/bin}
 PATH=$AB_BIN:$PATH
 export PATH AB_ROOT AB_BIN
@@ -36,11 +37,17 @@ ab_register_sid() {
 	[ -z "${AB_SUITE_SIDS:-}" ] || printf '%s\n' "$1" >>"$AB_SUITE_SIDS"
 }
 
+# Lines "ID STATE" on stdin, those whose STATE is a line of file $1 (an
+# empty file keeps none).
+ab_sids_only() {
+	awk 'FILENAME == ARGV[1] { own[$1] = 1; next } own[$2]' "$1" -
+}
+
 # Lines "ID STATE" on stdin, those of the suite's states alone (all of
 # them when no suite runs).
 ab_suite_only() {
 	if [ -n "${AB_SUITE_SIDS:-}" ]; then
-		awk 'NR == FNR { own[$1] = 1; next } own[$2]' "$AB_SUITE_SIDS" -
+		ab_sids_only "$AB_SUITE_SIDS"
 	else
 		cat
 	fi
@@ -59,6 +66,8 @@ ab_setup_file() {
 
 # The files that run the real CLIs share the suite's agents image and its
 # state directory (tests/run-suite); without them they fail, saying why.
+# Such a file carries "# bats file_tags=agents": run-suite runs those one
+# after another, as their teardowns sweep the state.
 ab_agents_setup_file() {
 	if [ -z "${AB_AGENTS_IMAGE:-}" ] || [ -z "${AB_SUITE_STATE:-}" ]; then
 		cat "${AB_SUITE_STATE:-/nonexistent}/build.err" >&2 2>/dev/null
@@ -222,12 +231,40 @@ ab_proxy_stop() {
 	fi
 }
 
-# Lists engine objects carrying any org.agentbox.* label.
+# ab_leftovers [SID...]: the containers and volumes left on the engine of
+# the states with those SIDs, or with none, of the suite's states.  Other
+# files of the suite run at the same time (tests/run-suite), so a file
+# asks about its own states; the last file asks about the suite's.
 ab_leftovers() {
-	docker ps -a --filter label=org.agentbox.state \
-		--format '{{.Names}} {{.Label "org.agentbox.state"}}' | ab_suite_only
-	docker volume ls --filter label=org.agentbox.state \
-		--format '{{.Name}} {{.Label "org.agentbox.state"}}' | ab_suite_only
+	local sid sids=
+	if [ $# -gt 0 ]; then
+		sids=$BATS_TEST_TMPDIR/leftover-sids
+		: >"$sids"
+		for sid in "$@"; do
+			[ -n "$sid" ] || { echo "ab_leftovers: an empty SID" >&2; return 1; }
+			printf '%s\n' "$sid" >>"$sids"
+		done
+	fi
+	{
+		docker ps -a --filter label=org.agentbox.state \
+			--format '{{.Names}} {{.Label "org.agentbox.state"}}'
+		docker volume ls --filter label=org.agentbox.state \
+			--format '{{.Name}} {{.Label "org.agentbox.state"}}'
+	} | if [ -n "$sids" ]; then ab_sids_only "$sids"; else ab_suite_only; fi
+}
+
+# ab_images SID...: the images of the states with those SIDs, a line
+# each: ID, SID, tags.  One label query per state: an image of another
+# suite, removed meanwhile, is never looked up.
+ab_images() {
+	local sid id
+	for sid in "$@"; do
+		for id in $(docker images -q --no-trunc \
+			--filter "label=org.agentbox.state=$sid" | sort -u); do
+			printf '%s %s %s\n' "$id" "$sid" \
+				"$(docker image inspect --format '{{.RepoTags}}' "$id")"
+		done
+	done
 }
 
 # Removes an allocation's engine objects and record by its label (until

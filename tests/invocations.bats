@@ -9,6 +9,9 @@
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 # shellcheck disable=SC2016 # the reader's script runs in the container
+# The suite's agents state is this file's too: tests/run-suite runs the
+# files tagged agents one after another.
+# bats file_tags=agents
 load helpers
 
 setup_file() {

@@ -21,10 +21,14 @@ suite_networks() {
 }
 
 suite_images() {
-	docker images -q --filter label=org.agentbox.state | sort -u |
-		xargs -r docker image inspect --format \
-		'{{.Id}} {{index .Config.Labels "org.agentbox.state"}} {{.RepoTags}}' |
-		ab_suite_only
+	if [ -n "${AB_SUITE_SIDS:-}" ]; then
+		# shellcheck disable=SC2046 # one SID a word
+		ab_images $(sort -u "$AB_SUITE_SIDS")
+	else
+		docker images -q --filter label=org.agentbox.state | sort -u |
+			xargs -r docker image inspect --format \
+			'{{.Id}} {{index .Config.Labels "org.agentbox.state"}} {{.RepoTags}}'
+	fi
 }
 
 @test "no container, volume or network of the suite's states is left" {
