@@ -408,10 +408,12 @@ kill_from_outside() {
 
 @test "output cut mid-frame is recorded as incomplete, not passed off as whole" {
 	local res
-	ctr_for execution -- sh -c 'echo hello world; sleep 1'
-	# 68 bytes of reply head, the probe's frame (8 + 52), then 4 bytes
-	# into the agent's frame.
-	ab_proxy_start --match '/attach' --action cut --after-bytes 140
+	ctr_for execution -- sh -c 'printf "%4000s\n" x; sleep 1'
+	# The reply head (68 bytes) and the probe's output come first, in one
+	# frame or several as the engine happened to read it (cut at byte 140,
+	# this was a frame's end now and then); the agent's line is one write
+	# of 4,001 bytes, one frame, and byte 1,200 lies inside it.
+	ab_proxy_start --match '/attach' --action cut --after-bytes 1200
 	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 0 ab-run "$CTR"
 	res=$output
 	grep -q '^cut POST .*/attach' "$AB_PROXY_LOG"
