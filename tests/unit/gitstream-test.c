@@ -457,6 +457,7 @@ static int tool(int argc, char **argv)
 		blob_stream(ids, (size_t)strtoull(argv[3], NULL, 10) * MIB,
 		    strcmp(argv[4], "zero") == 0);
 		printf("%s\n", hex(ids));
+		free(ids);
 		return 0;
 	}
 	if (argc < 4 || (strcmp(argv[1], "literal") != 0 &&
@@ -465,11 +466,14 @@ static int tool(int argc, char **argv)
 	if ((ids = calloc((size_t)argc, sizeof *ids)) == NULL)
 		die("calloc");
 	for (i = 3; i < argc; i++)
-		if (git_oid_fromstr(&ids[i - 3], argv[i]) < 0)
+		if (git_oid_fromstr(&ids[i - 3], argv[i]) < 0) {
+			free(ids);
 			return 2;
+		}
 	rc = argv[1][0] == 'l' ?
 	    ab_gitstream_literal(repo, &ids[0], 1, &err) :
 	    ab_gitstream_pack(repo, ids, (size_t)argc - 3, 1, &err);
+	free(ids);
 	if (rc < 0) {
 		fprintf(stderr, "gitstream-test: %s\n", err.msg);
 		return err.code;
