@@ -997,13 +997,27 @@ def descendants(pid):
     return out
 
 
+def signal_stop(pid):
+    """A tracing stop is a signal's (a pause point's SIGSTOP) when the
+    kernel stopped the process on its way through get_signal; a traced
+    call stops it in syscall_trace_enter or _exit instead.  On a loaded
+    machine strace may leave a call stopped longer than wait_stopped's
+    looks last.  Without a stack to read, the looks alone decide."""
+    try:
+        with open("/proc/%d/stack" % pid) as f:
+            return "get_signal" in f.read()
+    except OSError:
+        return True
+
+
 def stopped_now(pid):
     out = set()
     for q in descendants(pid):
         try:
             with open("/proc/%d/stat" % q) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
-                    out.add(q)
+                st = f.read().rsplit(")", 1)[1].split()[0]
+            if st == "T" or (st == "t" and signal_stop(q)):
+                out.add(q)
         except OSError:
             pass
     return out
