@@ -128,9 +128,7 @@ int ab_pack_start(struct ab_pack **pp, const char *dir, size_t n,
 	return 0;
 }
 
-/* The entry's head: type and size, seven bits a byte after the first
- * four, low bits first. */
-static size_t entry_head(unsigned char h[16], int type, size_t size)
+size_t ab_pack_entry_head(unsigned char h[16], int type, size_t size)
 {
 	unsigned c = ((unsigned)type << 4) | (size & 15);
 	size_t k = 0;
@@ -181,7 +179,7 @@ int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
 		    "for the pack");
 	e->off = p->off;
 	p->crc = (uint32_t)crc32(0L, Z_NULL, 0);
-	if (emit(p, h, entry_head(h, type, len)) < 0)
+	if (emit(p, h, ab_pack_entry_head(h, type, len)) < 0)
 		return fail_write(err, p->tmp);
 	if ((rc = deflate_in(p, data, len)) < 0)
 		return rc == -2 ? ab_fail(err, AB_EENGINE, "zlib failed") :

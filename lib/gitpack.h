@@ -35,6 +35,9 @@ int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
  * renames both into place (the index last) and frees P either way. */
 int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
     struct ab_err *err);
+/* An entry's head into H: TYPE and SIZE, seven bits a byte after the
+ * first four, low bits first; its length. */
+size_t ab_pack_entry_head(unsigned char h[16], int type, size_t size);
 /* Removes what an unfinished pack wrote and frees P. */
 void ab_pack_abort(struct ab_pack *p);
 

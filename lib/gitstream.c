@@ -11,6 +11,7 @@
 
 #include "file.h"
 #include "git.h"
+#include "gitpack.h"
 #include "gitstream.h"
 #include "hash.h"
 
@@ -524,21 +525,6 @@ static void be32(unsigned char *b, uint32_t v)
 	b[3] = (unsigned char)v;
 }
 
-/* An entry's head: the type in bits 4-6, the size's low 4 bits, then 7
- * bits a byte, low first, the top bit saying more follow. */
-static size_t entry_head(unsigned char h[16], int type, size_t size)
-{
-	unsigned c = ((unsigned)type << 4) | (size & 15);
-	size_t k = 0;
-
-	for (size >>= 4; size != 0; size >>= 7) {
-		h[k++] = (unsigned char)(c | 0x80);
-		c = size & 0x7f;
-	}
-	h[k++] = (unsigned char)c;
-	return k;
-}
-
 int ab_gitstream_pack(git_repository *repo, const git_oid *ids, size_t n,
     int fd, struct ab_err *err)
 {
@@ -562,7 +548,7 @@ int ab_gitstream_pack(git_repository *repo, const git_oid *ids, size_t n,
 		goto out;
 	for (i = 0; i < n; i++)
 		if (obj_open(g, &ids[i], err) < 0 ||
-		    put(g, h, entry_head(h, g->type, g->size), err) < 0 ||
+		    put(g, h, ab_pack_entry_head(h, g->type, g->size), err) < 0 ||
 		    deflate_obj(g, 0, put, err) < 0)
 			goto out;
 	/* The trailer is the checksum of all before it, not of itself. */
