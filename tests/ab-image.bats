@@ -448,6 +448,18 @@ proxy_settled() {
 	assert_output 3
 }
 
+@test "a probe whose output is cut mid-frame is 125, and its container goes" {
+	# The reply head, then a few bytes into the probe's first frame.
+	ab_proxy_start --match '/attach' --action cut --after-bytes 80
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image verify "$AB_IMAGE"
+	assert_one_error_line ab-image
+	[[ $stderr == *"the probe's output was cut" ]]
+	grep -q '^cut POST .*/attach' "$AB_PROXY_LOG"
+	run docker ps -aq --filter "label=org.agentbox.state=$(ab_state_sid)" \
+		--filter label=org.agentbox.role=version-probe
+	assert_output ""
+}
+
 @test "--help prints the synopsis of the man page and exits 0" {
 	run_exact 0 ab-image --help
 	assert_regex "$output" "^usage: ab-image build"
