@@ -15,6 +15,7 @@
 #include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
+#include "testhook.h"
 
 #define SETTLE_MS 500
 
@@ -229,7 +230,7 @@ static int ours(struct ab_state *s, struct ab_engine *e, const char *id,
 	    "state directory %s", id, s->path);
 }
 
-int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
+static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_buf *left, struct ab_err *err)
 {
 	struct ab_alloc a;
@@ -258,6 +259,44 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 	ab_egress_network_release(s, e);
 	/* Staged inputs and the clone go only once the filesystems are. */
 	return remove_local(s, &a, err) < 0 ? -1 : 1;
+}
+
+/* Cleaners of one allocation take turns.  Two at once each saw objects
+ * the other was removing and said "still there", keeping the records (seen
+ * in the gate: run-task's own clean and another trial's sweep, and the
+ * allocation was left).  The later one finds it cleaned. */
+static int clean_lock(struct ab_state *s, const struct ab_engine *e,
+    const char *id, char *name, size_t cap, struct ab_err *err)
+{
+	long long left = ab_deadline_left_ms(&e->dl);
+	int fd;
+
+	snprintf(name, cap, "alloc/.clean-%s", id);
+	if (mkdirat(s->dirfd, "alloc", 0700) < 0 && errno != EEXIST)
+		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/alloc",
+		    s->path);
+	fd = ab_lock_name(s->dirfd, name, left > 0 ? (long)left : 0);
+	if (fd < 0 && errno == EWOULDBLOCK)
+		return ab_fail(err, AB_EDEADLINE, "alloc:%s: cleanup budget "
+		    "ran out while another ab-clean was cleaning it", id);
+	if (fd < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot lock %s/%s",
+		    s->path, name);
+	return fd;
+}
+
+int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
+    struct ab_buf *left, struct ab_err *err)
+{
+	char name[AB_ID_LEN + 16];
+	int fd, rc;
+
+	if ((fd = clean_lock(s, e, id, name, sizeof name, err)) < 0)
+		return -1;
+	ab_test_pause("clean-locked");
+	rc = clean_locked(s, e, id, left, err);
+	ab_lock_drop(s->dirfd, name, fd);
+	return rc;
 }
 
 static int add_id(char (**ids)[AB_ID_LEN + 1], size_t *n, size_t *cap,

@@ -195,3 +195,45 @@ int ab_lock_within(int fd, long ms)
 	errno = EWOULDBLOCK;
 	return -1;
 }
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The holder unlinks the name before it lets go, so a waiter may get the
+ * lock of a file no name leads to any more: it then takes the new one. */
+int ab_lock_name(int dirfd, const char *name, long ms)
+{
+	long long end = mono_ms() + ms, left;
+	struct stat held, named;
+	int fd, e;
+
+	for (;;) {
+		fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		left = end - mono_ms();
+		if (ab_lock_within(fd, left > 0 ? (long)left : 0) < 0) {
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (fstat(fd, &held) == 0 && fstatat(dirfd, name, &named,
+		    AT_SYMLINK_NOFOLLOW) == 0 && held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino)
+			return fd;
+		close(fd);
+	}
+}
+
+void ab_lock_drop(int dirfd, const char *name, int fd)
+{
+	unlinkat(dirfd, name, 0);
+	close(fd);
+}

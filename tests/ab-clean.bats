@@ -17,6 +17,8 @@ teardown_file() {
 }
 
 teardown() {
+	# A cleaner a failed test left stopped at its pause point.
+	[ -z "${PAUSED:-}" ] || kill -KILL "$PAUSED" 2>/dev/null || true
 	ab_proxy_stop
 	docker rm -f "$HOLDER" >/dev/null 2>&1 || true
 	ab_purge_allocs
@@ -208,6 +210,71 @@ objects_of() {
 	assert_output "alloc:$id"
 	run objects_of "$id"
 	assert_output ""
+	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
+}
+
+@test "a second ab-clean of one allocation waits for the first, and finds it cleaned" {
+	local pid second
+	new_alloc
+	# The first stops holding the allocation's lock, nothing removed yet.
+	AB_TEST_PAUSE=clean-locked ab-clean "$ALLOC" >/dev/null \
+		2>"$BATS_TEST_TMPDIR/first.err" 3>&- &
+	pid=$! PAUSED=$!
+	ab_wait_stopped "$pid"
+	# Within its budget the second takes nothing of what the first holds.
+	run_exact 124 ab-clean --within 2 "$ALLOC"
+	assert_output ""
+	assert_one_error_line ab-clean
+	assert_equal "$stderr" "ab-clean: alloc:$AID: cleanup budget ran out while another ab-clean was cleaning it"
+	[ "$(objects_of "$AID" | grep -c .)" -eq 4 ]
+	[ -e "$AB_STATE_DIR/alloc/$AID" ]
+	# Waiting longer, it finds the first's work done.
+	ab-clean "$ALLOC" >/dev/null 2>"$BATS_TEST_TMPDIR/second.err" 3>&- &
+	second=$!
+	sleep 0.5
+	kill -CONT "$pid"
+	wait "$pid"
+	wait "$second"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/first.err")" "ab-clean: removed"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/second.err")" "ab-clean: absent"
+	run objects_of "$AID"
+	assert_output ""
+	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
+	# A cleaner killed while it holds the lock holds nothing after.
+	new_alloc
+	AB_TEST_PAUSE=clean-locked ab-clean "$ALLOC" >/dev/null 2>&1 3>&- &
+	pid=$! PAUSED=$!
+	ab_wait_stopped "$pid"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	run_exact 0 ab-clean --within 5 "$ALLOC"
+	assert_equal "$stderr" "ab-clean: removed"
+	run objects_of "$AID"
+	assert_output ""
+	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
+}
+
+# Seen in the gate: run-task's own clean and another trial's sweep at once
+# each said "still there" of what the other was removing, and left it.
+@test "two ab-clean of one allocation and a sweep at once all end 0, and nothing is left" {
+	local i pid pids n=0 st
+	for i in 1 2 3 4 5 6; do
+		new_alloc
+		pids=
+		ab-clean "$ALLOC" >/dev/null 2>"$BATS_TEST_TMPDIR/a$i" & pids="$pids $!"
+		ab-clean "$ALLOC" >/dev/null 2>"$BATS_TEST_TMPDIR/b$i" & pids="$pids $!"
+		ab-clean --sweep --all >/dev/null 2>"$BATS_TEST_TMPDIR/c$i" & pids="$pids $!"
+		for pid in $pids; do
+			st=0
+			wait "$pid" || st=$?
+			[ "$st" -eq 0 ] || n=$((n + 1))
+		done
+		cat "$BATS_TEST_TMPDIR/a$i" "$BATS_TEST_TMPDIR/b$i" "$BATS_TEST_TMPDIR/c$i" |
+			grep -v -x -E 'ab-clean: (removed|absent)' >&2 || true
+		run objects_of "$AID"
+		assert_output ""
+	done
+	assert_equal "$n" 0
 	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
 }
 
