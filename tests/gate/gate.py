@@ -409,7 +409,9 @@ KINDS = {
                      (137, "oom"), None),
     "agent-flood": (plain_repo, ["--output-limit", "1M"], FLOOD,
                     (0, "exited"), truncated),
-    "agent-term": (plain_repo, ["--timeout", "5", "--grace", "1"], TERM,
+    # The deadline must fall in the run: with 5 s, the steps before it
+    # outlasted it once under the whole suite's load (no result, 124).
+    "agent-term": (plain_repo, ["--timeout", "15", "--grace", "1"], TERM,
                    (124, "deadline"), None),
     "agent-daemon": (plain_repo, [], DAEMON, (0, "exited"), None),
     "agent-inodes": (plain_repo, ["--task-inodes", "300"], INODES,
@@ -908,9 +910,12 @@ class Trial:
         except OSError:
             return ""
         # ab-run's agent lines tell the agent's steps, not a failure.
-        lines = [x for x in lines if x.startswith(("ab-", "run-task:"))
+        lines = [x[:300] for x in lines if x.startswith(("ab-", "run-task:"))
                  and not x.startswith("ab-run: agent: ")]
-        return " (%s)" % lines[-1][:300] if lines else ""
+        # A failed clean says why on the line before run-task's own.
+        if len(lines) > 1 and " was not cleaned; " in lines[-1]:
+            return " (%s; %s)" % (lines[-2], lines[-1])
+        return " (%s)" % lines[-1] if lines else ""
 
     def verify(self, expect, row, before, trace):
         status, reason = expect
