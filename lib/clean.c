@@ -291,6 +291,11 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 	char name[AB_ID_LEN + 16];
 	int fd, rc;
 
+	/* A handle that is not ours leaves the state directory as it was; one
+	 * that is is asked again under the lock. */
+	if ((rc = ours(s, e, id, left, err)) <= 0)
+		return rc;
+	ab_buf_reset(left);
 	if ((fd = clean_lock(s, e, id, name, sizeof name, err)) < 0)
 		return -1;
 	ab_test_pause("clean-locked");
