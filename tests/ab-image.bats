@@ -380,9 +380,12 @@ proxy_settled() {
 @test "an engine connection cut mid-build is 125 and leaves no container" {
 	local n
 	n=$(count_records)
-	# After the first reply byte, so curl cannot quietly retry the start.
+	# The start never reaches the engine, however often it is sent: on a
+	# reused connection that dies before one whole header line came back,
+	# curl quietly sends the request again on a fresh one (so a reply cut
+	# after its first byte let the probe start once, and the build pass).
 	ab_proxy_start --match '^POST /v[0-9.]+/containers/[0-9a-f]+/start$' \
-		--action cut --after-bytes 1
+		--action cut --cut-request --times 0
 	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-image build --rebuild
 	assert_one_error_line ab-image
 	grep -q '^cut POST' "$AB_PROXY_LOG"
