@@ -75,6 +75,8 @@ print(json.dumps(eval(sys.argv[2])))' "$LOG" "$1"
 @test "ab-codex: Codex ending mid-turn is exit 1; a signal kills Codex's whole group and is 128+N" {
 	run_exact 1 client die
 	assert_equal "$stderr" "ab-codex: stopped Codex: Codex ended before its turn did"
+	# The first run's turn/start must not pass for the second's.
+	rm -f "$LOG"
 	"$CODEX" --root "$ROOT" -- "$(command -v python3)" \
 		"$AB_ROOT/tests/lib/app-server.py" hang "$LOG" \
 		<"$BATS_TEST_TMPDIR/prompt" >"$BATS_TEST_TMPDIR/out" \
