@@ -14,7 +14,7 @@ PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static ca-certificates \
 	openssl clang libclang-rt-dev python3-pip strace llvm curl ansible-core \
-	parallel
+	parallel iproute2 iptables
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the
@@ -184,8 +184,9 @@ bench: all
 lint:
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
-	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/run-suite .ci/run
-	@shellcheck -s bash tests/*.bats
+	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
+		tests/run-suite .ci/run
+	@shellcheck -s bash tests/*.bats tests/shared/*.bats
 	@echo "lint: clean"
 
 install: all
