@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "clean.h"
 #include "engine.h"
+#include "engineid.h"
 #include "image.h"
 #include "proxy.h"
 #include "size.h"
@@ -156,8 +157,9 @@ static int sweep(const struct opts *o, struct ab_state *s,
     struct ab_engine *e, int *removed, struct ab_err *err)
 {
 	char (*ids)[AB_ID_LEN + 1];
+	char mark[AB_ID_LEN + 1];
 	struct ab_err one;
-	size_t i, n;
+	size_t i, n, elsewhere = 0;
 	int k, rc = 0, tmps = 0, built = 0;
 
 	/* Half-written records of crashed tools first: no handle names them;
@@ -165,7 +167,8 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	if (ab_state_sweep_tmp(s, &tmps, err) < 0)
 		return -1;
 	ab_engine_cleanup_budget(e, o->within_ms);
-	if (ab_image_sweep(s, e, &built, err) < 0 ||
+	if (ab_engine_mark(e, 0, mark, err) < 0 ||
+	    ab_image_sweep(s, e, &built, err) < 0 ||
 	    ab_clean_known(s, e, &ids, &n, err) < 0)
 		return -1;
 	if (tmps > 0)
@@ -178,6 +181,16 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	for (i = 0; i < n; i++) {
 		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
 			continue;
+		/* A sweep proves absence on the engine it reached alone. */
+		if ((k = ab_clean_here(s, e, mark, ids[i], &one)) <= 0) {
+			if (k == 0) {
+				elsewhere++;
+			} else {
+				*err = one;
+				rc = -1;
+			}
+			continue;
+		}
 		if ((k = clean_one(s, e, ids[i], o->within_ms, &one)) < 0) {
 			*err = one;
 			rc = -1;
@@ -187,6 +200,10 @@ static int sweep(const struct opts *o, struct ab_state *s,
 		printf("alloc:%s\n", ids[i]);
 	}
 	free(ids);
+	if (elsewhere > 0)
+		fprintf(stderr, "%s: left %zu allocation%s of other engines to "
+		    "a sweep there\n", ab_prog, elsewhere,
+		    elsewhere == 1 ? "" : "s");
 	/* A network left by an allocation killed before its proxy existed. */
 	*removed += tmps + built + ab_egress_network_release(s, e);
 	fflush(stdout);

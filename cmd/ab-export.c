@@ -139,7 +139,7 @@ static int run(struct opts *o, struct ab_err *err)
 	if (a.lease.set)
 		ab_deadline_shrink(&dl, &a.lease);
 	if (ab_deadline_check(&dl, "ab-export started", err) < 0 ||
-	    ab_engine_open(&e, &dl, err) < 0)
+	    ab_engine_open(&e, &dl, err) < 0 || ab_alloc_on(&e, &a, err) < 0)
 		goto out;
 	/* A signal ends the read between entries: the temporary goes. */
 	if (ab_cancel_catch(&e, err) < 0 ||

@@ -476,6 +476,20 @@ static int approved_programs(const struct ab_alloc *a, struct ab_profile *p,
 	return rc;
 }
 
+/* The allocation's own engine, before anything is put on it. */
+static int on_its_engine(const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_err *err)
+{
+	struct ab_engine e;
+	int rc;
+
+	if (ab_engine_open(&e, &p->dl, err) < 0)
+		return -1;
+	rc = ab_alloc_on(&e, a, err);
+	ab_engine_close(&e);
+	return rc;
+}
+
 static int capture(const struct opts *o, struct ab_state *s,
     struct ab_profile *p, struct ab_err *err)
 {
@@ -500,7 +514,8 @@ static int capture(const struct opts *o, struct ab_state *s,
 		    "--deadline FILE or AB_DEADLINE");
 	p->dl = given;
 	ab_deadline_shrink(&p->dl, &a.lease);
-	if (ab_deadline_check(&p->dl, "the profile was captured", err) < 0)
+	if (ab_deadline_check(&p->dl, "the profile was captured", err) < 0 ||
+	    on_its_engine(&a, p, err) < 0)
 		return -1;
 	snprintf(p->phase, sizeof p->phase, "%s", o->phase);
 	snprintf(p->attempt, sizeof p->attempt, "%s", o->attempt);

@@ -96,7 +96,8 @@ static int run(const struct opts *o, struct ab_err *err)
 	if (ab_deadline_check(&dl, "ab-seed started", err) < 0 ||
 	    ab_engine_open(&e, &dl, err) < 0)
 		goto state;
-	rc = ab_seed(&s, &e, &a, &o->seed, err);
+	if (ab_alloc_on(&e, &a, err) == 0)
+		rc = ab_seed(&s, &e, &a, &o->seed, err);
 	if (rc == 0)
 		rc = ab_print_handle("alloc", a.id, err);
 	ab_engine_close(&e);

@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "cancel.h"
+#include "engineid.h"
 #include "git.h"
 #include "json.h"
 #include "oneshot.h"
@@ -150,6 +151,7 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
 	ab_buf_init(&b, 0);
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "alloc", a->id);
+	ab_jw_kstr(&w, "engine", a->engine);
 	ab_jw_kstr(&w, "status", a->status);
 	ab_jw_kstr(&w, "image", a->image);
 	ab_jw_kstr(&w, "digest", a->digest);
@@ -265,6 +267,20 @@ static int sign_in_load(const struct ab_json *j, struct ab_alloc *a)
 	return t < 0 ? 0 : ab_json_bool(j, t, &a->sign_in);
 }
 
+/* A record made before engines were marked has no "engine": loaded as
+ * "", which every step but ab-clean refuses (ab_engine_is). */
+static int engine_load(const struct ab_json *j, struct ab_alloc *a)
+{
+	int t = ab_json_key(j, 0, "engine");
+
+	a->engine[0] = '\0';
+	if (t < 0)
+		return 0;
+	if (get_str(j, 0, "engine", a->engine, sizeof a->engine) != 0)
+		return -1;
+	return a->engine[0] == '\0' || ab_is_id(a->engine) ? 0 : -1;
+}
+
 static int known_status(const char *s)
 {
 	return strcmp(s, "creating") == 0 || strcmp(s, "ready") == 0 ||
@@ -301,7 +317,8 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 	}
 	/* Names are derived, never taken from the record: a record edited
 	 * to name another allocation's objects is refused here. */
-	if (rc < 0 || get_str(&j, 0, "status", a->status, sizeof a->status) ||
+	if (rc < 0 || engine_load(&j, a) < 0 ||
+	    get_str(&j, 0, "status", a->status, sizeof a->status) ||
 	    get_str(&j, 0, "image", a->image, sizeof a->image) ||
 	    get_str(&j, 0, "digest", a->digest, sizeof a->digest) ||
 	    get_str(&j, 0, "keeper_id", a->keeper_id, sizeof a->keeper_id) ||
@@ -317,6 +334,15 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 		    "or out of bounds", h->id);
 	ab_json_free(&j);
 	return rc;
+}
+
+int ab_alloc_on(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	char what[48];
+
+	snprintf(what, sizeof what, "alloc:%s", a->id);
+	return ab_engine_is(e, a->engine, what, err);
 }
 
 /* --- volumes ------------------------------------------------------- */
@@ -514,8 +540,10 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 	struct ab_handle h;
 	struct ab_err cerr;
 
-	/* The names are on disk before the first create that uses them. */
-	if (ab_alloc_save(s, a, err) < 0)
+	/* The engine is named, and the names are on disk, before the first
+	 * create that uses them. */
+	if (ab_engine_mark(e, 1, a->engine, err) < 0 ||
+	    ab_alloc_save(s, a, err) < 0)
 		return -1;
 	ab_test_pause("alloc-recorded");
 	/* A cancellation is honoured once the creates are done: what they

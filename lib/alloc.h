@@ -63,6 +63,8 @@ struct ab_alloc_egress {
 
 struct ab_alloc {
 	char id[AB_ID_LEN + 1];
+	char engine[AB_ID_LEN + 1];	/* its engine's mark; "" in a record
+					 * made before marks (engineid.h) */
 	char image[AB_ID_LEN + 1];	/* the image handle's ID */
 	char digest[80];
 	struct ab_deadline lease;	/* the deadline it was made under */
@@ -97,6 +99,11 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
  * volumes' options) is cross-checked against the engine by the steps. */
 int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
     struct ab_alloc *a, struct ab_err *err);
+/* 0 when the engine reached is the one A lives on; -1 with AB_EREFUSED
+ * naming both (engineid.h), before any call that changes or proves
+ * anything about A. */
+int ab_alloc_on(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_err *err);
 /* Removes keeper, proxy and volumes (containers first), each only when
  * it carries this state's and this allocation's labels, then the state's
  * egress network if nothing uses it any more; 0 when all of ours are

@@ -230,6 +230,65 @@ static int ours(struct ab_state *s, struct ab_engine *e, const char *id,
 	    "state directory %s", id, s->path);
 }
 
+/* Whether anything labelled with ID is on the engine reached. */
+static int anything_here(struct ab_state *s, struct ab_engine *e,
+    const char *id, struct ab_err *err)
+{
+	struct ab_buf seen;
+	int rc;
+
+	ab_buf_init(&seen, 1 << 16);
+	rc = each_labelled(s, e, AB_CONTAINER, id, &seen, err) < 0 ||
+	    each_labelled(s, e, AB_VOLUME, id, &seen, err) < 0 ? -1 :
+	    seen.len > 0;
+	ab_buf_free(&seen);
+	return rc;
+}
+
+/* The record's engine, where the record names one: absence is proven only
+ * there.  A record made before engines were marked names none; the engine
+ * reached is its own only when something of it is here. */
+static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
+    struct ab_err *err)
+{
+	struct ab_handle h;
+	struct ab_alloc a;
+	int k;
+
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, id, sizeof h.id);
+	if (!ab_record_exists(s, &h))
+		return 0;	/* found by its labels, on this engine */
+	if (ab_alloc_load(s, &h, &a, err) < 0)
+		return -1;
+	if (a.engine[0] != '\0')
+		return ab_alloc_on(e, &a, err);
+	if ((k = anything_here(s, e, id, err)) != 0)
+		return k < 0 ? -1 : 0;
+	return ab_fail(err, AB_EREFUSED, "alloc:%s was made before agentbox "
+	    "recorded engines, and nothing of it is on the engine at %s: its "
+	    "absence cannot be proven here (run ab-clean where it was made; "
+	    "if that engine is gone, remove %s/alloc/%s)", id, e->where,
+	    s->path, id);
+}
+
+int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
+    const char *id, struct ab_err *err)
+{
+	struct ab_handle h;
+	struct ab_alloc a;
+
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, id, sizeof h.id);
+	if (!ab_record_exists(s, &h))
+		return 1;
+	if (ab_alloc_load(s, &h, &a, err) < 0)
+		return -1;
+	if (a.engine[0] != '\0')
+		return strcmp(a.engine, mark) == 0;
+	return anything_here(s, e, id, err);
+}
+
 static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_buf *left, struct ab_err *err)
 {
@@ -238,6 +297,8 @@ static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
 
 	if ((rc = ours(s, e, id, left, err)) <= 0)
 		return rc;
+	if (its_engine(s, e, id, err) < 0)
+		return -1;
 	ab_alloc_init(&a, id, s->sid);
 	/* Twice: a create that lands late is caught by the second look.  A
 	 * create can land late only while its request is in flight, so the

@@ -16,6 +16,13 @@
 int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_buf *left, struct ab_err *err);
 
+/* For a sweep: 1 when ID is the engine's to clean, whose mark is MARK
+ * ("" when it has none): its record names that engine, or it has no
+ * record, or (a record made before engines were marked) something of it
+ * is there; 0 when it lives elsewhere. */
+int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
+    const char *id, struct ab_err *err);
+
 /* The allocation IDs labelled with this state's SID in the engine, and
  * those with a record; malloc'd, deduplicated. */
 int ab_clean_known(struct ab_state *s, struct ab_engine *e,

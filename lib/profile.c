@@ -715,7 +715,8 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
 
 	snprintf(img.kind, sizeof img.kind, "image");
 	memcpy(img.id, a->image, sizeof img.id);
-	if (ab_image_verify(s, e, &img, 0, NULL, err) < 0 ||
+	if (ab_alloc_on(e, a, err) < 0 ||
+	    ab_image_verify(s, e, &img, 0, NULL, err) < 0 ||
 	    ab_engine_info(e, &info, err) < 0 ||
 	    ab_lock_host_check(&info, err) < 0)
 		return -1;

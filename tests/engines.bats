@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# agentbox against an engine other than the host's: a second engine of
-# the test's own (tests/lib/engine2.bash), in a network namespace of its
-# own.  Tagged host: the host's docker0 and packet filter are compared
-# before and after, and other files' egress networks change the filter.
+# agentbox against engines other than the host's: engines of the test's
+# own (tests/lib/engine2.bash), each in a network namespace of its own.
+# Tagged host: the host's docker0 and packet filter are compared before
+# and after, and other files' egress networks change the filter.
 
 # bats file_tags=host
 # shellcheck disable=SC2154 # bats sets status, output, stderr
@@ -14,15 +14,73 @@ setup_file() {
 	export AB_STATE_DIR
 	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST DOCKER_CONTEXT
 	ab_host_net >"$BATS_FILE_TMPDIR/net.before"
-	ab_engine2_start e2
+	AB_IMAGE=$(ab-image build 2>"$BATS_FILE_TMPDIR/b.err") ||
+		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
+	export AB_IMAGE
+	ab_engine_start e2
+	E2=$(ab_engine host e2)
+	export E2
+	# Each engine builds its own image: there is no registry.
+	E2_IMAGE=$(DOCKER_HOST=$E2 ab-image build 2>"$BATS_FILE_TMPDIR/b.err") ||
+		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
+	export E2_IMAGE
+	DL=$BATS_FILE_TMPDIR/deadline
+	ab_deadline_in "$DL" 3600
+	export DL
 }
 
 teardown_file() {
-	ab_engine2_stop
+	ab_engines_stop
+	ab_teardown_file
+}
+
+teardown() {
+	local sid
+	sid=$(ab_state_sid)
+	# Whatever a failed test left on the second engine or the host's.
+	DOCKER_HOST=$E2 docker ps -aq --filter "label=org.agentbox.state=$sid" \
+		--filter label=org.agentbox.alloc | xargs -r env DOCKER_HOST="$E2" docker rm -f >/dev/null
+	DOCKER_HOST=$E2 docker volume ls -q --filter "label=org.agentbox.state=$sid" |
+		xargs -r env DOCKER_HOST="$E2" docker volume rm -f >/dev/null
+	docker ps -aq --filter "label=org.agentbox.state=$sid" \
+		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
+	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
+		xargs -r docker volume rm -f >/dev/null
+	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" "$AB_STATE_DIR/profile" \
+		"$AB_STATE_DIR/ctr"
 }
 
 e2() {
-	DOCKER_HOST=$E2_HOST "$@"
+	DOCKER_HOST=$E2 "$@"
+}
+
+# The agentbox mark of the engine DOCKER_HOST names ("" for none).
+mark() {
+	docker volume inspect agentbox-engine \
+		--format '{{index .Labels "org.agentbox.engine"}}' 2>/dev/null || true
+}
+
+# Objects of allocation $1 on the engine DOCKER_HOST names, a count.
+objects() {
+	{
+		docker ps -aq --filter "label=org.agentbox.alloc=$1"
+		docker volume ls -q --filter "label=org.agentbox.alloc=$1"
+	} | grep -c . || true
+}
+
+# A seeded allocation on the second engine: ALLOC, AID.
+e2_alloc() {
+	local repo=$BATS_TEST_TMPDIR/repo
+	[ -d "$repo" ] || {
+		git init -q "$repo"
+		echo one >"$repo/a"
+		git -C "$repo" add a
+		git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	}
+	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	ALLOC=$output AID=${output#alloc:}
+	DOCKER_HOST=$E2 run_exact 0 ab-seed "$ALLOC" --repo "$repo" \
+		--commit "$(git -C "$repo" rev-parse HEAD)" --deadline "$DL"
 }
 
 @test "a second engine of the test's own is another engine: its own ID, no bridge of the host's" {
@@ -31,45 +89,163 @@ e2() {
 	e2_id=$(e2 docker info --format '{{.ID}}')
 	[ -n "$e2_id" ]
 	[ "$e2_id" != "$host_id" ]
-	# Its bridge is in its own namespace.
-	run ip -n "$E2_NS" -br link show docker0
+	run ip -n "$(ab_engine ns e2)" -br link show docker0
 	assert_success
 	run e2 docker info --format '{{.Driver}}'
 	assert_output vfs
 }
 
 @test "a whole task runs on the second engine through DOCKER_HOST, and nothing of it is on either engine after" {
-	local repo=$BATS_TEST_TMPDIR/repo sid
+	local repo=$BATS_TEST_TMPDIR/repo sid host_images
 	git init -q "$repo"
 	echo one >"$repo/a"
 	git -C "$repo" add a
 	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
 	sid=$(ab_state_sid)
-	DOCKER_HOST=$E2_HOST run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" \
+	host_images=$(docker images -q --filter "label=org.agentbox.state=$sid")
+	DOCKER_HOST=$E2 run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" \
 		--commit "$(git -C "$repo" rev-parse HEAD)" --phase execution \
-		--timeout 300 --attempt "e2-$RANDOM$RANDOM" \
-		--patch "$BATS_TEST_TMPDIR/patch" -- \
-		sh -c 'echo two >/work/b'
+		--image "$E2_IMAGE" --timeout 300 --attempt "e2-$RANDOM$RANDOM" \
+		--patch "$BATS_TEST_TMPDIR/patch" -- sh -c 'echo two >/work/b'
 	# shellcheck disable=SC2034 # record_field reads it
 	RECORD=$output
 	assert_equal "$(record_field 'r["reason"]')" exited
 	grep -q '^+two$' "$BATS_TEST_TMPDIR/patch"
-	# The image was built there: the host engine has none of this state.
 	run e2 docker images -q --filter "label=org.agentbox.state=$sid"
 	[ -n "$output" ]
+	# It was built there: the host engine has its own image alone.
 	run docker images -q --filter "label=org.agentbox.state=$sid"
-	assert_output ""
+	assert_output "$host_images"
 	run ab_leftovers "$sid"
 	assert_output ""
-	run e2 docker ps -aq --filter "label=org.agentbox.state=$sid"
-	assert_output ""
-	run e2 docker volume ls -q --filter "label=org.agentbox.state=$sid"
-	assert_output ""
+	assert_equal "$(e2 docker ps -aq --filter "label=org.agentbox.state=$sid")" ""
+	assert_equal "$(e2 docker volume ls -q --filter "label=org.agentbox.state=$sid")" ""
 }
 
-@test "stopping the second engine leaves the host's docker0 and packet filter as they were, and nothing of the engine" {
-	local dir=$E2_DIR ns=$E2_NS pid=$E2_PID
-	ab_engine2_stop
+@test "each engine carries a mark of its own, made once, and the record names it" {
+	local m
+	e2_alloc
+	m=$(e2 mark)
+	[[ $m =~ ^[0-9a-f]{32}$ ]]
+	grep -q "\"engine\":\"$m\"" "$AB_STATE_DIR/alloc/$AID"
+	# A second allocation finds the mark and keeps it.
+	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	assert_equal "$(e2 mark)" "$m"
+	e2 ab-clean "$ALLOC" "$output" 2>/dev/null
+	assert_equal "$(e2 docker volume ls -q --filter label=org.agentbox.engine)" agentbox-engine
+}
+
+@test "a handle used against another engine is refused by every tool that takes one, naming both engines; nothing is dropped" {
+	local m2 m1 prof ctr want n
+	# The host engine gets its mark from an allocation of its own.
+	run_exact 0 ab-alloc --image "$AB_IMAGE" --deadline "$DL"
+	ab-clean "$output" 2>/dev/null
+	m1=$(mark)
+	[ -n "$m1" ]
+	e2_alloc
+	m2=$(e2 mark)
+	DOCKER_HOST=$E2 run_exact 0 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "e2-$RANDOM$RANDOM" --deadline "$DL" -- true
+	prof=$output
+	DOCKER_HOST=$E2 run_exact 0 ab-validate "$prof"
+	ctr=$output
+	want="alloc:$AID lives on engine $m2, not on engine $m1 at unix:///var/run/docker.sock"
+	run_exact 1 ab-seed "$ALLOC" --repo "$BATS_TEST_TMPDIR/repo" \
+		--commit "$(git -C "$BATS_TEST_TMPDIR/repo" rev-parse HEAD)" --deadline "$DL"
+	assert_equal "$stderr" "ab-seed: $want"
+	n=$(find "$AB_STATE_DIR/profile" -type f | wc -l)
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "e2-again-$RANDOM" --deadline "$DL" -- true
+	assert_equal "$stderr" "ab-profile: $want"
+	assert_equal "$(find "$AB_STATE_DIR/profile" -type f | wc -l)" "$n"
+	run_exact 1 ab-validate "$prof"
+	assert_equal "$stderr" "ab-validate: $want"
+	# ab-run's own table: 126, it refused to let the agent run.
+	run_exact 126 ab-run "$ctr"
+	assert_equal "$stderr" "ab-run: drift: $want; the agent did not start"
+	run_exact 1 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/out.patch"
+	assert_equal "$stderr" "ab-export: $want"
+	[ ! -e "$BATS_TEST_TMPDIR/out.patch" ]
+	# The false proof of old: absence "proven" on the wrong engine.
+	run_exact 1 ab-clean "$ALLOC"
+	assert_equal "$stderr" "ab-clean: $want"
+	[ -e "$AB_STATE_DIR/alloc/$AID" ]
+	# The keeper, the agent's container and three volumes.
+	assert_equal "$(e2 objects "$AID")" 5
+	# On its own engine everything works, and it goes.
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
+	assert_equal "$(e2 objects "$AID")" 0
+}
+
+@test "a sweep proves absence on the engine it reached alone: another engine's allocations are left to it, and counted" {
+	e2_alloc
+	run_exact 0 ab-clean --sweep --all
+	refute_output --partial "$ALLOC"
+	[[ $stderr == *"ab-clean: left 1 allocation of other engines to a sweep there"* ]]
+	[ -e "$AB_STATE_DIR/alloc/$AID" ]
+	assert_equal "$(e2 objects "$AID")" 4
+	DOCKER_HOST=$E2 run_exact 0 ab-clean --sweep --all
+	assert_output "$ALLOC"
+	assert_equal "$(e2 objects "$AID")" 0
+	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
+}
+
+@test "a record made before engines were recorded: the steps refuse it; ab-clean removes it where it is, and proves nothing elsewhere" {
+	e2_alloc
+	sed -i 's/"engine":"[0-9a-f]*",//' "$AB_STATE_DIR/alloc/$AID"
+	run ! grep -q '"engine"' "$AB_STATE_DIR/alloc/$AID"
+	DOCKER_HOST=$E2 run_exact 1 ab-export "$ALLOC"
+	assert_equal "$stderr" "ab-export: alloc:$AID was made before agentbox recorded engines: clean it with ab-clean on the engine that holds it"
+	run_exact 1 ab-clean "$ALLOC"
+	assert_one_error_line ab-clean
+	assert_regex "$stderr" "^ab-clean: alloc:$AID was made before agentbox recorded engines, and nothing of it is on the engine at unix:///var/run/docker.sock: its absence cannot be proven here"
+	[ -e "$AB_STATE_DIR/alloc/$AID" ]
+	# A sweep of the host's leaves it; one of its own engine takes it.
+	run_exact 0 ab-clean --sweep --all
+	refute_output --partial "$ALLOC"
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
+	assert_equal "$stderr" "ab-clean: removed"
+	assert_equal "$(e2 objects "$AID")" 0
+}
+
+@test "an engine whose mark was removed by hand: refused, saying how to restore it; restored, the allocation cleans" {
+	local m2 cmd
+	e2_alloc
+	m2=$(e2 mark)
+	e2 docker volume rm agentbox-engine >/dev/null
+	DOCKER_HOST=$E2 run_exact 1 ab-clean "$ALLOC"
+	cmd="docker volume create --label org.agentbox.engine=$m2 agentbox-engine"
+	assert_equal "$stderr" "ab-clean: alloc:$AID lives on engine $m2; the engine at $E2 has no agentbox mark (if it is that engine, its mark was removed: $cmd)"
+	assert_equal "$(e2 objects "$AID")" 4
+	# shellcheck disable=SC2086 # the command as the message gives it
+	e2 $cmd >/dev/null
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
+	assert_equal "$(e2 objects "$AID")" 0
+}
+
+@test "two engines with one key, so one /info ID, are still told apart" {
+	local e3 m2 m3
+	ab_engine_start e3 "$(ab_engine dir e2)/key.json"
+	e3=$(ab_engine host e3)
+	assert_equal "$(DOCKER_HOST=$e3 docker info --format '{{.ID}}')" \
+		"$(e2 docker info --format '{{.ID}}')"
+	e2_alloc
+	m2=$(e2 mark)
+	DOCKER_HOST=$e3 run_exact 0 ab-image build
+	DOCKER_HOST=$e3 run_exact 0 ab-alloc --image "$output" --deadline "$DL"
+	DOCKER_HOST=$e3 ab-clean "$output" 2>/dev/null
+	m3=$(DOCKER_HOST=$e3 mark)
+	[ -n "$m3" ] && [ "$m3" != "$m2" ]
+	DOCKER_HOST=$e3 run_exact 1 ab-clean "$ALLOC"
+	assert_equal "$stderr" "ab-clean: alloc:$AID lives on engine $m2, not on engine $m3 at $e3"
+	assert_equal "$(e2 objects "$AID")" 4
+	ab_engine_stop e3
+}
+
+@test "stopping the engines leaves the host's docker0 and packet filter as they were, and nothing of them" {
+	local dir ns pid
+	dir=$(ab_engine dir e2) ns=$(ab_engine ns e2) pid=$(ab_engine pid e2)
+	ab_engines_stop
 	ab_host_net >"$BATS_FILE_TMPDIR/net.after"
 	run diff "$BATS_FILE_TMPDIR/net.before" "$BATS_FILE_TMPDIR/net.after"
 	assert_success
