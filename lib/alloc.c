@@ -336,6 +336,24 @@ int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
 	return rc;
 }
 
+int ab_alloc_engine_of(struct ab_state *s, const struct ab_handle *h,
+    char engine[AB_ID_LEN + 1], struct ab_err *err)
+{
+	struct ab_alloc a;
+	struct ab_json j;
+	int rc;
+
+	if (ab_record_read(s, h, &j, err) < 0)
+		return -1;
+	rc = engine_load(&j, &a);
+	ab_json_free(&j);
+	if (rc < 0)
+		return ab_fail(err, AB_EREFUSED, "record of alloc:%s names no "
+		    "engine agentbox could have marked", h->id);
+	memcpy(engine, a.engine, AB_ID_LEN + 1);
+	return 0;
+}
+
 int ab_alloc_on(struct ab_engine *e, const struct ab_alloc *a,
     struct ab_err *err)
 {

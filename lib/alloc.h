@@ -99,6 +99,11 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
  * volumes' options) is cross-checked against the engine by the steps. */
 int ab_alloc_load(struct ab_state *s, const struct ab_handle *h,
     struct ab_alloc *a, struct ab_err *err);
+/* The engine a record names, read alone: ab-clean must clean a record
+ * whose other fields are corrupt.  "" for a record made before engines
+ * were marked; -1 when the record is unreadable or its engine malformed. */
+int ab_alloc_engine_of(struct ab_state *s, const struct ab_handle *h,
+    char engine[AB_ID_LEN + 1], struct ab_err *err);
 /* 0 when the engine reached is the one A lives on; -1 with AB_EREFUSED
  * naming both (engineid.h), before any call that changes or proves
  * anything about A. */

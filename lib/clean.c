@@ -259,7 +259,8 @@ static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
 	memcpy(h.id, id, sizeof h.id);
 	if (!ab_record_exists(s, &h))
 		return 0;	/* found by its labels, on this engine */
-	if (ab_alloc_load(s, &h, &a, err) < 0)
+	ab_alloc_init(&a, id, s->sid);
+	if (ab_alloc_engine_of(s, &h, a.engine, err) < 0)
 		return -1;
 	if (a.engine[0] != '\0')
 		return ab_alloc_on(e, &a, err);
@@ -276,16 +277,16 @@ int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
     const char *id, struct ab_err *err)
 {
 	struct ab_handle h;
-	struct ab_alloc a;
+	char engine[AB_ID_LEN + 1];
 
 	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, id, sizeof h.id);
 	if (!ab_record_exists(s, &h))
 		return 1;
-	if (ab_alloc_load(s, &h, &a, err) < 0)
+	if (ab_alloc_engine_of(s, &h, engine, err) < 0)
 		return -1;
-	if (a.engine[0] != '\0')
-		return strcmp(a.engine, mark) == 0;
+	if (engine[0] != '\0')
+		return strcmp(engine, mark) == 0;
 	return anything_here(s, e, id, err);
 }
 
