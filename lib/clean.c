@@ -245,9 +245,12 @@ static int anything_here(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
-/* The record's engine, where the record names one: absence is proven only
- * there.  A record made before engines were marked names none; the engine
- * reached is its own only when something of it is here. */
+/* Absence is proven on the allocation's own engine alone: the one its
+ * record names, or the one where something of it is.  Alloc IDs are
+ * random, so objects of it here mean it lives here, even when the marks
+ * disagree (the engine's mark was removed, by hand or by a prune, and a
+ * later allocation made a new one); a record made before engines were
+ * marked names none. */
 static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
     struct ab_err *err)
 {
@@ -262,10 +265,10 @@ static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
 	ab_alloc_init(&a, id, s->sid);
 	if (ab_alloc_engine_of(s, &h, a.engine, err) < 0)
 		return -1;
-	if (a.engine[0] != '\0')
-		return ab_alloc_on(e, &a, err);
 	if ((k = anything_here(s, e, id, err)) != 0)
 		return k < 0 ? -1 : 0;
+	if (a.engine[0] != '\0')
+		return ab_alloc_on(e, &a, err);
 	return ab_fail(err, AB_EREFUSED, "alloc:%s was made before agentbox "
 	    "recorded engines, and nothing of it is on the engine at %s: its "
 	    "absence cannot be proven here (run ab-clean where it was made; "
@@ -285,8 +288,8 @@ int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
 		return 1;
 	if (ab_alloc_engine_of(s, &h, engine, err) < 0)
 		return -1;
-	if (engine[0] != '\0')
-		return strcmp(engine, mark) == 0;
+	if (engine[0] != '\0' && strcmp(engine, mark) == 0)
+		return 1;
 	return anything_here(s, e, id, err);
 }
 

@@ -18,8 +18,7 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 
 /* For a sweep: 1 when ID is the engine's to clean, whose mark is MARK
  * ("" when it has none): its record names that engine, or it has no
- * record, or (a record made before engines were marked) something of it
- * is there; 0 when it lives elsewhere. */
+ * record, or something of it is there; 0 when it lives elsewhere. */
 int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
     const char *id, struct ab_err *err);
 

@@ -208,19 +208,31 @@ e2_alloc() {
 	assert_equal "$(e2 objects "$AID")" 0
 }
 
-@test "an engine whose mark was removed by hand: refused, saying how to restore it; restored, the allocation cleans" {
-	local m2 cmd
+@test "an engine whose mark was removed (by hand, or a prune): the steps refuse, saying how to restore it; ab-clean cleans what is there" {
+	local m2 m2b first second cmd
 	e2_alloc
+	first=$ALLOC
 	m2=$(e2 mark)
 	e2 docker volume rm agentbox-engine >/dev/null
-	DOCKER_HOST=$E2 run_exact 1 ab-clean "$ALLOC"
+	DOCKER_HOST=$E2 run_exact 1 ab-export "$first"
 	cmd="docker volume create --label org.agentbox.engine=$m2 agentbox-engine"
-	assert_equal "$stderr" "ab-clean: alloc:$AID lives on engine $m2; the engine at $E2 has no agentbox mark (if it is that engine, its mark was removed: $cmd)"
-	assert_equal "$(e2 objects "$AID")" 4
+	assert_equal "$stderr" "ab-export: $first lives on engine $m2; the engine at $E2 has no agentbox mark (if it is that engine, its mark was removed: $cmd)"
+	# A later allocation marks the engine anew.
+	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	second=$output
+	m2b=$(e2 mark)
+	[ -n "$m2b" ] && [ "$m2b" != "$m2" ]
+	DOCKER_HOST=$E2 run_exact 1 ab-export "$first"
+	assert_equal "$stderr" "ab-export: $first lives on engine $m2, not on engine $m2b at $E2"
+	# Its objects are here, so it lives here: ab-clean takes it whole.
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$first" "$second"
+	assert_equal "$stderr" "ab-clean: removed"
+	assert_equal "$(e2 objects "${first#alloc:}")" 0
+	# Restored by hand as the message says, the mark is the engine's again.
+	e2 docker volume rm agentbox-engine >/dev/null
 	# shellcheck disable=SC2086 # the command as the message gives it
 	e2 $cmd >/dev/null
-	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
-	assert_equal "$(e2 objects "$AID")" 0
+	assert_equal "$(e2 mark)" "$m2"
 }
 
 @test "two engines with one key, so one /info ID, are still told apart" {
