@@ -281,7 +281,7 @@ static int signal_ctr(struct ab_engine *e, const char *cid, const char *sig,
  * cannot tell an outside kill from the agent's own death by SIGKILL. */
 struct events {
 	struct ab_buf line;
-	int kills, died;
+	int kills, died, oom;
 };
 
 static int on_event(void *ctx, const char *p, size_t n, struct ab_err *err)
@@ -305,6 +305,7 @@ static int on_event(void *ctx, const char *p, size_t n, struct ab_err *err)
 			t = ab_json_key(&j, 0, "Action");
 			ev->kills += ab_json_str_eq(&j, t, "kill");
 			ev->died |= ab_json_str_eq(&j, t, "die");
+			ev->oom |= ab_json_str_eq(&j, t, "oom");
 			ab_json_free(&j);
 		}
 		ev->line.len = 0;
@@ -420,8 +421,11 @@ static int start(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	return 0;
 }
 
-/* The engine's own account, once it says the container is not running. */
-static int settle(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
+/* The engine's own account, once it says the container is not running.
+ * A container removed after it died (ab-clean under a running agent, or
+ * by hand) has none: its wait's status and its events stand. */
+static int settle(struct ab_engine *e, struct ab_run *r,
+    const struct events *ev, struct ab_err *err)
 {
 	struct ab_json j;
 	char *s;
@@ -430,8 +434,13 @@ static int settle(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	for (tries = 0; running && tries < 50; tries++) {
 		if (tries > 0)
 			usleep(100 * 1000);
-		if (ab_ctr_inspect(e, r->cid, &j, err) < 0)
-			return -1;
+		if (ab_ctr_inspect(e, r->cid, &j, err) < 0) {
+			if (err->code != AB_EREFUSED || !ev->died)
+				return -1;
+			r->oom = ev->oom;
+			running = 0;
+			break;
+		}
 		if (ab_json_bool(&j, ab_json_get(&j, 0, "State.Running"),
 		    &running) < 0 ||
 		    ab_json_bool(&j, ab_json_get(&j, 0, "State.OOMKilled"),
@@ -496,7 +505,8 @@ static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
 		*err = a->sink_err;
 		return -1;
 	}
-	return settle(e, r, err);
+	ab_test_pause("run-exited");
+	return settle(e, r, ev, err);
 }
 
 static void conclude(struct ab_run *r)

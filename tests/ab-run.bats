@@ -342,6 +342,24 @@ kill_from_outside() {
 	assert_equal "$(field "$RES" '[r["reason"], r["signal"]]')" '["killed", 9]'
 }
 
+# Seen under load: ab-clean removed the container between its death and
+# ab-run's inspect of it, and the run was 125 instead of killed.
+@test "a container removed after it died is still the agent's own status, from its wait" {
+	local pid name st=0
+	ctr_for execution -- sh -c 'exit 3'
+	name=agentbox-${PROF#profile:}
+	AB_TEST_PAUSE=run-exited ab-run "$CTR" >"$BATS_TEST_TMPDIR/res" \
+		2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	ab_wait_stopped "$pid"
+	docker rm -f "$name" >/dev/null
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 3
+	assert_equal "$(field "$(cat "$BATS_TEST_TMPDIR/res")" '[r["reason"], r["exit_status"], r["oom_killed"]]')" \
+		'["exited", 3, false]'
+}
+
 @test "output that is not UTF-8 is kept as base64 in the record" {
 	ctr_for execution -- sh -c 'printf "\377\376ok"'
 	run_exact 0 ab-run "$CTR"
