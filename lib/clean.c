@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "clean.h"
+#include "engineid.h"
 #include "file.h"
 #include "json.h"
 #include "oneshot.h"
@@ -245,37 +246,6 @@ static int anything_here(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
-/* Absence is proven on the allocation's own engine alone: the one its
- * record names, or the one where something of it is.  Alloc IDs are
- * random, so objects of it here mean it lives here, even when the marks
- * disagree (the engine's mark was removed, by hand or by a prune, and a
- * later allocation made a new one); a record made before engines were
- * marked names none. */
-static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
-    struct ab_err *err)
-{
-	struct ab_handle h;
-	struct ab_alloc a;
-	int k;
-
-	snprintf(h.kind, sizeof h.kind, "alloc");
-	memcpy(h.id, id, sizeof h.id);
-	if (!ab_record_exists(s, &h))
-		return 0;	/* found by its labels, on this engine */
-	ab_alloc_init(&a, id, s->sid);
-	if (ab_alloc_engine_of(s, &h, a.engine, err) < 0)
-		return -1;
-	if ((k = anything_here(s, e, id, err)) != 0)
-		return k < 0 ? -1 : 0;
-	if (a.engine[0] != '\0')
-		return ab_alloc_on(e, &a, err);
-	return ab_fail(err, AB_EREFUSED, "alloc:%s was made before agentbox "
-	    "recorded engines, and nothing of it is on the engine at %s: its "
-	    "absence cannot be proven here (run ab-clean where it was made; "
-	    "if that engine is gone, remove %s/alloc/%s)", id, e->where,
-	    s->path, id);
-}
-
 int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
     const char *id, struct ab_err *err)
 {
@@ -285,12 +255,45 @@ int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
 	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, id, sizeof h.id);
 	if (!ab_record_exists(s, &h))
-		return 1;
+		return 1;	/* found by its labels, on this engine */
 	if (ab_alloc_engine_of(s, &h, engine, err) < 0)
 		return -1;
 	if (engine[0] != '\0' && strcmp(engine, mark) == 0)
 		return 1;
 	return anything_here(s, e, id, err);
+}
+
+/* Absence is proven on the allocation's own engine alone: the one its
+ * record names, or the one where something of it is.  Alloc IDs are
+ * random, so objects of it here mean it lives here, even when the marks
+ * disagree (the engine's mark was removed, by hand or by a prune, and a
+ * later allocation made a new one); a record made before engines were
+ * marked names none.  Refused, the message names both engines. */
+static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
+    struct ab_err *err)
+{
+	char mark[AB_ID_LEN + 1];
+	struct ab_handle h;
+	struct ab_alloc a;
+	int k;
+
+	if (ab_engine_mark(e, 0, mark, err) < 0 ||
+	    (k = ab_clean_here(s, e, mark, id, err)) < 0)
+		return -1;
+	if (k > 0)
+		return 0;
+	snprintf(h.kind, sizeof h.kind, "alloc");
+	memcpy(h.id, id, sizeof h.id);
+	ab_alloc_init(&a, id, s->sid);
+	if (ab_alloc_engine_of(s, &h, a.engine, err) < 0)
+		return -1;
+	if (a.engine[0] != '\0')
+		return ab_alloc_on(e, &a, err);
+	return ab_fail(err, AB_EREFUSED, "alloc:%s was made before agentbox "
+	    "recorded engines, and nothing of it is on the engine at %s: its "
+	    "absence cannot be proven here (run ab-clean where it was made; "
+	    "if that engine is gone, remove %s/alloc/%s)", id, e->where,
+	    s->path, id);
 }
 
 static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
