@@ -278,6 +278,27 @@ objects_of() {
 	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
 }
 
+@test "a record whose engine is malformed is refused by the steps and by ab-clean; a lock that cannot be taken is 125" {
+	new_alloc
+	sed -i 's/"engine":"[0-9a-f]*"/"engine":"not-an-engine"/' "$AB_STATE_DIR/alloc/$AID"
+	grep -q '"engine":"not-an-engine"' "$AB_STATE_DIR/alloc/$AID"
+	run_exact 1 ab-export "$ALLOC"
+	assert_equal "$stderr" "ab-export: record of alloc:$AID is corrupt or out of bounds"
+	run_exact 1 ab-clean "$ALLOC"
+	assert_equal "$stderr" "ab-clean: record of alloc:$AID names no engine agentbox could have marked"
+	[ -e "$AB_STATE_DIR/alloc/$AID" ]
+	[ "$(objects_of "$AID" | grep -c .)" -eq 4 ]
+	# The turn's lock file is no file: nothing removed, one line.
+	new_alloc
+	mkdir "$AB_STATE_DIR/alloc/.clean-$AID"
+	run_exact 125 ab-clean "$ALLOC"
+	assert_one_error_line ab-clean
+	assert_regex "$stderr" "^ab-clean: cannot lock .*/alloc/.clean-$AID: "
+	[ "$(objects_of "$AID" | grep -c .)" -eq 4 ]
+	rmdir "$AB_STATE_DIR/alloc/.clean-$AID"
+	run_exact 0 ab-clean "$ALLOC"
+}
+
 @test "a handle of another state directory removes nothing and is refused" {
 	new_alloc
 	local other

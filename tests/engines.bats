@@ -235,6 +235,21 @@ e2_alloc() {
 	assert_equal "$(e2 mark)" "$m2"
 }
 
+@test "a mark whose label is not an ID is refused: nothing is allocated on that engine" {
+	local m2 n
+	m2=$(e2 mark)
+	[ -n "$m2" ]
+	e2 docker volume rm agentbox-engine >/dev/null
+	e2 docker volume create --label org.agentbox.engine=bogus agentbox-engine >/dev/null
+	n=$(find "$AB_STATE_DIR/alloc" -mindepth 1 2>/dev/null | wc -l)
+	DOCKER_HOST=$E2 run_exact 1 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	assert_equal "$stderr" "ab-alloc: the engine's volume agentbox-engine has no usable org.agentbox.engine label"
+	assert_equal "$(find "$AB_STATE_DIR/alloc" -mindepth 1 2>/dev/null | wc -l)" "$n"
+	assert_equal "$(e2 docker volume ls -q --filter "label=org.agentbox.state=$(ab_state_sid)")" ""
+	e2 docker volume rm agentbox-engine >/dev/null
+	e2 docker volume create --label "org.agentbox.engine=$m2" agentbox-engine >/dev/null
+}
+
 @test "two engines with one key, so one /info ID, are still told apart" {
 	local e3 m2 m3
 	ab_engine_start e3 "$(ab_engine dir e2)/key.json"
