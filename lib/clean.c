@@ -292,7 +292,7 @@ static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
 	return ab_fail(err, AB_EREFUSED, "alloc:%s was made before agentbox "
 	    "recorded engines, and nothing of it is on the engine at %s: its "
 	    "absence cannot be proven here (run ab-clean where it was made; "
-	    "if that engine is gone, remove %s/alloc/%s)", id, e->where,
+	    "if that engine is gone, remove %s/alloc/%s)", id, e->ep.where,
 	    s->path, id);
 }
 

@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <strings.h>
 
 #include "engine.h"
 #include "file.h"
 #include "json.h"
-
-#define DEFAULT_SOCKET "/var/run/docker.sock"
 
 struct call_ctx {
 	const struct ab_req *q;
@@ -22,117 +22,6 @@ struct call_ctx {
 };
 
 static int curl_ready;
-
-/* The three files of DOCKER_CERT_PATH (or ~/.docker), checked before
- * the first call: a missing one is named, and an encrypted key is
- * refused, since libcurl would have OpenSSL prompt for its pass phrase
- * on the terminal, past any deadline. */
-static int tls_files(struct ab_engine *e, struct ab_err *err)
-{
-	const char *files[3] = { e->ca, e->cert, e->key };
-	char head[8192];
-	size_t n;
-	int i;
-
-	for (i = 0; i < 3; i++)
-		if (access(files[i], R_OK) < 0)
-			return ab_fail_errno(err, AB_EUSAGE, "DOCKER_TLS_VERIFY: "
-			    "%s", files[i]);
-	if (ab_file_read_small(e->key, head, sizeof head, &n, err) < 0)
-		return ab_err_wrap(err, "DOCKER_TLS_VERIFY: %s", e->key);
-	if (strstr(head, "ENCRYPTED") != NULL)
-		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS_VERIFY: %s is "
-		    "encrypted: agentbox never prompts for a pass phrase; give "
-		    "it the key decrypted (openssl pkey -in KEY -out KEY.pem)",
-		    e->key);
-	return 0;
-}
-
-static int tls_paths(struct ab_engine *e, struct ab_err *err)
-{
-	const char *certdir = getenv("DOCKER_CERT_PATH");
-	const char *home = getenv("HOME");
-	char dir[400];
-
-	if (certdir != NULL && *certdir != '\0')
-		snprintf(dir, sizeof dir, "%s", certdir);
-	else if (home != NULL)
-		snprintf(dir, sizeof dir, "%s/.docker", home);
-	else
-		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS_VERIFY is set but "
-		    "neither DOCKER_CERT_PATH nor HOME is");
-	snprintf(e->ca, sizeof e->ca, "%s/ca.pem", dir);
-	snprintf(e->cert, sizeof e->cert, "%s/cert.pem", dir);
-	snprintf(e->key, sizeof e->key, "%s/key.pem", dir);
-	return tls_files(e, err);
-}
-
-static int set(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0';
-}
-
-/* tcp://HOST[:PORT][/] as the docker CLI reads it: without a port, 2376
- * with TLS and 2375 without.  DOCKER_TLS alone (TLS that does not check
- * the engine) is refused rather than sent as plain HTTP or trusted. */
-static int parse_tcp(struct ab_engine *e, const char *h, struct ab_err *err)
-{
-	char host[256];
-	const char *colon;
-	size_t n = strlen(h + 6);
-
-	if (n > 0 && h[6 + n - 1] == '/')
-		n--;
-	if (n == 0 || n >= sizeof host)
-		return ab_fail(err, AB_EUSAGE, "DOCKER_HOST %s: no host", h);
-	memcpy(host, h + 6, n);
-	host[n] = '\0';
-	if (strpbrk(host, "/?#@ ") != NULL)
-		return ab_fail(err, AB_EUSAGE, "DOCKER_HOST %s: only unix:///PATH "
-		    "and tcp://HOST[:PORT] are supported", h);
-	if (set("DOCKER_TLS") && !set("DOCKER_TLS_VERIFY"))
-		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS without "
-		    "DOCKER_TLS_VERIFY: agentbox does not talk to an engine it "
-		    "cannot verify; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH");
-	e->tls = set("DOCKER_TLS_VERIFY");
-	colon = strrchr(host, ':');
-	if (colon != NULL && strchr(colon, ']') == NULL) {
-		if (colon[1] == '\0' || strspn(colon + 1, "0123456789") !=
-		    strlen(colon + 1))
-			return ab_fail(err, AB_EUSAGE, "DOCKER_HOST %s: a bad "
-			    "port", h);
-		snprintf(e->base, sizeof e->base, "%s://%s", e->tls ? "https" :
-		    "http", host);
-	} else
-		snprintf(e->base, sizeof e->base, "%s://%s:%d", e->tls ?
-		    "https" : "http", host, e->tls ? 2376 : 2375);
-	snprintf(e->where, sizeof e->where, "%s", e->base);
-	return e->tls ? tls_paths(e, err) : 0;
-}
-
-static int parse_host(struct ab_engine *e, struct ab_err *err)
-{
-	const char *h = getenv("DOCKER_HOST");
-
-	if (h == NULL || *h == '\0')
-		h = "unix://" DEFAULT_SOCKET;
-	snprintf(e->where, sizeof e->where, "%s", h);
-	if (strncmp(h, "unix://", 7) == 0) {
-		if (strlen(h + 7) >= sizeof e->sock || h[7] != '/')
-			return ab_fail(err, AB_EUSAGE,
-			    "DOCKER_HOST %s: not an absolute socket path", h);
-		snprintf(e->sock, sizeof e->sock, "%s", h + 7);
-		snprintf(e->base, sizeof e->base, "http://localhost");
-		return 0;
-	}
-	if (strncmp(h, "tcp://", 6) != 0 || strlen(h) > 200)
-		return ab_fail(err, AB_EUSAGE,
-		    "DOCKER_HOST %s: only unix:///PATH and tcp://HOST[:PORT] "
-		    "are supported", h);
-	return parse_tcp(e, h, err);
-}
 
 /* A tar upload is bound by the engine's unpacking process, which reads
  * the socket as fast as it extracts: a send buffer of 4 MiB (the kernel
@@ -148,6 +37,71 @@ static int big_sndbuf(void *arg, curl_socket_t fd, curlsocktype purpose)
 	return CURL_SOCKOPT_OK;
 }
 
+/* ssh://: every connection curl opens is an ssh of its own, as the docker
+ * CLI does it; its connect timeout is what is left of the deadline, at
+ * most the CLI's 30 s. */
+static curl_socket_t ssh_open(void *arg, curlsocktype purpose,
+    struct curl_sockaddr *addr)
+{
+	struct ab_engine *e = arg;
+	long long left = ab_deadline_left_ms(&e->dl);
+	long secs = left > 30000 || !e->dl.set ? 30 : (long)(left + 999) / 1000;
+	struct sockaddr_un to;
+	struct ab_err err;
+	socklen_t len;
+	int i;
+
+	(void)purpose;
+	for (i = 0; i < AB_SSH_MAX && e->ssh[i].pid > 0; i++)
+		;
+	if (i == AB_SSH_MAX) {
+		snprintf(e->ssh_said, sizeof e->ssh_said, "more than %d ssh "
+		    "connections at once", AB_SSH_MAX);
+		return CURL_SOCKET_BAD;
+	}
+	if (ab_ssh_dial(&e->ep, secs < 1 ? 1 : secs, &e->ssh[i], &to, &len,
+	    &err) < 0) {
+		snprintf(e->ssh_said, sizeof e->ssh_said, "%.200s", err.msg);
+		return CURL_SOCKET_BAD;
+	}
+	/* libcurl connects to the address the callback leaves (its
+	 * cf-socket.c says so); its storage is a sockaddr_storage. */
+	memcpy(&addr->addr, &to, len);
+	addr->addrlen = len;
+	return e->ssh[i].fd;
+}
+
+static int ssh_close(void *arg, curl_socket_t fd)
+{
+	struct ab_engine *e = arg;
+	int i;
+
+	for (i = 0; i < AB_SSH_MAX; i++)
+		if (e->ssh[i].pid > 0 && e->ssh[i].fd == fd) {
+			ab_ssh_end(&e->ssh[i]);
+			if (e->ssh[i].said[0])
+				memcpy(e->ssh_said, e->ssh[i].said,
+				    sizeof e->ssh_said);
+			return 0;
+		}
+	return close(fd);
+}
+
+/* The last line any ssh of this engine wrote on stderr, or "". */
+static const char *ssh_words(struct ab_engine *e)
+{
+	const char *last = e->ssh_said;
+	int i;
+
+	for (i = 0; i < AB_SSH_MAX; i++)
+		if (e->ssh[i].pid > 0) {
+			ab_ssh_listen(&e->ssh[i]);
+			if (e->ssh[i].said[0])
+				last = e->ssh[i].said;
+		}
+	return last;
+}
+
 /* Options every request carries, on the shared handle or a stream's. */
 static void base_opts(struct ab_engine *e, CURL *h, char *errbuf)
 {
@@ -157,12 +111,21 @@ static void base_opts(struct ab_engine *e, CURL *h, char *errbuf)
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	if (e->sock[0])
-		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, e->sock);
-	if (e->tls) {
-		curl_easy_setopt(h, CURLOPT_CAINFO, e->ca);
-		curl_easy_setopt(h, CURLOPT_SSLCERT, e->cert);
-		curl_easy_setopt(h, CURLOPT_SSLKEY, e->key);
+	if (e->ep.kind == AB_EP_UNIX)
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, e->ep.sock);
+	if (e->ep.kind == AB_EP_SSH) {
+		/* A socket path keeps curl from resolving a name; the socket
+		 * itself is ssh's. */
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, "/ssh");
+		curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, ssh_open);
+		curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, e);
+		curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, ssh_close);
+		curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, e);
+	}
+	if (e->ep.tls) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, e->ep.ca);
+		curl_easy_setopt(h, CURLOPT_SSLCERT, e->ep.cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, e->ep.key);
 		/* Never a prompt: an encrypted key fails instead. */
 		curl_easy_setopt(h, CURLOPT_KEYPASSWD, "");
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -263,7 +226,7 @@ static int url_for(const struct ab_engine *e, const char *path, int versioned,
 {
 	int n;
 
-	n = snprintf(out, cap, "%s%s%s", e->base,
+	n = snprintf(out, cap, "%s%s%s", e->ep.base,
 	    versioned ? "/v" AB_API_VERSION : "", path);
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
@@ -334,6 +297,7 @@ static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
     const char *errbuf, struct ab_err *err)
 {
 	const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+	const char *ssh = e->ep.kind == AB_EP_SSH ? ssh_words(e) : "";
 
 	/* Every curl timeout is the budget given, so a timeout is the
 	 * deadline even when it fires a millisecond before the deadline's
@@ -342,9 +306,10 @@ static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
 		return deadline_fail(e, what, err);
 	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
 		return ab_fail(err, AB_EENGINE,
-		    "cannot reach the engine at %s: %s", e->where, why);
-	return ab_fail(err, AB_EENGINE, "engine at %s failed to %s: %s",
-	    e->where, what, why);
+		    "cannot reach the engine at %s: %s%s%.240s", e->ep.where,
+		    why, *ssh ? "; ssh said: " : "", ssh);
+	return ab_fail(err, AB_EENGINE, "engine at %s failed to %s: %s%s%.240s",
+	    e->ep.where, what, why, *ssh ? "; ssh said: " : "", ssh);
 }
 
 static int perform(struct ab_engine *e, const struct ab_req *q,
@@ -450,11 +415,11 @@ static int api_check(struct ab_engine *e, const char *api, struct ab_err *err)
 
 	if (sscanf(api, "%d.%d%c", &major, &minor, &end) != 2)
 		return ab_fail(err, AB_EENGINE,
-		    "engine at %s sent no usable Api-Version", e->where);
+		    "engine at %s sent no usable Api-Version", e->ep.where);
 	if (major != AB_API_MAJOR || minor < AB_API_MINOR)
 		return ab_fail(err, AB_EREFUSED,
 		    "engine at %s speaks API %d.%d; agentbox needs %d.%d or "
-		    "later", e->where, major, minor, AB_API_MAJOR,
+		    "later", e->ep.where, major, minor, AB_API_MAJOR,
 		    AB_API_MINOR);
 	e->api_minor = minor;
 	return 0;
@@ -492,7 +457,7 @@ int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
 	memset(e, 0, sizeof *e);
 	if (dl != NULL)
 		e->dl = *dl;
-	if (parse_host(e, err) < 0)
+	if (ab_endpoint_find(&e->ep, err) < 0)
 		return -1;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -514,12 +479,17 @@ int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
 
 void ab_engine_close(struct ab_engine *e)
 {
+	int i;
+
 	if (e->easy)
 		curl_easy_cleanup(e->easy);
 	if (e->multi)
 		curl_multi_cleanup(e->multi);
 	e->easy = NULL;
 	e->multi = NULL;
+	for (i = 0; i < AB_SSH_MAX; i++)
+		if (e->ssh[i].pid > 0)
+			ab_ssh_end(&e->ssh[i]);
 }
 
 void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms)

@@ -1,10 +1,9 @@
 /* engine.h: the Docker Engine API client, over libcurl.
  *
- * DOCKER_HOST selects the engine: unix://PATH (default
- * /var/run/docker.sock), or tcp://HOST:PORT, with TLS and a client
- * certificate when DOCKER_TLS_VERIFY is set (DOCKER_CERT_PATH, default
- * ~/.docker: ca.pem, cert.pem, key.pem).  Every path is prefixed with the
- * pinned API version, and the daemon's own version is checked at open.
+ * The engine is found as the docker CLI finds it (endpoint.h): unix://,
+ * tcp:// with or without TLS, ssh:// (sshdial.h), from DOCKER_HOST or a
+ * context.  Every path is prefixed with the pinned API version, and the
+ * daemon's own version is checked at open.
  *
  * Sequential calls share one easy handle, so one connection is reused for
  * a tool's whole run.  Calls that must overlap (wait, attach) are streams
@@ -21,13 +20,19 @@
 
 #include "buf.h"
 #include "deadline.h"
+#include "endpoint.h"
 #include "err.h"
 #include "json.h"
+#include "sshdial.h"
 
 /* The API version agentbox speaks; the oldest engine it accepts. */
 #define AB_API_VERSION "1.41"
 #define AB_API_MAJOR 1
 #define AB_API_MINOR 41
+
+/* ssh connections of one engine handle at once: the shared handle's,
+ * and each stream's. */
+#define AB_SSH_MAX 32
 
 /* The largest reply body kept in memory by ab_engine_call. */
 #define AB_REPLY_MAX (8u << 20)
@@ -43,11 +48,9 @@ struct ab_engine {
 	void *easy;		/* CURL * */
 	void *multi;		/* CURLM * */
 	void *headers;		/* struct curl_slist *, JSON content type */
-	char base[300];		/* scheme://host[:port]/vX.Y */
-	char where[300];	/* the socket, or the URL dialled */
-	char sock[256];
-	char cert[512], key[512], ca[512];
-	int tls;
+	struct ab_endpoint ep;	/* where the engine is, and how */
+	struct ab_ssh ssh[AB_SSH_MAX];	/* ssh://: one per connection */
+	char ssh_said[256];	/* the last words of an ssh that ended */
 	char errbuf[256];	/* libcurl's words for the last failure */
 	int api_minor;		/* the daemon's Api-Version minor */
 	struct ab_deadline dl;	/* the deadline in force for every call */

@@ -97,9 +97,9 @@ int ab_engine_is(struct ab_engine *e, const char *recorded, const char *what,
 		    "engine at %s has no agentbox mark (if it is that engine, "
 		    "its mark was removed: docker volume create --label "
 		    AB_ENGINE_LABEL "=%s " AB_ENGINE_MARK ")", what, recorded,
-		    e->where, recorded);
+		    e->ep.where, recorded);
 	if (strcmp(here, recorded) != 0)
 		return ab_fail(err, AB_EREFUSED, "%s lives on engine %s, not "
-		    "on engine %s at %s", what, recorded, here, e->where);
+		    "on engine %s at %s", what, recorded, here, e->ep.where);
 	return 0;
 }
