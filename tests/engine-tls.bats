@@ -121,3 +121,54 @@ engine_call() {
 	DOCKER_TLS=1 DOCKER_HOST=tcp://127.0.0.1:2376 run_exact 2 ab-clean --sweep
 	assert_equal "$stderr" "ab-clean: DOCKER_TLS without DOCKER_TLS_VERIFY: agentbox does not talk to an engine it cannot verify; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH"
 }
+
+# ctx NAME HOST [ARGS]: a context made by the docker CLI itself, in this
+# test's own DOCKER_CONFIG.
+ctx() {
+	DOCKER_CONFIG=$BATS_TEST_TMPDIR/cfg docker context create "$1" \
+		--docker "host=$2${3:+,$3}" >/dev/null
+}
+
+@test "a context's own TLS files reach the engine, named by DOCKER_CONTEXT or by currentContext; DOCKER_HOST wins over both" {
+	local d=$BATS_FILE_TMPDIR/good
+	tls_engine engine
+	ctx tls "tcp://127.0.0.1:$PORT" "ca=$d/ca.pem,cert=$d/cert.pem,key=$d/key.pem"
+	export DOCKER_CONFIG=$BATS_TEST_TMPDIR/cfg
+	DOCKER_CONTEXT=tls run_exact 0 ab-clean --sweep
+	grep -q '^GET /_ping' "$AB_PROXY_LOG"
+	: >"$AB_PROXY_LOG"
+	docker context use tls >/dev/null
+	run_exact 0 ab-clean --sweep
+	grep -q '^GET /_ping' "$AB_PROXY_LOG"
+	# The environment's TLS settings are not the context's: none needed.
+	: >"$AB_PROXY_LOG"
+	DOCKER_HOST=unix:///var/run/docker.sock run_exact 0 ab-clean --sweep
+	run grep -c '^GET' "$AB_PROXY_LOG"
+	assert_output 0
+	# Without its TLS files the context is plain HTTP, which a TLS
+	# engine does not answer.
+	ctx plain "tcp://127.0.0.1:$PORT"
+	DOCKER_CONTEXT=plain run_exact 125 ab-clean --sweep
+	assert_regex "$stderr" "^ab-clean: engine at http://127\.0\.0\.1:$PORT \(context plain\) failed to answer a ping: "
+	assert_one_error_line ab-clean
+}
+
+@test "a context that skips TLS verification, lacks a TLS file, or does not exist is refused, naming it" {
+	local d=$BATS_FILE_TMPDIR/good
+	export DOCKER_CONFIG=$BATS_TEST_TMPDIR/cfg
+	ctx skip tcp://127.0.0.1:9 "skip-tls-verify=true"
+	DOCKER_CONTEXT=skip run_exact 2 ab-clean --sweep
+	assert_equal "$stderr" "ab-clean: context skip skips TLS verification (SkipTLSVerify): agentbox does not talk to an engine it cannot verify; give the context its CA (docker context update --docker ...,ca=...)"
+	ctx ca-only tcp://127.0.0.1:9 "ca=$d/ca.pem"
+	DOCKER_CONTEXT=ca-only run_exact 2 ab-clean --sweep
+	assert_regex "$stderr" "^ab-clean: context ca-only's TLS files: $DOCKER_CONFIG/contexts/tls/[0-9a-f]{64}/docker/cert\.pem: No such file or directory$"
+	DOCKER_CONTEXT=nowhere run_exact 2 ab-clean --sweep
+	assert_regex "$stderr" "^ab-clean: context nowhere: no such context \($DOCKER_CONFIG/contexts/meta/[0-9a-f]{64}/meta\.json is missing\)$"
+	printf '{"currentContext": 7}\n' >"$DOCKER_CONFIG/config.json"
+	run_exact 2 ab-clean --sweep
+	assert_equal "$stderr" "ab-clean: $DOCKER_CONFIG/config.json: currentContext is not a context's name"
+	printf '{"currentContext": "default"}\n' >"$DOCKER_CONFIG/config.json"
+	run_exact 0 ab-clean --sweep
+	DOCKER_CONTEXT='../x' run_exact 2 ab-clean --sweep
+	assert_equal "$stderr" "ab-clean: context ../x: not a context name"
+}
