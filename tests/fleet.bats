@@ -230,7 +230,7 @@ assert_nothing_left() {
 	fleet "$inv" >"$out" 2>&1 3>&- &
 	PLAY_PID=$!
 	for _ in $(seq 1 1200); do
-		pid=$(pgrep -f -- "--attempt $att") && break
+		pid=$(pgrep -f -- "/sh/run-task .*--attempt $att") && break
 		kill -0 "$PLAY_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -257,10 +257,16 @@ assert_nothing_left() {
 	assert_nothing_left
 }
 
+# The test's run-tasks (not their steps: ab-profile is given the attempt
+# too).
+run_tasks() {
+	pgrep -f -- "/sh/run-task .*--attempt $ATTEMPTS" || true
+}
+
 # The test's run-tasks that are stopped at their pause point.
 stopped() {
 	local pid
-	for pid in $(pgrep -f -- "--attempt $ATTEMPTS"); do
+	for pid in $(run_tasks); do
 		[ "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" != T ] ||
 			echo "$pid"
 	done
@@ -284,7 +290,7 @@ stopped() {
 	done
 	assert_equal "$(stopped | wc -l)" 2
 	# Both slots are held: the third run-task was never started.
-	assert_equal "$(pgrep -f -- "--attempt $ATTEMPTS" | wc -l)" 2
+	assert_equal "$(run_tasks | wc -l)" 2
 	# Each goes on from its pause; the third starts, stops, goes on.
 	n=0
 	while kill -0 "$PLAY_PID" 2>/dev/null; do
@@ -292,7 +298,7 @@ stopped() {
 			kill -CONT "$pid"
 			n=$((n + 1))
 		done
-		[ "$(pgrep -f -- "--attempt $ATTEMPTS" | wc -l)" -le 2 ]
+		[ "$(run_tasks | wc -l)" -le 2 ]
 		sleep 0.1
 	done
 	wait "$PLAY_PID" || st=$?
