@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # examples/ansible/fleet: run-task fanned out by Ansible over two engines
-# of the test's own (tests/lib/engine2.bash) at once, through DOCKER_HOST:
-# an image built on each, a task per inventory host with two in flight,
-# each result collected, and the always: block's cleanup when a task fails
-# or its run-task is killed.  Tagged host, as engines.bats: it starts
+# of the test's own (tests/lib/engine2.bash) at once, named by DOCKER_HOST
+# and by a docker CLI context: an image built on each, a task per
+# inventory host with two in flight, each result collected, and the
+# always: block's cleanup when a task fails or its run-task is killed.  Tagged host, as engines.bats: it starts
 # engines and compares the host's docker0 and packet filter after.
 
 # bats file_tags=host
@@ -40,6 +40,10 @@ setup_file() {
 	ab_engine_start e2
 	E1=$(ab_engine host e1) E2=$(ab_engine host e2)
 	export E1 E2
+	# A docker CLI context for e2, in a configuration of the file's own.
+	DOCKER_CONFIG=$BATS_FILE_TMPDIR/docker
+	export DOCKER_CONFIG
+	docker context create fleet-e2 --docker "host=$E2" >/dev/null
 }
 
 teardown_file() {
@@ -156,11 +160,11 @@ assert_nothing_left() {
 	[[ $output == *'"DOCKER_TLS_VERIFY": "1"'* ]]
 }
 
-@test "two engines at once: an image built on each, once per engine; each host's task ran on its engine and its result came back; nothing is left" {
+@test "two engines at once, one named by DOCKER_HOST, one by a context: an image built on each, once per engine; each host's task ran on its engine and its result came back; nothing is left" {
 	local inv h d1 d2
 	inv=$(inventory "e1 ab_docker_host=$E1 $(writes e1)" \
 		"e1-b ab_docker_host=$E1 $(writes e1-b)" \
-		"e2 ab_docker_host=$E2 $(writes e2)")
+		"e2 ab_docker_context=fleet-e2 $(writes e2)")
 	run_exact 0 fleet "$inv"
 	assert_equal "$(recap e1)" "ok=16 changed=6 failed=0 skipped=3"
 	assert_equal "$(recap e1-b)" "ok=9 changed=1 failed=0 skipped=7"
