@@ -6,6 +6,7 @@
 # what to fix, and nothing may ever prompt.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2030,SC2031 # each @test is a subshell: its exports are its own
 load helpers
 
 # cert NAME CA SAN [EXT]: a key and a certificate signed by CA.

@@ -7,6 +7,7 @@
 # paths that a real one cannot be made to take on demand.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2030,SC2031 # each @test is a subshell: its exports are its own
 load helpers
 load lib/sshd
 
@@ -165,6 +166,7 @@ dial-stdio"
 	sid=$(ab_state_sid)
 	# setsid: run-task leads a process group of its own, as in a
 	# terminal, and the whole group gets the interrupt.
+	# shellcheck disable=SC2016 # the inner shell expands them
 	DOCKER_HOST=$SSH_HOST ab_ssh_home "$SSHD" setsid sh -c \
 		'echo $$ >"$0"; exec "$@"' "$BATS_TEST_TMPDIR/leader" \
 		"$AB_ROOT/sh/run-task" --repo "$repo" --commit HEAD \

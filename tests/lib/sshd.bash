@@ -62,6 +62,7 @@ ab_ssh_home() {
 	local d=$1 home
 	shift
 	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	# shellcheck disable=SC2016 # the inner shell expands them
 	unshare -m --propagation private sh -c \
 		'mount --bind "$1" "$2" && shift 2 && exec "$@"' \
 		sh "$d/home" "$home" "$@"
