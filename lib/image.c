@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "buf.h"
+#include "engineid.h"
 #include "file.h"
 #include "git.h"
 #include "hash.h"
@@ -34,6 +35,7 @@ struct spec {
 	char recipe[65];
 	char path_env[256];
 	char digest[80];
+	char engine[AB_ID_LEN + 1];	/* its engine's mark; "" in old records */
 	int nv;
 	char vname[MAX_VERSIONS][64];
 	char vvalue[MAX_VERSIONS][128];
@@ -277,6 +279,7 @@ static int write_record(struct ab_state *s, const struct spec *sp,
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "image", sp->id);
 	ab_jw_kstr(&w, "digest", sp->digest);
+	ab_jw_kstr(&w, "engine", sp->engine);
 	ab_jw_kstr(&w, "recipe_kind", sp->kind);
 	ab_jw_kstr(&w, "recipe", sp->recipe);
 	ab_jw_kstr(&w, "path", sp->path_env);
@@ -331,6 +334,16 @@ static int spec_bounded(const struct spec *sp)
 	return 1;
 }
 
+/* Records written before engines were recorded have no "engine". */
+static int engine_field(const struct ab_json *j, struct spec *sp)
+{
+	sp->engine[0] = '\0';
+	if (ab_json_key(j, 0, "engine") < 0)
+		return 0;
+	return copy_field(j, "engine", sp->engine, sizeof sp->engine) == 0 &&
+	    ab_is_id(sp->engine) ? 0 : -1;
+}
+
 static int read_spec(struct ab_state *s, const struct ab_handle *h,
     struct spec *sp, struct ab_err *err)
 {
@@ -347,7 +360,7 @@ static int read_spec(struct ab_state *s, const struct ab_handle *h,
 	    copy_field(&j, "recipe_kind", sp->kind, sizeof sp->kind) < 0 ||
 	    copy_field(&j, "recipe", sp->recipe, sizeof sp->recipe) < 0 ||
 	    copy_field(&j, "path", sp->path_env, sizeof sp->path_env) < 0 ||
-	    !spec_bounded(sp))
+	    engine_field(&j, sp) < 0 || !spec_bounded(sp))
 		rc = ab_fail(err, AB_EREFUSED, "record of image:%s is corrupt",
 		    h->id);
 	vs = ab_json_key(&j, 0, "versions");
@@ -365,12 +378,29 @@ static int read_spec(struct ab_state *s, const struct ab_handle *h,
 	return rc;
 }
 
+/* Each engine builds its own image (there is no registry): a record is
+ * good on the engine it names alone. */
+static int on_engine(struct ab_engine *e, const struct spec *sp,
+    struct ab_err *err)
+{
+	char what[48];
+
+	if (sp->engine[0] == '\0')
+		return ab_fail(err, AB_EREFUSED, "image:%s was registered "
+		    "before agentbox recorded engines: build the image again "
+		    "(ab-image build) and remove this one (ab-image remove) on the "
+		    "engine that holds it", sp->id);
+	snprintf(what, sizeof what, "image:%s", sp->id);
+	return ab_engine_is(e, sp->engine, what, err);
+}
+
 int ab_image_verify(struct ab_state *s, struct ab_engine *e,
     const struct ab_handle *h, int probe, char *digest, struct ab_err *err)
 {
 	struct spec sp;
 
-	if (read_spec(s, h, &sp, err) < 0 || inspect_image(e, &sp, err) < 0)
+	if (read_spec(s, h, &sp, err) < 0 || on_engine(e, &sp, err) < 0 ||
+	    inspect_image(e, &sp, err) < 0)
 		return -1;
 	if (probe && version_probe(e, &sp, err) < 0)
 		return -1;
@@ -397,8 +427,20 @@ int ab_image_remove(struct ab_state *s, struct ab_engine *e,
 {
 	struct spec sp;
 
-	if (read_spec(s, h, &sp, err) < 0 ||
-	    remove_image(e, sp.digest, s->sid, err) < 0)
+	if (read_spec(s, h, &sp, err) < 0)
+		return -1;
+	/* An old record is removed where its image is, never proven gone
+	 * from an engine that may not be its own. */
+	if (sp.engine[0] == '\0') {
+		if (inspect_image(e, &sp, err) < 0 && err->code == AB_EREFUSED)
+			return ab_fail(err, AB_EREFUSED, "image:%s was "
+			    "registered before agentbox recorded engines, and "
+			    "its image is not on the engine at %s: remove it on "
+			    "its own", sp.id, e->ep.where);
+	} else if (on_engine(e, &sp, err) < 0) {
+		return -1;
+	}
+	if (remove_image(e, sp.digest, s->sid, err) < 0)
 		return -1;
 	return ab_record_remove(s, h, err);
 }
@@ -793,6 +835,7 @@ static int find_registered(struct ab_state *s, struct ab_engine *e,
 		snprintf(h.kind, sizeof h.kind, "image");
 		memcpy(h.id, ids[i], sizeof h.id);
 		if (read_spec(s, &h, &sp, &skip) < 0 ||
+		    strcmp(sp.engine, want->engine) != 0 ||
 		    strcmp(sp.kind, want->kind) != 0 ||
 		    strcmp(sp.recipe, want->recipe) != 0)
 			continue;
@@ -949,6 +992,9 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 	struct spec *sp = &p->sp;
 	int rc = 0;
 
+	/* The image and its record are this engine's: marked on first use. */
+	if (ab_engine_mark(e, 1, sp->engine, err) < 0)
+		return -1;
 	if (!o->rebuild)
 		rc = find_registered(s, e, sp, id, err);
 	if (rc == 1) {
@@ -971,8 +1017,10 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 }
 
 /* Whether image ID of this state is being made by a live ab-image, or is
- * registered as DIGEST: either way not a leftover. */
-static int kept(struct ab_state *s, const char *id, const char *digest)
+ * registered as DIGEST on engine MARK (or in an old record, which names
+ * none): either way not a leftover. */
+static int kept(struct ab_state *s, const char *id, const char *digest,
+    const char *mark)
 {
 	struct ab_handle h;
 	struct ab_err skip;
@@ -985,12 +1033,13 @@ static int kept(struct ab_state *s, const char *id, const char *digest)
 	snprintf(h.kind, sizeof h.kind, "image");
 	memcpy(h.id, id, sizeof h.id);
 	return digest != NULL && read_spec(s, &h, &sp, &skip) == 0 &&
-	    strcmp(sp.digest, digest) == 0;
+	    strcmp(sp.digest, digest) == 0 &&
+	    (sp.engine[0] == '\0' || strcmp(sp.engine, mark) == 0);
 }
 
 /* Removes the listed objects of KIND that are not kept; counts them. */
 static int sweep_list(struct ab_state *s, struct ab_engine *e,
-    enum ab_kind kind, const char *const *labels, int *n,
+    enum ab_kind kind, const char *const *labels, const char *mark, int *n,
     struct ab_err *err)
 {
 	struct ab_json j;
@@ -1005,7 +1054,7 @@ static int sweep_list(struct ab_state *s, struct ab_engine *e,
 		img = ab_json_str(&j, ab_json_key(&j, ab_json_key(&j, t,
 		    "Labels"), "org.agentbox.image"));
 		if (id != NULL && !kept(s, img ? img : "", kind == AB_IMAGE ?
-		    id : NULL)) {
+		    id : NULL, mark)) {
 			if (ab_owned_remove(e, kind, id, s->sid, NULL, err) < 0)
 				rc = -1;
 			else
@@ -1026,11 +1075,15 @@ int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
 	    NULL };
 	const char *images[2] = { state, NULL };
 
+	char mark[AB_ID_LEN + 1];
+
 	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
-	/* Containers first: an image in use cannot go. */
-	if (sweep_list(s, e, AB_CONTAINER, probes, n, err) < 0)
+	if (ab_engine_mark(e, 0, mark, err) < 0)
 		return -1;
-	return sweep_list(s, e, AB_IMAGE, images, n, err);
+	/* Containers first: an image in use cannot go. */
+	if (sweep_list(s, e, AB_CONTAINER, probes, mark, n, err) < 0)
+		return -1;
+	return sweep_list(s, e, AB_IMAGE, images, mark, n, err);
 }
 
 int ab_image_version(struct ab_state *s, const char *id,

@@ -217,8 +217,13 @@ e2_alloc() {
 	DOCKER_HOST=$E2 run_exact 1 ab-export "$first"
 	cmd="docker volume create --label org.agentbox.engine=$m2 agentbox-engine"
 	assert_equal "$stderr" "ab-export: $first lives on engine $m2; the engine at $E2 has no agentbox mark (if it is that engine, its mark was removed: $cmd)"
-	# A later allocation marks the engine anew.
-	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	# Its image is refused the same way: the record names the old mark.
+	DOCKER_HOST=$E2 run_exact 1 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	assert_equal "$stderr" "ab-alloc: $E2_IMAGE lives on engine $m2; the engine at $E2 has no agentbox mark (if it is that engine, its mark was removed: $cmd)"
+	# A build marks the engine anew, and registers an image of its own.
+	DOCKER_HOST=$E2 run_exact 0 ab-image build
+	[ "$output" != "$E2_IMAGE" ]
+	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$output" --deadline "$DL"
 	second=$output
 	m2b=$(e2 mark)
 	[ -n "$m2b" ] && [ "$m2b" != "$m2" ]
@@ -267,6 +272,84 @@ e2_alloc() {
 	assert_equal "$stderr" "ab-clean: alloc:$AID lives on engine $m2, not on engine $m3 at $e3"
 	assert_equal "$(e2 objects "$AID")" 4
 	ab_engine_stop e3
+}
+
+@test "an image record names its engine; its handle on another engine is refused, naming both, and nothing is removed" {
+	local m1 m2 rec=$AB_STATE_DIR/image/${E2_IMAGE#image:} n
+	m2=$(e2 mark)
+	grep -q "\"engine\":\"$m2\"" "$rec"
+	grep -q "\"engine\":\"$(mark)\"" "$AB_STATE_DIR/image/${AB_IMAGE#image:}"
+	m1=$(mark)
+	n=$(docker images -q | wc -l)
+	run_exact 1 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	assert_equal "$stderr" "ab-alloc: $E2_IMAGE lives on engine $m2, not on engine $m1 at unix:///var/run/docker.sock"
+	run_exact 1 ab-image verify "$E2_IMAGE"
+	assert_equal "$stderr" "ab-image: $E2_IMAGE lives on engine $m2, not on engine $m1 at unix:///var/run/docker.sock"
+	run_exact 1 ab-image remove "$E2_IMAGE"
+	assert_equal "$stderr" "ab-image: $E2_IMAGE lives on engine $m2, not on engine $m1 at unix:///var/run/docker.sock"
+	[ -e "$rec" ]
+	assert_equal "$(docker images -q | wc -l)" "$n"
+	DOCKER_HOST=$E2 run_exact 0 ab-image verify "$E2_IMAGE"
+	# Each engine reuses its own registered image alone.
+	run_exact 0 ab-image build
+	assert_output "$AB_IMAGE"
+	DOCKER_HOST=$E2 run_exact 0 ab-image build
+	assert_output "$E2_IMAGE"
+}
+
+@test "an image record made before engines were recorded: refused by the steps, never reused; ab-image remove removes it where its image is alone" {
+	local old rec
+	DOCKER_HOST=$E2 run_exact 0 ab-image build --rebuild
+	old=$output rec=$AB_STATE_DIR/image/${output#image:}
+	sed -i 's/"engine":"[0-9a-f]*",//' "$rec"
+	run ! grep -q '"engine"' "$rec"
+	DOCKER_HOST=$E2 run_exact 1 ab-alloc --image "$old" --deadline "$DL"
+	assert_equal "$stderr" "ab-alloc: $old was registered before agentbox recorded engines: build the image again (ab-image build) and remove this one (ab-image remove) on the engine that holds it"
+	DOCKER_HOST=$E2 run_exact 0 ab-image build
+	assert_output "$E2_IMAGE"
+	run_exact 1 ab-image remove "$old"
+	assert_equal "$stderr" "ab-image: $old was registered before agentbox recorded engines, and its image is not on the engine at unix:///var/run/docker.sock: remove it on its own"
+	[ -e "$rec" ]
+	DOCKER_HOST=$E2 run_exact 0 ab-image remove "$old"
+	[ ! -e "$rec" ]
+}
+
+@test "a docker CLI context picks the engine, by DOCKER_CONTEXT or currentContext; DOCKER_HOST wins over both" {
+	local sid a b
+	sid=$(ab_state_sid)
+	export DOCKER_CONFIG=$BATS_TEST_TMPDIR/cfg
+	docker context create e2 --docker "host=$E2" >/dev/null
+	DOCKER_CONTEXT=e2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	a=$output
+	assert_equal "$(e2 objects "${a#alloc:}")" 4
+	assert_equal "$(objects "${a#alloc:}")" 0
+	docker context use e2 >/dev/null
+	run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	b=$output
+	assert_equal "$(e2 objects "${b#alloc:}")" 4
+	DOCKER_HOST=unix:///var/run/docker.sock run_exact 1 ab-clean "$a"
+	assert_regex "$stderr" "^ab-clean: $a lives on engine [0-9a-f]{32}, not on engine [0-9a-f]{32} at unix:///var/run/docker\.sock$"
+	run_exact 0 ab-clean "$a" "$b"
+	DOCKER_CONTEXT=e2 run_exact 1 ab-export "$a"
+	assert_equal "$(e2 objects "${a#alloc:}")" 0
+	assert_equal "$(e2 objects "${b#alloc:}")" 0
+}
+
+@test "one state directory holds both engines' records side by side; each handle works on its own engine" {
+	local h e
+	e2_alloc
+	e=$ALLOC
+	run_exact 0 ab-alloc --image "$AB_IMAGE" --deadline "$DL"
+	h=$output
+	run_exact 0 ab-seed "$h" --repo "$BATS_TEST_TMPDIR/repo" \
+		--commit "$(git -C "$BATS_TEST_TMPDIR/repo" rev-parse HEAD)" --deadline "$DL"
+	[ -e "$AB_STATE_DIR/alloc/${h#alloc:}" ] && [ -e "$AB_STATE_DIR/alloc/${e#alloc:}" ]
+	run_exact 0 ab-export "$h" -o "$BATS_TEST_TMPDIR/h.patch"
+	DOCKER_HOST=$E2 run_exact 0 ab-export "$e" -o "$BATS_TEST_TMPDIR/e.patch"
+	run_exact 0 ab-clean "$h"
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$e"
+	assert_equal "$(objects "${h#alloc:}")" 0
+	assert_equal "$(e2 objects "${e#alloc:}")" 0
 }
 
 @test "stopping the engines leaves the host's docker0 and packet filter as they were, and nothing of them" {
