@@ -1,4 +1,5 @@
 #include <curl/curl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,9 @@ static curl_socket_t ssh_open(void *arg, curlsocktype purpose,
 		return CURL_SOCKET_BAD;
 	}
 	/* libcurl connects to the address the callback leaves (its
-	 * cf-socket.c says so); its storage is a sockaddr_storage. */
-	memcpy(&addr->addr, &to, len);
+	 * cf-socket.c says so); behind the declared struct sockaddr is a
+	 * sockaddr_storage, so the copy is addressed from the struct. */
+	memcpy((char *)addr + offsetof(struct curl_sockaddr, addr), &to, len);
 	addr->addrlen = len;
 	return e->ssh[i].fd;
 }

@@ -11,6 +11,7 @@
 # shellcheck disable=SC2030,SC2031 # a test and its teardown share ATTEMPTS, PLAY_PID
 load helpers
 load lib/engine2
+load lib/sshd
 
 PLAYBOOK=$AB_ROOT/examples/ansible/fleet/fleet.yml
 
@@ -47,6 +48,7 @@ setup_file() {
 }
 
 teardown_file() {
+	ab_sshd_stop "$BATS_FILE_TMPDIR/sshd"
 	ab_engines_stop
 	ab_teardown_file
 }
@@ -85,12 +87,23 @@ inventory() {
 # build's tools, the file's state directory, two tasks in flight (throttle;
 # Ansible's forks stay at 5).
 fleet() {
-	local inv=$1
-	shift
-	ansible-playbook -i "$inv" "$PLAYBOOK" -e "ab_bin=$AB_BIN" \
+	fleet_via "" "$@"
+}
+
+# fleet_via SSHD INVENTORY EXTRA-VARS...: the same, with ssh's home that
+# of the sshd of the test's own under SSHD (tests/lib/sshd.bash).
+fleet_via() {
+	local via=$1 inv=$2
+	shift 2
+	set -- ansible-playbook -i "$inv" "$PLAYBOOK" -e "ab_bin=$AB_BIN" \
 		-e "ab_run_task=$AB_ROOT/sh/run-task" \
 		-e "ab_state_dir=$AB_STATE_DIR" -e "ab_repo=$REPO" \
 		-e "ab_results=$BATS_TEST_TMPDIR/results" -e ab_in_flight=2 "$@"
+	if [ -n "$via" ]; then
+		ab_ssh_home "$via" "$@"
+	else
+		"$@"
+	fi
 }
 
 # An agent that writes its host's name: ab_command for HOST, INI-quoted.
@@ -195,6 +208,26 @@ assert_nothing_left() {
 	assert_equal "$(images_on "$E1")" "$d1"
 	assert_equal "$(images_on "$E2")" "$d2"
 	assert_equal "$(images_on "")" ""
+	assert_nothing_left
+}
+
+@test "an engine reached through ssh:// beside one named by a context: each host's task ran on its engine" {
+	local inv port
+	# An sshd of the test's own whose sessions reach e1, as a remote
+	# host's docker would.
+	ab_sshd_start "$BATS_FILE_TMPDIR/sshd" "$E1"
+	port=$(cat "$BATS_FILE_TMPDIR/sshd/port")
+	inv=$(inventory "e1 ab_docker_host=ssh://root@127.0.0.1:$port $(writes e1)" \
+		"e2 ab_docker_context=fleet-e2 $(writes e2)")
+	run_exact 0 fleet_via "$BATS_FILE_TMPDIR/sshd" "$inv"
+	assert_equal "$(said run-task e1)" changed
+	assert_equal "$(said run-task e2)" changed
+	record_of e1
+	assert_equal "$(record_field 'r["reason"]')" exited
+	grep -qxF "+e1" "$BATS_TEST_TMPDIR/results/e1.patch"
+	grep -q 'Accepted publickey' "$BATS_FILE_TMPDIR/sshd/sshd.log"
+	# It ran on e1, through ssh: e1's image, nothing on the host's.
+	assert_equal "$(images_on "$E1")" "$(record_field 'r["image"]')"
 	assert_nothing_left
 }
 

@@ -9,11 +9,12 @@
 
 # shellcheck shell=bash
 
-# ab_sshd_start DIR: sshd on a free port of 127.0.0.1 with a host key,
-# authorized key and client home under DIR; DIR/port names the port,
-# DIR/home the client's home (its known_hosts knows this host's key).
+# ab_sshd_start DIR [DOCKER_HOST]: sshd on a free port of 127.0.0.1 with
+# a host key, authorized key and client home under DIR; DIR/port names
+# the port, DIR/home the client's home (its known_hosts knows this host's
+# key).  With DOCKER_HOST, its sessions reach that engine, not the host's.
 ab_sshd_start() {
-	local d=$1 port _
+	local d=$1 engine=${2:-} port _
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "sshd and a mount namespace need root (make check runs as root in CI)" >&2
 		return 1
@@ -37,6 +38,7 @@ ab_sshd_start() {
 		MaxStartups 100
 		MaxSessions 100
 		CONF
+		[ -z "$engine" ] || printf 'SetEnv DOCKER_HOST=%s\n' "$engine" >>"$d/sshd_config"
 		/usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log" || continue
 		printf '%s\n' "$port" >"$d/port"
 		printf '[127.0.0.1]:%s %s\n' "$port" \
