@@ -25,7 +25,7 @@ ab_host_net() {
 # ab_engine_start NAME [KEYFILE]: starts engine NAME, with a copy of
 # KEYFILE as its key when given (the same /info ID as KEYFILE's engine).
 ab_engine_start() {
-	local name=$1 key=${2:-} e dir ns host _
+	local name=$1 key=${2:-} e dir ns host
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "starting an engine needs root (make check runs as root in CI)" >&2
 		return 1
@@ -44,6 +44,16 @@ ab_engine_start() {
 		>"$dir/daemon.json"
 	ip netns add "$ns" || return 1
 	ip -n "$ns" link set lo up
+	ab_engine_launch "$name"
+}
+
+# Runs the dockerd of engine NAME on its roots, in its namespace, and
+# waits until it answers.  Its log is appended to: a restart keeps what
+# the engine said before it was lost.
+ab_engine_launch() {
+	local name=$1 e dir ns host _
+	e=$BATS_FILE_TMPDIR/engines/$name
+	dir=$(cat "$e/dir") ns=$(cat "$e/ns") host=$(cat "$e/host")
 	nsenter --net="/run/netns/$ns" dockerd \
 		--config-file "$dir/daemon.json" -H "$host" \
 		--data-root "$dir/data" --exec-root "$dir/exec" \
@@ -51,8 +61,10 @@ ab_engine_start() {
 		--iptables=false --ip-forward=false --ip-masq=false \
 		--containerd-namespace "$ns" \
 		--containerd-plugins-namespace "$ns-p" \
-		>"$dir/log" 2>&1 3>&- &
+		>>"$dir/log" 2>&1 3>&- &
 	printf '%s\n' "$!" >"$e/pid"
+	# Not this shell's job: its death by ab_engine_kill is no news.
+	disown "$!"
 	for _ in $(seq 1 300); do
 		DOCKER_HOST=$host docker version >/dev/null 2>&1 && return 0
 		kill -0 "$(cat "$e/pid")" 2>/dev/null || break
@@ -67,13 +79,72 @@ ab_engine() {
 	cat "$BATS_FILE_TMPDIR/engines/$2/$1"
 }
 
+# ab_engine_kill NAME: engine NAME lost, as a crash or an OOM kill loses
+# it: its dockerd killed with SIGKILL, and waited for until it is gone.
+# Its containerd goes with it (dockerd starts it with a parent-death
+# signal); the shims, and so the containers, run on, as they would.  Its
+# roots, its namespace and its data (the mark volume among them) stay,
+# for ab_engine_restart.
+ab_engine_kill() {
+	local e=$BATS_FILE_TMPDIR/engines/$1 pid _
+	pid=$(cat "$e/pid") || return 1
+	kill -KILL "$pid" || return 1
+	for _ in $(seq 1 200); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	echo "engine $1 (dockerd $pid) did not die of SIGKILL" >&2
+	return 1
+}
+
+# ab_engine_restart NAME: engine NAME again, after ab_engine_kill, on the
+# same roots and socket: the same engine, its mark and objects as it left
+# them.  Without live-restore it kills the containers it finds running.
+ab_engine_restart() {
+	local e=$BATS_FILE_TMPDIR/engines/$1
+	if kill -0 "$(cat "$e/pid")" 2>/dev/null; then
+		echo "engine $1 is running: kill it first" >&2
+		return 1
+	fi
+	ab_engine_launch "$1"
+}
+
+# The processes of the engine whose roots are $1, by their PIDs: those
+# with an argument under its roots (its dockerd, its containerd, and the
+# shims that outlive them when it is lost).  The roots are a fresh mktemp
+# directory, so no other engine's process has one.
+ab_engine_procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		tr '\0' '\n' 2>/dev/null <"$p/cmdline" |
+			awk -v d="$1/" 'index($0, d) == 1 { f = 1 } END { exit !f }' &&
+			echo "${p#/proc/}"
+	done
+	return 0
+}
+
 # Stops engine NAME and removes its namespace and roots; 0 when it is not
 # running (stopped before, or never started).
 ab_engine_stop() {
-	local e=$BATS_FILE_TMPDIR/engines/$1 dir pid _
+	local e=$BATS_FILE_TMPDIR/engines/$1 dir pid p _
 	[ -f "$e/dir" ] || return 0
 	dir=$(cat "$e/dir")
 	pid=$(cat "$e/pid" 2>/dev/null) || pid=
+	# An engine lost (ab_engine_kill) and not restarted left its shims,
+	# and its containers, running: started again it kills them (no
+	# live-restore), and then stops as any other.  Should it not start,
+	# its containers are killed through their shims' children.
+	if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null &&
+		[ -n "$(ab_engine_procs "$dir")" ]; then
+		if ab_engine_launch "$1"; then
+			pid=$(cat "$e/pid")
+		else
+			for p in $(ab_engine_procs "$dir"); do
+				pgrep -P "$p" | xargs -r kill -KILL 2>/dev/null
+				kill -KILL "$p" 2>/dev/null
+			done
+		fi
+	fi
 	if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
 		for _ in $(seq 1 200); do
 			kill -0 "$pid" 2>/dev/null || break
