@@ -275,6 +275,30 @@ static int signal_ctr(struct ab_engine *e, const char *cid, const char *sig,
 	return st == 204 ? 1 : 0;
 }
 
+/* The kill of an agent a run lost track of.  An engine that was lost
+ * (killed, crashed) takes no kill, and its containers' shims run on
+ * without it: then the agent may still run, and the run's error says so
+ * rather than let a reader take the agent for dead.  A reply that it is
+ * gone or not running is what the kill wants. */
+static void kill_lost(struct ab_engine *e, const char *cid,
+    struct ab_err *err)
+{
+	struct ab_err kerr;
+	size_t n;
+	long st;
+
+	if (post(e, "/containers/%s/kill?signal=%s", cid, "SIGKILL",
+	    "kill the agent's container", &st, &kerr) == 0) {
+		if (st == 204 || st == 404 || st == 409)
+			return;
+		snprintf(kerr.msg, sizeof kerr.msg, "the engine said %ld", st);
+	}
+	/* Appended in place: a line cut at the end loses the least. */
+	n = strnlen(err->msg, sizeof err->msg - 1);
+	snprintf(err->msg + n, sizeof err->msg - n, "; the agent could not "
+	    "be killed and may still run: %s", kerr.msg);
+}
+
 /* The engine's events of the container, subscribed to before it starts:
  * every signal sent to it through the engine is a "kill" event, whoever
  * sent it, and its "die" comes after them all.  The container's State
@@ -527,7 +551,6 @@ int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	struct events evs;
 	struct follow f;
 	struct ab_mux m;
-	struct ab_err kerr;
 	char path[200];
 	int rc = -1;
 
@@ -559,10 +582,10 @@ close_ev:
 	ab_buf_free(&evs.line);
 	if (rc < 0) {
 		set_reason(r, "engine-error");
-		snprintf(r->error, sizeof r->error, "%s", err->msg);
 		/* The agent must not outlive a run that lost track of it. */
 		if (r->started)
-			signal_ctr(e, r->cid, "SIGKILL", &kerr);
+			kill_lost(e, r->cid, err);
+		snprintf(r->error, sizeof r->error, "%s", err->msg);
 	} else {
 		conclude(r);
 	}
