@@ -295,8 +295,8 @@ static struct curl_slist *req_headers(const struct ab_req *q)
 
 /* libcurl's own words when it has them: they say which certificate
  * check failed, or which file could not be used. */
-static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
-    const char *errbuf, struct ab_err *err)
+static int transport_fail(struct ab_engine *e, CURLcode rc, long oserr,
+    const char *what, const char *errbuf, struct ab_err *err)
 {
 	const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
 	const char *ssh = e->ep.kind == AB_EP_SSH ? ssh_words(e) : "";
@@ -306,10 +306,21 @@ static int transport_fail(struct ab_engine *e, CURLcode rc, const char *what,
 	 * clock says so (curl keeps its own, and the budget was rounded). */
 	if (rc == CURLE_OPERATION_TIMEDOUT)
 		return deadline_fail(e, what, err);
+	/* A socket's own words ("No such file or directory", "Permission
+	 * denied") say what to fix; curl's name a port no socket has. */
+	if (rc == CURLE_COULDNT_CONNECT && e->ep.kind == AB_EP_UNIX &&
+	    oserr != 0)
+		why = strerror((int)oserr);
 	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
 		return ab_fail(err, AB_EENGINE,
 		    "cannot reach the engine at %s: %s%s%.240s", e->ep.where,
 		    why, *ssh ? "; ssh said: " : "", ssh);
+	/* The engine (or ssh) went away mid-call: stopped, killed, cut. */
+	if (rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE ||
+	    rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR)
+		return ab_fail(err, AB_EENGINE, "the connection to the engine "
+		    "at %s broke before it could %s: %s%s%.240s", e->ep.where,
+		    what, why, *ssh ? "; ssh said: " : "", ssh);
 	return ab_fail(err, AB_EENGINE, "engine at %s failed to %s: %s%s%.240s",
 	    e->ep.where, what, why, *ssh ? "; ssh said: " : "", ssh);
 }
@@ -349,8 +360,12 @@ static int perform(struct ab_engine *e, const struct ab_req *q,
 		*err = c->cb_err;
 		return -1;
 	}
-	if (rc != CURLE_OK)
-		return transport_fail(e, rc, q->what, e->errbuf, err);
+	if (rc != CURLE_OK) {
+		long oserr = 0;
+
+		curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
+		return transport_fail(e, rc, oserr, q->what, e->errbuf, err);
+	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	/* A reply that settled after the deadline does not count. */
 	if (ab_deadline_passed(&e->dl))
@@ -727,9 +742,13 @@ int ab_stream_result(const struct ab_stream *s, struct ab_err *err)
 	}
 	if (!s->done)
 		return ab_fail(err, AB_EENGINE, "%s has not finished", s->what);
-	if (s->result != CURLE_OK)
-		return transport_fail(s->e, (CURLcode)s->result, s->what,
-		    s->errbuf, err);
+	if (s->result != CURLE_OK) {
+		long oserr = 0;
+
+		curl_easy_getinfo(s->h, CURLINFO_OS_ERRNO, &oserr);
+		return transport_fail(s->e, (CURLcode)s->result, oserr,
+		    s->what, s->errbuf, err);
+	}
 	if (ab_deadline_passed(&s->e->dl))
 		return deadline_fail(s->e, s->what, err);
 	return 0;

@@ -157,7 +157,7 @@ b_objects() {
 	lines=$(grep -c '^ab-run: ' <<<"$err")
 	assert_equal "$lines" 1
 	line=$(grep '^ab-run: ' <<<"$err")
-	[[ $line == "ab-run: engine at $B failed to "*"; the agent could not be killed and may still run: "*"$B"* ]]
+	[[ $line == "ab-run: the connection to the engine at $B broke before it could "*"; the agent could not be killed and may still run: "*"$B"* ]]
 	assert_equal "$(record_field 'r["error"]')" "${line#ab-run: }"
 	alloc=$(sed -n 's/^run-task: \(alloc:[0-9a-f]*\) (if run-task is killed.*/\1/p' <<<"$err")
 	aid=${alloc#alloc:}

@@ -150,7 +150,7 @@ ctx() {
 	# engine does not answer.
 	ctx plain "tcp://127.0.0.1:$PORT"
 	DOCKER_CONTEXT=plain run_exact 125 ab-clean --sweep
-	assert_regex "$stderr" "^ab-clean: engine at http://127\.0\.0\.1:$PORT \(context plain\) failed to answer a ping: "
+	assert_regex "$stderr" "^ab-clean: the connection to the engine at http://127\.0\.0\.1:$PORT \(context plain\) broke before it could answer a ping: "
 	assert_one_error_line ab-clean
 }
 
