@@ -163,7 +163,7 @@ b_objects() {
 	aid=${alloc#alloc:}
 	[ -n "$aid" ]
 	[[ $err == *$'\n'"ab-clean: cannot reach the engine at $B: "* ]]
-	assert_equal "${err##*$'\n'}" "run-task: $alloc was not cleaned; run: ab-clean $alloc"
+	assert_equal "${err##*$'\n'}" "run-task: $alloc was not cleaned; run: DOCKER_HOST='$B' ab-clean $alloc"
 	# Nothing claimed absent: every record of the task is kept.
 	[ -f "$AB_STATE_DIR/alloc/$aid" ]
 	grep -lq "\"alloc\":\"$aid\"" "$AB_STATE_DIR"/profile/*

@@ -297,7 +297,14 @@ assert_nothing_left() {
 # The test's run-tasks (not their steps: ab-profile is given the attempt
 # too).
 run_tasks() {
-	pgrep -f -- "/sh/run-task .*--attempt $ATTEMPTS" || true
+	local all pid
+	all=$(pgrep -f -- "/sh/run-task .*--attempt $ATTEMPTS" || true)
+	# A subshell run-task forks (a command substitution) has its
+	# parent's command line: it is not another task.
+	for pid in $all; do
+		grep -qx "$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null)" \
+			<<<"$all" || echo "$pid"
+	done
 }
 
 # The test's run-tasks that are stopped at their pause point.
