@@ -133,7 +133,7 @@ static int parse_ssh(struct ab_endpoint *ep, const char *h, const char *what,
 		if (!ssh_word(rest) || strlen(rest) >= sizeof ep->user)
 			return ab_fail(err, AB_EUSAGE, "%s: not a user name "
 			    "agentbox gives ssh", what);
-		snprintf(ep->user, sizeof ep->user, "%s", rest);
+		memcpy(ep->user, rest, strlen(rest) + 1);
 	}
 	if (*host == '[' && (end = strchr(host, ']')) != NULL) {
 		*end = '\0';
@@ -147,7 +147,7 @@ static int parse_ssh(struct ab_endpoint *ep, const char *h, const char *what,
 	if (!ssh_word(host) || strlen(host) >= sizeof ep->host)
 		return ab_fail(err, AB_EUSAGE, "%s: not a host name agentbox "
 		    "gives ssh", what);
-	snprintf(ep->host, sizeof ep->host, "%s", host);
+	memcpy(ep->host, host, strlen(host) + 1);
 	snprintf(ep->port, sizeof ep->port, "%s", port ? port : "");
 	ep->kind = AB_EP_SSH;
 	snprintf(ep->base, sizeof ep->base, "http://docker");
@@ -314,19 +314,19 @@ static int from_context(struct ab_endpoint *ep, const char *dir,
 	snprintf(path, sizeof path, "%s/contexts/meta/%s/meta.json", dir, hash);
 	if (context_host(path, name, host, sizeof host, err) < 0)
 		return -1;
-	snprintf(what, sizeof what, "context %s: host %s", name, host);
+	snprintf(what, sizeof what, "context %.100s: host %.250s", name, host);
 	snprintf(path, sizeof path, "%s/contexts/tls/%s/docker", dir, hash);
 	if (strncmp(host, "tcp://", 6) != 0 ||
 	    (access(path, F_OK) < 0 && errno == ENOENT)) {
 		if (parse_host(ep, host, what, 0, err) < 0)
 			return -1;
 	} else {
-		snprintf(what, sizeof what, "context %s's TLS files", name);
+		snprintf(what, sizeof what, "context %.100s's TLS files", name);
 		if (parse_tcp(ep, host, what, 1, err) < 0 ||
 		    tls_files(ep, path, what, err) < 0)
 			return -1;
 	}
-	snprintf(ep->where, sizeof ep->where, "%s (context %s)",
+	snprintf(ep->where, sizeof ep->where, "%.250s (context %.100s)",
 	    ep->kind == AB_EP_TCP ? ep->base : host, name);
 	return 0;
 }
