@@ -149,8 +149,11 @@ objects_of() {
 }
 
 @test "--sweep removes what has no record or an expired lease, and nothing else" {
-	local f=$BATS_TEST_TMPDIR/deadline expired held orphan nolease
-	ab_deadline_in "$f" 3
+	local f=$BATS_TEST_TMPDIR/deadline expired held orphan nolease at
+	# Long enough for an allocation on a loaded machine (3 s was not),
+	# then waited out whole, with --within's 2 s.
+	ab_deadline_in "$f" 10
+	at=$(cat "$f")
 	new_alloc --deadline "$f"
 	expired=$AID
 	ab_deadline_in "$f" 3600
@@ -161,7 +164,9 @@ objects_of() {
 	new_alloc
 	orphan=$AID
 	rm "$AB_STATE_DIR/alloc/$orphan"
-	sleep 6
+	while [ "$(date +%s)" -le "$((at + 3))" ]; do
+		sleep 0.5
+	done
 	run_exact 0 ab-clean --sweep --within 2
 	assert_line "alloc:$expired"
 	assert_line "alloc:$orphan"
