@@ -168,7 +168,7 @@ static int sweep(const struct opts *o, struct ab_state *s,
 		return -1;
 	ab_engine_cleanup_budget(e, o->within_ms);
 	if (ab_engine_mark(e, 0, mark, err) < 0 ||
-	    ab_image_sweep(s, e, &built, err) < 0 ||
+	    ab_image_sweep(s, e, mark, &built, err) < 0 ||
 	    ab_clean_known(s, e, &ids, &n, err) < 0)
 		return -1;
 	if (tmps > 0)

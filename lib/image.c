@@ -1067,19 +1067,15 @@ static int sweep_list(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
-int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
-    struct ab_err *err)
+int ab_image_sweep(struct ab_state *s, struct ab_engine *e, const char *mark,
+    int *n, struct ab_err *err)
 {
 	char state[64];
 	const char *probes[3] = { state, "org.agentbox.role=version-probe",
 	    NULL };
 	const char *images[2] = { state, NULL };
 
-	char mark[AB_ID_LEN + 1];
-
 	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
-	if (ab_engine_mark(e, 0, mark, err) < 0)
-		return -1;
 	/* Containers first: an image in use cannot go. */
 	if (sweep_list(s, e, AB_CONTAINER, probes, mark, n, err) < 0)
 		return -1;

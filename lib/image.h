@@ -68,9 +68,11 @@ int ab_image_which(struct ab_engine *e, const char *ctr,
     struct ab_err *err);
 /* Removes what killed builds left: images of this state that no record
  * registers and version-probe containers, unless a live ab-image is
- * still making them (its in-flight marker).  *n counts what went. */
-int ab_image_sweep(struct ab_state *s, struct ab_engine *e, int *n,
-    struct ab_err *err);
+ * still making them (its in-flight marker).  MARK is the engine's mark, as
+ * ab-clean read it ("" for none): a record of another engine keeps
+ * nothing here.  *n counts what went. */
+int ab_image_sweep(struct ab_state *s, struct ab_engine *e, const char *mark,
+    int *n, struct ab_err *err);
 /* Removes the engine image of a handle and its record; refuses an image
  * that does not carry this state's label. */
 int ab_image_remove(struct ab_state *s, struct ab_engine *e,
