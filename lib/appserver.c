@@ -973,6 +973,31 @@ static int reviewer_sign(const char *method)
 	    strcmp(method, "guardianWarning") == 0;
 }
 
+/* The agent's message comes in deltas before the one item/completed
+ * line that carries it whole: once its deltas, counted as sent (escaped,
+ * as that line will hold them), pass AB_AS_LINE_MAX the line will too,
+ * so Codex is stopped now rather than after streaming the rest, which
+ * costs it CPU time that grows faster than the message. */
+static void message_delta(struct ab_as *s, const struct ab_json *j, int p)
+{
+	char id[AB_AS_ID_MAX];
+	const char *text;
+	size_t n;
+
+	if (copy_id(j, ab_json_key(j, p, "itemId"), id) < 0 ||
+	    ab_json_type(j, ab_json_key(j, p, "delta")) != AB_JSON_STRING)
+		return;
+	ab_json_span(j, ab_json_key(j, p, "delta"), &text, &n);
+	if (strcmp(id, s->grow_item) != 0) {
+		memcpy(s->grow_item, id, sizeof(id));
+		s->grow_bytes = 0;
+	}
+	s->grow_bytes += n - 2;
+	if (s->grow_bytes > AB_AS_LINE_MAX)
+		ab_as_abort(s, "Codex sent a message over %u bytes",
+		    AB_AS_LINE_MAX);
+}
+
 static void notification(struct ab_as *s, const struct ab_json *j,
     const char *method, int p)
 {
@@ -996,6 +1021,8 @@ static void notification(struct ab_as *s, const struct ab_json *j,
 		item_note(s, j, p, 0);
 	else if (strcmp(method, "item/completed") == 0)
 		item_note(s, j, p, 1);
+	else if (strcmp(method, "item/agentMessage/delta") == 0)
+		message_delta(s, j, p);
 	else if (strcmp(method, "item/fileChange/patchUpdated") == 0 &&
 	    copy_id(j, ab_json_key(j, p, "itemId"), id) == 0)
 		add_changes(s, id, j, ab_json_key(j, p, "changes"));

@@ -81,6 +81,8 @@ struct ab_as {
 	struct ab_buf line;		/* the line being read */
 	int skipping;
 	struct ab_buf usage;		/* the last total, as JSON */
+	char grow_item[AB_AS_ID_MAX];	/* the agent message streaming now */
+	size_t grow_bytes;		/* its deltas so far, as sent */
 	struct ab_as_item *items[AB_AS_ITEMS_MAX];
 	int accepted, declined;		/* decisions, for the summary */
 };

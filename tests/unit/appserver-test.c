@@ -220,6 +220,51 @@ static void test_line_bound(void)
 	ab_as_free(&s);
 }
 
+/* One delta of N bytes of 'x' for the agent message ITEM. */
+static void delta(struct ab_as *s, const char *item, size_t n)
+{
+	static const char head[] = "{\"method\":\"item/agentMessage/delta\","
+	    "\"params\":{\"threadId\":\"thr-1\",\"itemId\":\"";
+	struct ab_buf b;
+
+	ab_buf_init(&b, 0);
+	ab_buf_add(&b, head, strlen(head));
+	ab_buf_add(&b, item, strlen(item));
+	ab_buf_add(&b, "\",\"delta\":\"", 11);
+	for (size_t i = 0; i < n; i++)
+		ab_buf_add(&b, "x", 1);
+	ab_buf_add(&b, "\"}}\n", 4);
+	ab_as_feed(s, b.data, b.len);
+	ab_buf_free(&b);
+}
+
+/* A message is stopped as soon as its deltas pass the bound its whole
+ * item/completed line would pass; two messages are counted apart. */
+static void test_message_bound(void)
+{
+	struct ab_as s;
+	size_t piece = 256u << 10;
+	unsigned i;
+
+	started(&s, NULL);
+	for (i = 0; i < AB_AS_LINE_MAX / piece; i++) {
+		delta(&s, i % 2 ? "m1" : "m2", piece);
+		delta(&s, i % 2 ? "m1" : "m2", piece);
+	}
+	ok(s.state == AB_AS_RUNNING,
+	    "two messages whose deltas each stay under the bound run on");
+	ab_as_free(&s);
+	started(&s, NULL);
+	for (i = 0; i < AB_AS_LINE_MAX / piece; i++)
+		delta(&s, "m", piece);
+	ok(s.state == AB_AS_RUNNING,
+	    "a message whose deltas reach the bound exactly runs on");
+	delta(&s, "m", 1);
+	ok(s.state == AB_AS_ABORTED && strstr(s.why, "over") != NULL,
+	    "one delta more stops Codex: the whole message would be over");
+	ab_as_free(&s);
+}
+
 /* The decision on a file change of CHANGES (a JSON array), announced in
  * item/started or not, with EXTRA params: "accept" or "decline". */
 static const char *decide(const char *changes, int announce,
@@ -437,6 +482,7 @@ int main(void)
 	test_thread_checks();
 	test_signs();
 	test_line_bound();
+	test_message_bound();
 	test_file_changes();
 	test_patch_updated();
 	test_requests();
