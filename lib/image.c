@@ -855,7 +855,7 @@ static int find_registered(struct ab_state *s, struct ab_engine *e,
 /* The default and agents recipes: a root filesystem assembled on the
  * host from the recipe's manifest (and, for agents, its wheel lock). */
 static int rootfs_spec(const struct ab_image_opts *o, struct ab_rootfs *rf,
-    struct spec *sp, struct ab_err *err)
+    struct spec *sp, struct ab_hashcache *hc, struct ab_err *err)
 {
 	int agents = strcmp(o->recipe, "agents") == 0;
 	const char *manifest = agents ? "agents.manifest" : "default.manifest";
@@ -873,8 +873,9 @@ static int rootfs_spec(const struct ab_image_opts *o, struct ab_rootfs *rf,
 			return -1;
 		}
 		w->progress = o->progress;
+		w->hc = hc;
 	}
-	rc = ab_rootfs_load(rf, o->dir, manifest, w, err);
+	rc = ab_rootfs_load(rf, o->dir, manifest, w, hc, err);
 	free(w);
 	if (rc < 0)
 		return -1;
@@ -922,7 +923,46 @@ struct ab_image_plan {
 	struct spec sp;
 	struct ab_rootfs rf;
 	int prod;
+	int cached;	/* some input's hash came from the cache */
 };
+
+/* Reuse may take inputs' hashes from the state's cache (hashcache.h);
+ * what a new image is made of is hashed whole. */
+static int rootfs_plan(const struct ab_state *s, const struct ab_image_opts *o,
+    struct ab_image_plan *p, struct ab_err *err)
+{
+	struct ab_hashcache hc;
+	struct ab_err serr;
+	int rc;
+
+	if (o->rebuild)
+		return rootfs_spec(o, &p->rf, &p->sp, NULL, err);
+	ab_hc_load(&hc, s->dirfd);
+	rc = rootfs_spec(o, &p->rf, &p->sp, &hc, err);
+	p->cached = hc.hits > 0;
+	/* A cache that cannot be written costs a hash next time. */
+	if (rc == 0)
+		(void)ab_hc_save(&hc, &serr);
+	ab_hc_free(&hc);
+	return rc;
+}
+
+/* Before making an image from a plan that took hashes from the cache. */
+static int full_pass(struct ab_image_plan *p, const struct ab_image_opts *o,
+    struct ab_err *err)
+{
+	struct spec sp;
+
+	memset(&sp, 0, sizeof sp);
+	memcpy(sp.sid, p->sp.sid, sizeof sp.sid);
+	memcpy(sp.engine, p->sp.engine, sizeof sp.engine);
+	ab_rootfs_free(&p->rf);
+	if (rootfs_spec(o, &p->rf, &sp, NULL, err) < 0)
+		return -1;
+	p->sp = sp;
+	p->cached = 0;
+	return 0;
+}
 
 int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
     struct ab_image_plan **pp, struct ab_err *err)
@@ -942,7 +982,7 @@ int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
 		if (rc == 0)
 			rc = production_spec(o->dir, o->base, &p->sp, err);
 	} else {
-		rc = rootfs_spec(o, &p->rf, &p->sp, err);
+		rc = rootfs_plan(s, o, p, err);
 	}
 	if (rc < 0) {
 		ab_image_plan_free(p);
@@ -996,6 +1036,10 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 	if (ab_engine_mark(e, 1, sp->engine, err) < 0)
 		return -1;
 	if (!o->rebuild)
+		rc = find_registered(s, e, sp, id, err);
+	/* No image for what the cache said: what is made is hashed whole,
+	 * and a cache that was wrong costs a look, not a second image. */
+	if (rc == 0 && p->cached && (rc = full_pass(p, o, err)) == 0)
 		rc = find_registered(s, e, sp, id, err);
 	if (rc == 1) {
 		say(o->progress, "reusing image:%s: recipe unchanged", id, 0);

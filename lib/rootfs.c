@@ -381,57 +381,37 @@ static int open_input(struct ab_rentry *e, struct stat *st,
 
 /* A wheel member in the cache is checked against its wheel's RECORD each
  * time it is read, in the same pass as the recipe hash. */
-static int member_check(struct ab_rentry *e, struct ab_sha256 *own,
-    struct ab_err *err)
-{
-	char got[65];
-
-	if (ab_sha256_hex(own, got, err) < 0)
-		return -1;
-	if (strcmp(got, e->sha) != 0)
-		return ab_fail(err, AB_EREFUSED, "%s in the wheel cache is not "
-		    "the member its wheel lists: remove it", e->src);
-	return 0;
-}
-
+/* The file's SHA-256 goes into the recipe hash, so the cache can answer
+ * for the file without its bytes being read again (hashcache.h). */
 static int hash_file(struct ab_rentry *e, struct ab_sha256 *h,
-    struct ab_err *err)
+    struct ab_hashcache *hc, struct ab_err *err)
 {
-	char chunk[65536];
-	struct ab_sha256 own;
+	char sha[65];
 	struct stat st;
-	long long total = 0;
-	ssize_t got;
-	int fd;
+	int fd, rc;
 
 	if ((fd = open_input(e, &st, err)) < 0)
 		return -1;
-	if (e->sha[0] != '\0' && ab_sha256_init(&own, err) < 0) {
-		close(fd);
-		return -1;
-	}
-	while ((got = read(fd, chunk, sizeof chunk)) > 0) {
-		ab_sha256_add(h, chunk, (size_t)got);
-		if (e->sha[0] != '\0')
-			ab_sha256_add(&own, chunk, (size_t)got);
-		total += got;
-	}
+	rc = ab_hc_file(hc, fd, e->src, &st, sha, err);
 	close(fd);
-	if (e->sha[0] != '\0' && member_check(e, &own, err) < 0)
+	if (rc < 0)
 		return -1;
-	if (got < 0 || total != (long long)st.st_size)
-		return ab_fail(err, AB_EUSAGE, "%s changed while it was read",
-		    e->src);
+	if (e->sha[0] != '\0' && strcmp(sha, e->sha) != 0)
+		return ab_fail(err, AB_EREFUSED, "%s in the wheel cache is not "
+		    "the member its wheel lists: remove it", e->src);
+	ab_sha256_add(h, sha, 64);
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->size = (long long)st.st_size;
 	e->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL +
 	    st.st_mtim.tv_nsec;
+	e->ctime_ns = (long long)st.st_ctim.tv_sec * 1000000000LL +
+	    st.st_ctim.tv_nsec;
 	return 0;
 }
 
 static int hash_all(struct ab_rootfs *r, const char *manifest,
-    struct ab_err *err)
+    struct ab_hashcache *hc, struct ab_err *err)
 {
 	struct ab_sha256 h;
 	char meta[64];
@@ -439,7 +419,7 @@ static int hash_all(struct ab_rootfs *r, const char *manifest,
 
 	if (ab_sha256_init(&h, err) < 0)
 		return -1;
-	ab_sha256_add(&h, "agentbox default image 1\n", 25);
+	ab_sha256_add(&h, "agentbox default image 2\n", 25);
 	ab_sha256_add(&h, manifest, strlen(manifest) + 1);
 	for (i = 0; i < r->nv; i++) {
 		ab_sha256_add(&h, r->v[i].name, strlen(r->v[i].name) + 1);
@@ -455,7 +435,7 @@ static int hash_all(struct ab_rootfs *r, const char *manifest,
 		if (e->link != NULL)
 			ab_sha256_add(&h, e->link, strlen(e->link) + 1);
 		if (e->type == AB_TAR_FILE) {
-			if (hash_file(e, &h, err) < 0) {
+			if (hash_file(e, &h, hc, err) < 0) {
 				ab_sha256_free(&h);
 				return -1;
 			}
@@ -466,7 +446,8 @@ static int hash_all(struct ab_rootfs *r, const char *manifest,
 }
 
 int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
-    const char *manifest, struct ab_wheels *wheels, struct ab_err *err)
+    const char *manifest, struct ab_wheels *wheels, struct ab_hashcache *hc,
+    struct ab_err *err)
 {
 	struct ab_buf b;
 	struct parse p;
@@ -493,7 +474,7 @@ int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
 	if (rc == 0)
 		rc = finish_tree(r, manifest, err);
 	if (rc == 0)
-		rc = hash_all(r, keep, err);
+		rc = hash_all(r, keep, hc, err);
 	free(keep);
 	ab_buf_free(&b);
 	if (rc < 0)
@@ -527,7 +508,9 @@ static int src_next(void *ctx, struct ab_tar_entry *te, struct ab_err *err)
 	if (st.st_dev != e->dev || st.st_ino != e->ino ||
 	    (long long)st.st_size != e->size ||
 	    (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec !=
-	    e->mtime_ns)
+	    e->mtime_ns ||
+	    (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec !=
+	    e->ctime_ns)
 		return ab_fail(err, AB_EREFUSED,
 		    "%s changed while the image was assembled", e->src);
 	te->size = e->size;

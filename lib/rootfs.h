@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "hashcache.h"
 #include "tarstream.h"
 #include "wheel.h"
 
@@ -27,7 +28,7 @@ struct ab_rentry {
 	dev_t dev;
 	ino_t ino;
 	long long size;
-	long long mtime_ns;
+	long long mtime_ns, ctime_ns;
 };
 
 struct ab_version {
@@ -51,11 +52,13 @@ struct ab_rootfs {
 };
 
 /* Reads DIR/MANIFEST, resolves every input and hashes it all.  WHEELS,
- * for a manifest with "wheel" directives, may be NULL otherwise. */
+ * for a manifest with "wheel" directives, may be NULL otherwise.  HC,
+ * when not NULL, answers for files it knows (hashcache.h). */
 int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
-    const char *manifest, struct ab_wheels *wheels, struct ab_err *err);
+    const char *manifest, struct ab_wheels *wheels, struct ab_hashcache *hc,
+    struct ab_err *err);
 /* A tar source over the entries; each file re-checked against the hash
- * pass (device, inode, size, mtime). */
+ * pass (device, inode, size, mtime, ctime). */
 void ab_rootfs_source(struct ab_rootfs *r, struct ab_tar_source *src);
 void ab_rootfs_free(struct ab_rootfs *r);
 

@@ -130,13 +130,11 @@ static int mkdirs(const char *path)
 }
 
 /* The SHA-256 of the regular file at PATH; 1 when it is absent. */
-static int file_sha(const char *path, char hex[65], struct ab_err *err)
+static int file_sha(struct ab_hashcache *hc, const char *path, char hex[65],
+    struct ab_err *err)
 {
-	struct ab_sha256 h;
-	char chunk[1 << 16];
 	struct stat st;
-	ssize_t k;
-	int fd;
+	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
@@ -148,18 +146,9 @@ static int file_sha(const char *path, char hex[65], struct ab_err *err)
 		return ab_fail(err, AB_EUSAGE, "%s is not a regular file",
 		    path);
 	}
-	if (ab_sha256_init(&h, err) < 0) {
-		close(fd);
-		return -1;
-	}
-	while ((k = read(fd, chunk, sizeof chunk)) > 0)
-		ab_sha256_add(&h, chunk, (size_t)k);
+	rc = ab_hc_file(hc, fd, path, &st, hex, err);
 	close(fd);
-	if (k < 0) {
-		ab_sha256_free(&h);
-		return ab_fail_errno(err, AB_EENGINE, "cannot read %s", path);
-	}
-	return ab_sha256_hex(&h, hex, err);
+	return rc;
 }
 
 /* --- fetching --------------------------------------------------------- */
@@ -229,7 +218,7 @@ static int download(struct ab_wheels *w, struct ab_wheel_pin *p,
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
 	rc = spawn(argv, &w->dl, err);
 	snprintf(got, sizeof got, "%s/%s", tmp, p->file);
-	if (rc == 0 && (rc = file_sha(got, sha, err)) == 1)
+	if (rc == 0 && (rc = file_sha(NULL, got, sha, err)) == 1)
 		rc = ab_fail(err, AB_EENGINE, "pip did not fetch %s", p->file);
 	if (rc == 0 && strcmp(sha, p->sha) != 0)
 		rc = ab_fail(err, AB_EREFUSED, "downloaded %s has SHA-256 %s, "
@@ -256,7 +245,7 @@ static int find_wheel(struct ab_wheels *w, struct ab_wheel_pin *p,
 	else
 		snprintf(p->path, sizeof p->path, "%s/wheels/%s", w->cache,
 		    p->file);
-	if ((k = file_sha(p->path, sha, err)) < 0)
+	if ((k = file_sha(w->hc, p->path, sha, err)) < 0)
 		goto fail;
 	if (k == 0 && strcmp(sha, p->sha) == 0)
 		return 0;

@@ -19,6 +19,7 @@
 
 #include "deadline.h"
 #include "err.h"
+#include "hashcache.h"
 
 #define AB_WHEELS_MAX 8
 
@@ -32,6 +33,7 @@ struct ab_wheels {
 	char cache[1024];
 	struct ab_deadline dl;
 	void (*progress)(const char *line);
+	struct ab_hashcache *hc;	/* NULL: every wheel hashed */
 	int n;
 	struct ab_wheel_pin pin[AB_WHEELS_MAX];
 };

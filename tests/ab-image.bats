@@ -557,3 +557,55 @@ proxy_settled() {
 	run docker images -q --filter "label=org.agentbox.state=$(ab_state_sid)"
 	assert_equal "$(printf '%s\n' "$output" | sort -u | grep -c .)" 1
 }
+
+@test "a reuse takes unchanged inputs' hashes from the state's cache; an input rewritten with its size and mtime kept is still seen" {
+	local d=$BATS_TEST_TMPDIR/recipe f log=$BATS_TEST_TMPDIR/strace second
+	cp -a "$AB_ROOT/image" "$d"
+	f=$d/nsswitch.conf
+	cp -p "$f" "$BATS_TEST_TMPDIR/ref"
+	# A file changed less than 2 s before it is hashed is not recorded
+	# (lib/hashcache.h): the copy must settle first.
+	sleep 2.5
+	run_exact 0 ab-image build --dir "$d"
+	assert_equal "$output" "$AB_IMAGE"
+	grep -q " $f\$" "$AB_STATE_DIR/hashes"
+	# Reused again: of the recipe's files, only the manifest is read.
+	strace -f -y -e trace=pread64,read -o "$log" ab-image build --dir "$d" \
+		>"$BATS_TEST_TMPDIR/out" 2>/dev/null
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "$AB_IMAGE"
+	grep -q "<$d/default.manifest>" "$log"
+	run grep -c "<$d/" "$log"
+	assert_output "$(grep -c "<$d/default.manifest>" "$log")"
+	# Same size, same mtime, other bytes: its ctime moved, so it is read,
+	# and the recipe is another one.
+	tr '[:lower:]' '[:upper:]' <"$BATS_TEST_TMPDIR/ref" >"$f"
+	touch -r "$BATS_TEST_TMPDIR/ref" "$f"
+	assert_equal "$(stat -c '%s %y' "$f")" \
+		"$(stat -c '%s %y' "$BATS_TEST_TMPDIR/ref")"
+	run_exact 0 ab-image build --dir "$d"
+	second=$output
+	[ "$second" != "$AB_IMAGE" ]
+	assert_equal "${stderr##*$'\n'}" "ab-image: built"
+	run_exact 0 ab-image remove "$second"
+}
+
+@test "a cache that is garbage, or that lies about an input, costs a full hash, not a wrong image or a second one" {
+	local d=$BATS_TEST_TMPDIR/recipe f n
+	cp -a "$AB_ROOT/image" "$d"
+	f=$d/nsswitch.conf
+	sleep 2.5
+	run_exact 0 ab-image build --dir "$d"
+	assert_equal "$output" "$AB_IMAGE"
+	n=$(count_records)
+	# An entry for the file as it is, with another file's hash.
+	sed -i "s|^v1 [0-9a-f]\\{64\\} \\(.* $f\\)\$|v1 $(printf '%064d' 0) \\1|" \
+		"$AB_STATE_DIR/hashes"
+	grep -q "^v1 0\\{64\\} .* $f\$" "$AB_STATE_DIR/hashes"
+	run_exact 0 ab-image build --dir "$d"
+	assert_equal "$output" "$AB_IMAGE"
+	assert_equal "${stderr##*$'\n'}" "ab-image: reused"
+	printf 'v1 garbage\n\0\377 not a line' >"$AB_STATE_DIR/hashes"
+	run_exact 0 ab-image build --dir "$d"
+	assert_equal "$output" "$AB_IMAGE"
+	assert_equal "$(count_records)" "$n"
+}
