@@ -504,6 +504,8 @@ void ab_engine_close(struct ab_engine *e)
 		curl_multi_cleanup(e->multi);
 	e->easy = NULL;
 	e->multi = NULL;
+	ab_buf_free(&e->img);
+	e->img_id[0] = '\0';
 	for (i = 0; i < AB_SSH_MAX; i++)
 		if (e->ssh[i].pid > 0)
 			ab_ssh_end(&e->ssh[i]);

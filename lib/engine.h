@@ -58,6 +58,13 @@ struct ab_engine {
 	int wake_fd;		/* readable: ab_stream_pump returns early */
 	int wake_set;
 	unsigned long events;	/* stream headers and data seen, a counter */
+	/* The mark ab_engine_is found, and when (engineid.h): a second
+	 * check of the same step, a moment later, asks again for nothing. */
+	char mark[40];
+	long long mark_ms;
+	/* The last image inspected by its content address (oneshot.h). */
+	char img_id[80];
+	struct ab_buf img;
 };
 
 /* Produces a request body: fills at most n bytes of p and returns the

@@ -185,6 +185,8 @@ static int inspect_image(struct ab_engine *e, const struct spec *sp,
 		goto out;
 	}
 	rc = check_config(&j, sp, err);
+	if (rc == 0)
+		ab_image_keep(e, sp->digest, r.body.data, r.body.len);
 	ab_json_free(&j);
 out:
 	ab_resp_free(&r);

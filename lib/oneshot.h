@@ -36,6 +36,10 @@ int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
  * engine does not know it. */
 int ab_ctr_inspect(struct ab_engine *e, const char *id, struct ab_json *j,
     struct ab_err *err);
+/* Keeps image ID's inspect reply BODY for this process's container
+ * checks, when ID is a content address (sha256:...); else forgets. */
+void ab_image_keep(struct ab_engine *e, const char *id, const char *body,
+    size_t len);
 /* Compares a container's inspect document with l, and with the labels
  * of the image l names (ab_lock_check_doc). */
 int ab_ctr_check_doc(struct ab_engine *e, const struct ab_lock *l,
