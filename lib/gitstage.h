@@ -9,9 +9,10 @@
  *    time;
  *  - each larger blob as a loose object of our own (zlib at its fastest
  *    setting, or stored when it does not compress).
- * With more history, the commit and its history are one pack that git
- * pack-objects makes from the deltas the source already stores and git
- * index-pack checks (githist.h), as git clone does.
+ * A small history (SMALL_OBJECTS and SMALL_BYTES, gitstage.c) is packed
+ * the same way, whole.  A larger one is one pack that git pack-objects
+ * makes from the deltas the source already stores and git index-pack
+ * checks (githist.h), as git clone does.
  */
 #ifndef AB_GITSTAGE_H
 #define AB_GITSTAGE_H

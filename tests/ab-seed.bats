@@ -262,7 +262,8 @@ seeded_packs() {
 @test "a history is git's own pack, its stored deltas reused; --depth 1 packs the tip whole" {
 	make_repo
 	local i tip hist
-	seq 1 40000 >"$REPO/log.txt"
+	# Nine versions of 0.9 MB: past the cross-over a history goes to git.
+	seq 1 150000 >"$REPO/log.txt"
 	for i in 1 2 3 4 5 6 7 8; do
 		echo "change $i" >>"$REPO/log.txt"
 		git -C "$REPO" add log.txt
@@ -293,6 +294,36 @@ seeded_packs() {
 	tip=$(printf '%s\n' "$output" | grep '^pack ')
 	[ "$(echo "$tip" | cut -d' ' -f2,3)" = "10 0" ]
 	echo "$tip" | grep -q " $COMMIT"
+}
+
+@test "a small history is packed without git, whole; one past the cross-over needs git" {
+	make_repo
+	echo "change 1" >>"$REPO/a.txt"
+	git -C "$REPO" commit -qam third
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	new_alloc
+	# No git on PATH: a small history never starts it.
+	run_exact 0 env PATH="$AB_BIN" ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT"
+	seeded_packs "$ALLOC"
+	assert_line --index 1 1
+	[ "$(printf '%s\n' "$output" | grep -c '^pack ')" -eq 1 ]
+	[ "$(printf '%s\n' "$output" | grep '^pack ' | cut -d' ' -f2,3)" = \
+		"$(git -C "$REPO" rev-list --objects HEAD | wc -l) 0" ]
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work && git log --format=%H'
+	assert_output "$(git -C "$REPO" log --format=%H)"
+	# Over 4 MiB of blobs in the history: git's to pack.
+	seq 1 150000 >"$REPO/log.txt"
+	local i
+	for i in 2 3 4 5 6; do
+		echo "change $i" >>"$REPO/log.txt"
+		git -C "$REPO" add log.txt
+		git -C "$REPO" commit -qm "change $i"
+	done
+	new_alloc
+	run_exact 125 env PATH="$AB_BIN" ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$(git -C "$REPO" rev-parse HEAD)"
+	assert_regex "$stderr" "git is not installed"
 }
 
 @test "a big blob of the source that does not match its name is refused" {
