@@ -63,6 +63,8 @@ static int dirty;
  * the lock, and only atomically read copies reach the file. */
 static long long live_bytes[AB_EGRESS_MAX][2];
 static int sigpipe_fd[2] = { -1, -1 };
+/* SIGUSR1: ab-run asks for a tally now (its agent has ended). */
+static int askpipe_fd[2] = { -1, -1 };
 
 struct conn {
 	int fd;
@@ -372,19 +374,30 @@ static void tally_save(void)
 
 /* A tally that changed, or tunnels that are open, are written every
  * TALLY_TICK_MS; a quiet one every TALLY_BEAT_MS, so a reader waiting for
- * a newer write never waits long. */
+ * a newer write never waits long; and one at once when asked (SIGUSR1),
+ * so ab-run, whose agent has ended, need not wait for the beat. */
 static void *tally_loop(void *arg)
 {
+	struct pollfd p = { -1, POLLIN, 0 };
 	long long last = now_ms();
-	int busy;
+	char drain[16];
+	sigset_t usr1;
+	int busy, asked;
 
 	(void)arg;
+	/* Only this thread takes SIGUSR1, so no tunnel's call is cut. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	p.fd = askpipe_fd[0];
 	while (!stopping) {
-		poll(NULL, 0, TALLY_TICK_MS);
+		asked = poll(&p, 1, TALLY_TICK_MS) > 0;
+		while (asked && read(askpipe_fd[0], drain, sizeof drain) > 0)
+			;
 		pthread_mutex_lock(&lock);
 		busy = dirty || active > 0;
 		pthread_mutex_unlock(&lock);
-		if (busy || now_ms() - last >= TALLY_BEAT_MS) {
+		if (asked || busy || now_ms() - last >= TALLY_BEAT_MS) {
 			tally_save();
 			last = now_ms();
 		}
@@ -418,6 +431,17 @@ static void *serve(void *arg)
 	active--;
 	pthread_mutex_unlock(&lock);
 	return NULL;
+}
+
+static void on_ask(int sig)
+{
+	int saved = errno;
+	char b = (char)sig;
+
+	if (write(askpipe_fd[1], &b, 1) < 0) {
+		/* Full: a tally is already asked for. */
+	}
+	errno = saved;
 }
 
 static void on_signal(int sig)
@@ -627,16 +651,24 @@ usage:
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
+	sigset_t usr1;
 	int lfd, rc;
 
 	if ((rc = parse(argc, argv)) != 0)
 		return rc;
-	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(askpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return 1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_ask;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if ((lfd = listen_on(cf.socket)) < 0) {
 		fprintf(stderr, "ab-proxy: cannot listen on %s: %s\n",

@@ -22,7 +22,9 @@
  * a margin); after the run, a newer one is awaited at most 3 s. */
 #define TALLY_STALE_MS 1500
 #define TALLY_WAIT_STEP_MS 100
-#define TALLY_WAIT_TRIES 30
+#define TALLY_WAIT_TRIES 35
+#define TALLY_WAIT_QUICK 5	/* the first tries, for the asked write */
+#define TALLY_WAIT_QUICK_MS 10
 
 /* --- the lockdown ---------------------------------------------------- */
 
@@ -480,9 +482,25 @@ static const char *proxy_state(struct ab_engine *e, const struct ab_alloc *a)
 	return st;
 }
 
+/* Asks the proxy for a tally now (SIGUSR1, cmd/ab-proxy.c).  A proxy of
+ * an older image has no handler, and as its container's first process
+ * the kernel keeps the signal from it; failing, the beat still comes. */
+static void ask_tally(struct ab_engine *e, const struct ab_alloc *a)
+{
+	struct ab_resp r;
+	struct ab_err skip;
+	char path[160];
+
+	snprintf(path, sizeof path, "/containers/%s/kill?signal=SIGUSR1",
+	    a->eg.proxy_id);
+	if (ab_engine_json(e, "POST", path, NULL, "ask the proxy for its "
+	    "tally", &r, &skip) == 0)
+		ab_resp_free(&r);
+}
+
 /* A tally written after the run's end: the first whose seq is past the
- * one read at the end (the proxy writes at least once a second).  1 when
- * one came within the wait. */
+ * one read at the end (asked for at once; the proxy writes at least once
+ * a second anyway).  1 when one came within the wait. */
 static int fresh_tally(struct ab_engine *e, const struct ab_alloc *a,
     struct ab_tally *end)
 {
@@ -490,8 +508,10 @@ static int fresh_tally(struct ab_engine *e, const struct ab_alloc *a,
 	struct ab_err skip;
 	int i, fresh = 0;
 
+	ask_tally(e, a);
 	for (i = 0; t != NULL && i < TALLY_WAIT_TRIES && !fresh; i++) {
-		poll(NULL, 0, TALLY_WAIT_STEP_MS);
+		poll(NULL, 0, i < TALLY_WAIT_QUICK ? TALLY_WAIT_QUICK_MS :
+		    TALLY_WAIT_STEP_MS);
 		if (ab_proxy_tally(e, a, t, &skip) == 0 &&
 		    t->start_ms == end->start_ms && t->seq > end->seq) {
 			*end = *t;
