@@ -17,6 +17,7 @@
 #include "proxy.h"
 #include "run.h"
 #include "seed.h"
+#include "side.h"
 #include "signin.h"
 #include "size.h"
 #include "state.h"
@@ -167,21 +168,28 @@ static int adapter(struct ctx *c, struct ab_err *err)
 }
 
 /* The credential's snapshot goes as soon as the agent settled (or never
- * started): emptied in place, within a cleanup budget of its own. */
-static void forget_secret(struct ctx *c)
+ * started): emptied in place, within a cleanup budget of its own, beside
+ * the egress summary (side.h). */
+static int forget_secret(struct ab_engine *e, void *arg, struct ab_err *err)
 {
+	struct ctx *c = arg;
 	struct ab_keeper_file f;
 	struct ab_budget saved;
 	struct ab_err skip;
 
-	if (c->p.cred_var[0] == '\0' || c->e.easy == NULL)
-		return;
+	(void)err;
 	ab_profile_input(&c->p, AB_IN_SECRET, &f);
-	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
-	if (ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip) < 0)
+	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
+	if (ab_keeper_put(&c->s, e, &c->a, &f, "", 0, &skip) < 0)
 		fprintf(stderr, "%s: could not empty the credential snapshot "
 		    "%s/%s/%s: %s\n", ab_prog, f.dir, f.sub, f.name, skip.msg);
-	ab_engine_budget_end(&c->e, &saved);
+	ab_engine_budget_end(e, &saved);
+	return 0;
+}
+
+static int forgets(const struct ctx *c)
+{
+	return c->p.cred_var[0] != '\0' && c->e.easy != NULL;
 }
 
 /* What the agent was given to sign in with, read back from the inputs
@@ -384,13 +392,15 @@ static int check(struct ctx *c, struct ab_err *err)
 
 /* What the proxy counted before the agent starts: the run's egress is
  * what it counts from here on.  None read, no run: its record could not
- * be told from another's. */
-static int baseline(struct ctx *c, struct ab_err *err)
+ * be told from another's.  Read beside the credential's (side.h). */
+static int baseline(struct ab_engine *e, void *arg, struct ab_err *err)
 {
+	struct ctx *c = arg;
+
 	if ((c->tally = malloc(sizeof *c->tally)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	c->tally_ms = ab_now_ms();
-	return ab_proxy_tally(&c->e, &c->a, c->tally, err);
+	return ab_proxy_tally(e, &c->a, c->tally, err);
 }
 
 /* Everything up to the start; the reason when it ends the run there. */
@@ -412,7 +422,20 @@ static const char *prepare(struct ctx *c, struct ab_err *err)
 			return "drift";
 		return "engine-error";
 	}
-	if (c->a.eg.on && baseline(c, err) < 0)
+	return NULL;
+}
+
+/* The proxy's baseline and the credential read back for masking, at
+ * once; the reason when the run ends here. */
+static const char *ready(struct ctx *c, const struct opts *o,
+    struct ab_err *err)
+{
+	struct ab_side side;
+
+	if (c->a.eg.on)
+		ab_side_start(&side, &c->e, baseline, c);
+	progress_on(c, o);
+	if (c->a.eg.on && ab_side_join(&side, err) < 0)
 		return err->code == AB_EDEADLINE ? "deadline" : "engine-error";
 	return ab_cancel_requested() ? "cancelled" : NULL;
 }
@@ -510,6 +533,7 @@ static int record(struct ctx *c, struct ab_err *err)
 
 static int run(struct ctx *c, const struct opts *o)
 {
+	struct ab_side side;
 	struct ab_err err, rerr;
 	const char *stop;
 	int rc;
@@ -518,20 +542,24 @@ static int run(struct ctx *c, const struct opts *o)
 	if (load(c, o, &err) < 0)
 		return ab_report(&err);
 	stop = prepare(c, &err);
+	if (stop == NULL)
+		stop = ready(c, o, &err);
 	if (stop != NULL) {
 		snprintf(c->r.reason, sizeof c->r.reason, "%s", stop);
 		if (strcmp(stop, "engine-error") == 0)
 			snprintf(c->r.error, sizeof c->r.error, "%s", err.msg);
 	} else {
-		progress_on(c, o);
 		ab_run_follow(&c->e, &c->r, &err);
 	}
 	if (c->r.agent != NULL)
 		ab_agent_end(c->r.agent);
 	progress_end(c);
-	forget_secret(c);
-	sign_in_back(c);
+	if (forgets(c))
+		ab_side_start(&side, &c->e, forget_secret, c);
 	egress(c);
+	if (forgets(c))
+		ab_side_join(&side, NULL);
+	sign_in_back(c);
 	tell(&c->r, &err);
 	rc = exit_status(&c->r);
 	/* The files given are complete only now; one that cannot be put in

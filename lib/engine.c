@@ -494,6 +494,25 @@ int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
 	return 0;
 }
 
+int ab_engine_twin(struct ab_engine *t, const struct ab_engine *e,
+    struct ab_err *err)
+{
+	memset(t, 0, sizeof *t);
+	t->ep = e->ep;
+	t->dl = e->dl;
+	t->cleanup = e->cleanup;
+	t->api_minor = e->api_minor;
+	memcpy(t->mark, e->mark, sizeof t->mark);
+	t->mark_ms = e->mark_ms;
+	t->easy = curl_easy_init();
+	t->multi = curl_multi_init();
+	if (t->easy == NULL || t->multi == NULL) {
+		ab_engine_close(t);
+		return ab_fail(err, AB_EENGINE, "cannot start libcurl");
+	}
+	return 0;
+}
+
 void ab_engine_close(struct ab_engine *e)
 {
 	int i;

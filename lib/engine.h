@@ -96,6 +96,11 @@ struct ab_resp {
 
 int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
     struct ab_err *err);
+/* A second connection to E's engine, for a call made while E's own is
+ * busy (side.h): the same endpoint, deadline and API version, no ping
+ * (E's answered), no cancellation wake-up (its calls are short). */
+int ab_engine_twin(struct ab_engine *t, const struct ab_engine *e,
+    struct ab_err *err);
 void ab_engine_close(struct ab_engine *e);
 /* From now on calls are bounded by WITHIN_MS from now, whatever the
  * task's deadline: cleanup must still run after the deadline passed. */
