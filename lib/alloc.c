@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
+#include "side.h"
 #include "testhook.h"
 
 static const char *const roles[AB_NVOL] = { "task", "git", "inputs" };
@@ -479,23 +481,51 @@ int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
-/* --- the keeper ---------------------------------------------------- */
+/* --- the keeper and the proxy, at once -------------------------------- */
+
+/* The keeper and the proxy are made at the same time (side.h), each
+ * path on its own copy of what it writes; an ID joins the allocation,
+ * and the record, under this lock, so a save never reads half of one. */
+static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int publish_keeper(struct ab_state *s, struct ab_alloc *a,
+    const char *id, struct ab_err *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&publish_lock);
+	snprintf(a->keeper_id, sizeof a->keeper_id, "%s", id);
+	rc = ab_alloc_save(s, a, err);
+	pthread_mutex_unlock(&publish_lock);
+	return rc;
+}
+
+static int publish_proxy(struct ab_state *s, struct ab_alloc *a,
+    const struct ab_alloc *own, struct ab_err *err)
+{
+	int rc;
+
+	pthread_mutex_lock(&publish_lock);
+	memcpy(a->eg.network_id, own->eg.network_id, sizeof a->eg.network_id);
+	memcpy(a->eg.proxy_id, own->eg.proxy_id, sizeof a->eg.proxy_id);
+	rc = ab_alloc_save(s, a, err);
+	pthread_mutex_unlock(&publish_lock);
+	return rc;
+}
 
 static int keeper_start(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
 {
 	struct ab_keeper_lock k;
 	struct ab_resp r;
-	char path[160];
+	char path[160], id[80];
 	int conflict = 0, rc;
 
 	ab_alloc_keeper_lock(a, s->sid, seccomp_keyword, &k);
-	if (ab_ctr_create(e, &k.l, a->keeper, "create the keeper",
-	    a->keeper_id, &conflict, err) < 0)
+	if (ab_ctr_create(e, &k.l, a->keeper, "create the keeper", id,
+	    &conflict, err) < 0 || publish_keeper(s, a, id, err) < 0)
 		return -1;
-	if (ab_alloc_save(s, a, err) < 0)
-		return -1;
-	snprintf(path, sizeof path, "/containers/%s/start", a->keeper_id);
+	snprintf(path, sizeof path, "/containers/%s/start", id);
 	rc = ab_engine_json(e, "POST", path, NULL, "start the keeper", &r,
 	    err);
 	if (rc == 0 && r.status != 204)
@@ -503,27 +533,65 @@ static int keeper_start(struct ab_state *s, struct ab_engine *e,
 	ab_resp_free(&r);
 	/* What the engine applied, not what was asked for. */
 	if (rc == 0)
-		rc = ab_ctr_check(e, &k.l, a->keeper_id, err);
+		rc = ab_ctr_check(e, &k.l, id, err);
 	return rc;
 }
 
+struct proxy_job {
+	struct ab_state *s;
+	struct ab_alloc *a;	/* read here; written only by publish */
+	struct ab_alloc own;
+	int seccomp_keyword;
+};
+
 /* The proxy, from the network's look-up to running on it, under the
  * state's network lock; its ID is on disk before it starts. */
-static int proxy_up(struct ab_state *s, struct ab_engine *e,
-    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+static int proxy_up(struct ab_engine *e, void *arg, struct ab_err *err)
 {
+	struct proxy_job *j = arg;
 	int fd, rc;
 
-	if ((fd = ab_egress_network_lock(s, e, err)) < 0)
+	if ((fd = ab_egress_network_lock(j->s, e, err)) < 0)
 		return -1;
-	rc = ab_proxy_create(s, e, a, seccomp_keyword, err);
+	rc = ab_proxy_create(j->s, e, &j->own, j->seccomp_keyword, err);
 	if (rc == 0)
-		rc = ab_alloc_save(s, a, err);
+		rc = publish_proxy(j->s, j->a, &j->own, err);
 	if (rc == 0) {
 		ab_test_pause("alloc-proxy-created");
-		rc = ab_proxy_start(s, e, a, seccomp_keyword, err);
+		rc = ab_proxy_start(j->s, e, &j->own, j->seccomp_keyword, err);
 	}
 	close(fd);
+	return rc;
+}
+
+/* The keeper here, the proxy beside it: the proxy's network and start
+ * take the longest of an allocation, and neither needs the other. */
+static int containers_up(struct ab_state *s, struct ab_engine *e,
+    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+{
+	struct proxy_job *j = NULL;
+	struct ab_side side;
+	struct ab_err perr;
+	int rc, prc = 0;
+
+	if (a->eg.on) {
+		if ((j = malloc(sizeof *j)) == NULL)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		j->s = s;
+		j->a = a;
+		j->own = *a;
+		j->seccomp_keyword = seccomp_keyword;
+		ab_side_start(&side, e, proxy_up, j);
+	}
+	rc = keeper_start(s, e, a, seccomp_keyword, err);
+	if (j != NULL) {
+		prc = ab_side_join(&side, &perr);
+		free(j);
+	}
+	if (rc == 0 && prc < 0) {
+		*err = perr;
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -544,9 +612,7 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	if (a->sign_in && volume_create(e, &a->auth, a->id, s->sid, err) < 0)
 		return -1;
 	ab_test_pause("alloc-volumes-created");
-	if (keeper_start(s, e, a, info.seccomp_keyword, err) < 0)
-		return -1;
-	if (a->eg.on && proxy_up(s, e, a, info.seccomp_keyword, err) < 0)
+	if (containers_up(s, e, a, info.seccomp_keyword, err) < 0)
 		return -1;
 	snprintf(a->status, sizeof a->status, "ready");
 	return ab_alloc_save(s, a, err);

@@ -115,9 +115,13 @@ agent_start() {
 	ctr=$(ab-validate "$prof")
 	ab-run "$ctr" >"$BATS_TEST_TMPDIR/run.out" 2>"$BATS_TEST_TMPDIR/run.err" &
 	RUN_PID=$!
+	# Running is not enough: the probe checks the relay first.  The
+	# agent's own loop (its sleep) runs once the probe has passed.
 	for _ in $(seq 1 200); do
-		[ -n "$(docker ps -q --filter "label=org.agentbox.alloc=$AID" \
-			--filter label=org.agentbox.role=agent)" ] && return 0
+		ctr=$(docker ps -q --filter "label=org.agentbox.alloc=$AID" \
+			--filter label=org.agentbox.role=agent)
+		[ -n "$ctr" ] && docker top "$ctr" 2>/dev/null |
+			grep -q 'sleep 0.1' && return 0
 		sleep 0.1
 	done
 	return 1
