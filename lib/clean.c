@@ -16,6 +16,7 @@
 #include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
+#include "side.h"
 #include "testhook.h"
 
 #define SETTLE_MS 500
@@ -36,6 +37,46 @@ static int by_label(struct ab_state *s, struct ab_engine *e, const char *what,
 	return ab_engine_list(e, what, labels, j, list, err);
 }
 
+/* One object's removal, beside others (side.h). */
+struct removal {
+	struct ab_state *s;
+	enum ab_kind kind;
+	const char *id;
+	char *ref;
+	struct ab_side side;
+};
+
+static int remove_one(struct ab_engine *e, void *arg, struct ab_err *err)
+{
+	struct removal *r = arg;
+
+	return ab_owned_remove(e, r->kind, r->ref, r->s->sid, r->id, err);
+}
+
+/* Up to AT_ONCE objects removed at the same time, each on a connection
+ * of its own: a running container's removal is the engine stopping it
+ * and tearing its mounts and network down, which for the keeper, the
+ * proxy and an agent need not wait for each other. */
+#define AT_ONCE 4
+
+static int remove_together(struct removal *r, int n, struct ab_engine *e,
+    struct ab_err *err)
+{
+	struct ab_err one;
+	int i, rc = 0;
+
+	for (i = 1; i < n; i++)
+		ab_side_start(&r[i].side, e, remove_one, &r[i]);
+	if (n > 0 && remove_one(e, &r[0], err) < 0)
+		rc = -1;
+	for (i = 1; i < n; i++)
+		if (ab_side_join(&r[i].side, &one) < 0 && rc == 0) {
+			*err = one;
+			rc = -1;
+		}
+	return rc;
+}
+
 /* Removes every container or volume labelled with this state and
  * allocation ID; with left, names them there instead.  Each is inspected
  * again right before it goes (ab_owned_remove). */
@@ -45,8 +86,9 @@ static int each_labelled(struct ab_state *s, struct ab_engine *e,
 {
 	const char *what = kind == AB_CONTAINER ? "containers" : "volumes";
 	const char *key = kind == AB_CONTAINER ? "Id" : "Name";
+	struct removal r[AT_ONCE];
 	struct ab_json j;
-	int list, i, t, rc = 0;
+	int list, i, t, n = 0, rc = 0;
 	char *v;
 
 	if (by_label(s, e, what, id, &j, &list, err) < 0)
@@ -55,12 +97,23 @@ static int each_labelled(struct ab_state *s, struct ab_engine *e,
 		v = ab_json_str(&j, ab_json_key(&j, t, key));
 		if (v == NULL)
 			continue;
-		if (left != NULL)
+		if (left != NULL) {
 			ab_buf_addf(left, "%s %s\n", ab_kind_name(kind), v);
-		else if (ab_owned_remove(e, kind, v, s->sid, id, err) < 0)
+			free(v);
+			continue;
+		}
+		r[n] = (struct removal){ s, kind, id, v, { 0 } };
+		if (++n < AT_ONCE)
+			continue;
+		if (remove_together(r, n, e, err) < 0)
 			rc = -1;
-		free(v);
+		while (n > 0)
+			free(r[--n].ref);
 	}
+	if (remove_together(r, n, e, err) < 0)
+		rc = -1;
+	while (n > 0)
+		free(r[--n].ref);
 	ab_json_free(&j);
 	return rc;
 }
