@@ -648,8 +648,26 @@ static void *packer_main(void *arg)
 	if (p->depth == 1)
 		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	p->rc = packer_run(p);
+	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->done, 1);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 	return NULL;
+}
+
+/* 1 when the packer is done within MS. */
+static int packer_done_within(struct packer *p, long ms)
+{
+	struct timespec until;
+	int done;
+
+	ab_abstime_in(&until, ms);
+	pthread_mutex_lock(&p->mu);
+	while (!(done = atomic_load(&p->done)) &&
+	    pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&p->mu);
+	return done;
 }
 
 static int packer_start(struct packer *p, const struct ab_seed_opts *o,
@@ -722,6 +740,12 @@ static int packer_join(struct packer *p, int abandon, struct ab_err *err)
  * directory is a second upload once the pack is done: an upload left
  * open and idle would hold the keeper's lock, and every engine call on
  * the keeper, meanwhile. */
+/* A second upload costs some 45 ms (the lock, the mounts, the unpacking
+ * process); a small tip's pack is done within a few ms of its tree's last
+ * byte, so the upload waits that long for it, holding the lock no
+ * longer than a second upload would take. */
+#define SPLIT_WAIT_MS 40
+
 struct seed_src {
 	struct tree_src ts;
 	struct gitdir_src g;
@@ -754,7 +778,8 @@ static int seed_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 		if ((rc = tree_next(&ss->ts, te, err)) != 0)
 			return rc;
 		ss->git = 1;
-		if (ss->p->started && !atomic_load(&ss->p->done)) {
+		if (ss->p->started && !packer_done_within(ss->p,
+		    SPLIT_WAIT_MS)) {
 			ss->split = 1;
 			return 0;
 		}

@@ -913,3 +913,17 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 	assert_regex "$stderr" "ab-seed: the repository is damaged: a blob: object hash mismatch - expected $id"
 	assert_one_error_line ab-seed
 }
+
+@test "a small repository goes up in one upload: the tree waits the few ms its pack takes" {
+	make_repo
+	new_alloc
+	ab_proxy_start
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 0 ab-seed "$ALLOC" \
+		--repo "$REPO" --commit "$COMMIT"
+	run grep -cE '^PUT /v[0-9.]+/containers/[0-9a-f]+/archive' \
+		"$AB_PROXY_LOG"
+	assert_output 1
+	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&
+		git fsck --full --no-dangling >/dev/null 2>&1 && echo fsck-ok'
+	assert_output fsck-ok
+}
