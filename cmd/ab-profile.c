@@ -244,32 +244,56 @@ static int read_input(const char *path, size_t max, const char *what,
 	return rc;
 }
 
+/* The snapshots ab-profile writes (prompt, schema, CA, rules), queued
+ * and put in one upload once all are read and checked (flush_inputs). */
+static struct {
+	struct ab_keeper_put put[4];
+	int n;
+} queued;
+
 /* Its snapshot goes into the inputs filesystem, read-only to the agent
  * and unreadable to every other agent (profile.h), and its SHA-256 into
  * the record; no host path is mounted. */
-static int put_input(struct ab_state *s, const struct ab_alloc *a,
-    struct ab_profile *p, enum ab_input in, const struct ab_buf *b,
-    char sha[65], struct ab_err *err)
+static int put_input(struct ab_profile *p, enum ab_input in,
+    const struct ab_buf *b, char sha[65], struct ab_err *err)
 {
-	struct ab_keeper_file f;
+	struct ab_keeper_put *q = &queued.put[queued.n];
 	struct ab_sha256 h;
-	struct ab_engine e;
-	int rc;
+	char *copy;
 
 	if (ab_sha256_init(&h, err) < 0)
 		return -1;
 	ab_sha256_add(&h, b->data ? b->data : "", b->len);
-	if (ab_sha256_hex(&h, sha, err) < 0 ||
-	    ab_engine_open(&e, &p->dl, err) < 0)
+	if (ab_sha256_hex(&h, sha, err) < 0)
 		return -1;
-	ab_profile_input(p, in, &f);
-	rc = ab_keeper_put(s, &e, a, &f, b->data ? b->data : "", b->len, err);
-	ab_engine_close(&e);
+	if (queued.n == (int)(sizeof queued.put / sizeof queued.put[0]) ||
+	    (copy = malloc(b->len + 1)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	memcpy(copy, b->data ? b->data : "", b->len);
+	ab_profile_input(p, in, &q->f);
+	q->data = copy;
+	q->len = b->len;
+	queued.n++;
+	return 0;
+}
+
+static void drop_inputs(void)
+{
+	while (queued.n > 0)
+		free((char *)queued.put[--queued.n].data);
+}
+
+static int flush_inputs(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	int rc = ab_keeper_put_all(s, e, a, queued.put, queued.n, err);
+
+	drop_inputs();
 	return rc;
 }
 
-static int schema_input(const struct opts *o, struct ab_state *s,
-    const struct ab_alloc *a, struct ab_profile *p, struct ab_err *err)
+static int schema_input(const struct opts *o, struct ab_profile *p,
+    struct ab_err *err)
 {
 	struct ab_buf b;
 	int rc;
@@ -282,7 +306,7 @@ static int schema_input(const struct opts *o, struct ab_state *s,
 	 * ignore would be a promise it does not keep. */
 	rc = ab_schema_check(b.data ? b.data : "", b.len, err);
 	if (rc == 0)
-		rc = put_input(s, a, p, AB_IN_SCHEMA, &b, p->schema_sha, err);
+		rc = put_input(p, AB_IN_SCHEMA, &b, p->schema_sha, err);
 	if (rc == 0 && o->provider != NULL &&
 	    (p->schema = strdup(b.data ? b.data : "")) == NULL)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
@@ -291,8 +315,7 @@ static int schema_input(const struct opts *o, struct ab_state *s,
 }
 
 static int plain_input(const char *path, size_t max, const char *what,
-    enum ab_input in, struct ab_state *s, const struct ab_alloc *a,
-    struct ab_profile *p, char sha[65], struct ab_err *err)
+    enum ab_input in, struct ab_profile *p, char sha[65], struct ab_err *err)
 {
 	struct ab_buf b;
 	int rc;
@@ -305,7 +328,7 @@ static int plain_input(const char *path, size_t max, const char *what,
 	if (rc == 0 && strcmp(what, "prompt") == 0 && b.len == 0)
 		rc = ab_fail(err, AB_EUSAGE, "prompt: the file is empty");
 	if (rc == 0)
-		rc = put_input(s, a, p, in, &b, sha, err);
+		rc = put_input(p, in, &b, sha, err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -374,8 +397,8 @@ static int sign_in(const struct opts *o, const struct ab_alloc *a,
 
 /* Codex's approvals, as its rules, beside the prompt: read-only to the
  * agent, derived from the record's list (so not hashed apart). */
-static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
-    struct ab_profile *p, char *const *pins, struct ab_err *err)
+static int codex_rules(struct ab_profile *p, char *const *pins,
+    struct ab_err *err)
 {
 	struct ab_buf b;
 	char sha[65];
@@ -386,7 +409,7 @@ static int codex_rules(struct ab_state *s, const struct ab_alloc *a,
 	if (rc < 0)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
 	if (rc == 0)
-		rc = put_input(s, a, p, AB_IN_RULES, &b, sha, err);
+		rc = put_input(p, AB_IN_RULES, &b, sha, err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -415,24 +438,24 @@ static int snapshots(const struct opts *o, struct ab_state *s,
     const struct ab_alloc *a, struct ab_profile *p, char *const *pins,
     struct ab_err *err)
 {
-	if (o->schema != NULL && schema_input(o, s, a, p, err) < 0)
+	if (o->schema != NULL && schema_input(o, p, err) < 0)
 		return -1;
-	if (o->ca != NULL && plain_input(o->ca, CA_MAX, "--ca", AB_IN_CA, s, a,
-	    p, p->ca_sha, err) < 0)
+	if (o->ca != NULL && plain_input(o->ca, CA_MAX, "--ca", AB_IN_CA, p,
+	    p->ca_sha, err) < 0)
 		return -1;
 	if (o->provider == NULL)
 		return 0;
 	if (cli_pinned(s, a, o->provider, err) < 0)
 		return -1;
-	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", AB_IN_PROMPT, s, a,
-	    p, p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
+	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", AB_IN_PROMPT, p,
+	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
 	    sign_in(o, a, p, err) < 0)
 		return -1;
 	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
 	if (o->model != NULL)
 		snprintf(p->model, sizeof p->model, "%s", o->model);
 	if (strcmp(p->provider, "codex") == 0 &&
-	    codex_rules(s, a, p, pins, err) < 0)
+	    codex_rules(p, pins, err) < 0)
 		return -1;
 	return ab_adapter_argv(p, err);
 }
@@ -449,20 +472,15 @@ static void free_pins(char **pins, int n)
  * image's PATH as the agent's shell finds it (the allocation's keeper
  * runs the image), never a path: a repository's ./git is not git.
  * PINS[i] gets the file allow[i] runs; Codex's rules pin it there. */
-static int approved_programs(const struct ab_alloc *a, struct ab_profile *p,
-    char **pins, struct ab_err *err)
+static int approved_programs(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_profile *p, char **pins, struct ab_err *err)
 {
 	char name[AB_ALLOW_MAX + 1], path[1024];
-	struct ab_engine e;
 	int i, rc = 0;
 
-	if (p->nallow == 0)
-		return 0;
-	if (ab_engine_open(&e, &p->dl, err) < 0)
-		return -1;
 	for (i = 0; rc == 0 && i < p->nallow; i++) {
 		ab_adapter_first_word(p->allow[i], name, sizeof name);
-		rc = strchr(name, '/') != NULL ? 0 : ab_image_which(&e,
+		rc = strchr(name, '/') != NULL ? 0 : ab_image_which(e,
 		    a->keeper_id, p->path_env, name, path, sizeof path, err);
 		if (rc == 0)
 			rc = ab_fail(err, AB_EREFUSED, "--allow-command %.60s: "
@@ -472,34 +490,63 @@ static int approved_programs(const struct ab_alloc *a, struct ab_profile *p,
 			rc = (pins[i] = strdup(path)) != NULL ? 0 :
 			    ab_fail(err, AB_EENGINE, "out of memory");
 	}
-	ab_engine_close(&e);
 	return rc;
 }
 
-/* The allocation's own engine, before anything is put on it. */
-static int on_its_engine(const struct ab_alloc *a, const struct ab_profile *p,
+/* The profile itself, once its deadline and its allocation's engine are
+ * known: every engine call on E, the snapshots in one upload. */
+static int capture_on(const struct opts *o, struct ab_state *s,
+    struct ab_engine *e, struct ab_alloc *a, struct ab_profile *p,
     struct ab_err *err)
 {
-	struct ab_engine e;
-	int rc;
+	struct ab_profile_lock k;
+	struct ab_buf body;
+	char sha[65], *pins[AB_MAX_ARGV + 1] = { NULL };
+	int i, rc;
 
-	if (ab_engine_open(&e, &p->dl, err) < 0)
+	snprintf(p->phase, sizeof p->phase, "%s", o->phase);
+	snprintf(p->attempt, sizeof p->attempt, "%s", o->attempt);
+	memcpy(p->alloc, a->id, sizeof p->alloc);
+	for (i = 0; i < o->argc; i++)
+		p->argv[i] = o->argv[i];
+	p->argc = o->argc;
+	for (i = 0; i < o->nallow; i++)
+		p->allow[i] = o->allow[i];
+	p->nallow = o->nallow;
+	if (limits(o, a, p, err) < 0 ||
+	    ab_image_path(s, a->image, p->path_env, sizeof p->path_env,
+	    err) < 0 || ab_new_id(p->id, err) < 0 ||
+	    ab_new_id(p->nonce, err) < 0 || ab_profile_group_new(s, p, err) < 0)
 		return -1;
-	rc = ab_alloc_on(&e, a, err);
-	ab_engine_close(&e);
+	if (approved_programs(e, a, p, pins, err) < 0 ||
+	    snapshots(o, s, a, p, pins, err) < 0 ||
+	    flush_inputs(s, e, a, err) < 0) {
+		drop_inputs();
+		free_pins(pins, p->nallow);
+		return -1;
+	}
+	free_pins(pins, p->nallow);
+	/* The body is checked against the default seccomp form; ab-validate
+	 * rebuilds it for the engine it meets and compares the parameters. */
+	ab_profile_lock(p, a, a->digest, s->sid, 0, &k);
+	ab_buf_init(&body, 0);
+	rc = ab_profile_body(&k, &body, sha, err);
+	if (rc == 0)
+		rc = ab_attempt_claim(s, p->attempt, err);
+	if (rc == 0)
+		rc = ab_profile_save(s, p, body.data, sha, err);
+	ab_buf_free(&body);
 	return rc;
 }
 
 static int capture(const struct opts *o, struct ab_state *s,
     struct ab_profile *p, struct ab_err *err)
 {
-	struct ab_profile_lock k;
 	struct ab_deadline given;
+	struct ab_engine e;
 	struct ab_handle h;
 	struct ab_alloc a;
-	struct ab_buf body;
-	char sha[65], *pins[AB_MAX_ARGV + 1] = { NULL };
-	int i, rc;
+	int rc;
 
 	if (ab_handle_parse(&h, o->alloc, "alloc", err) < 0 ||
 	    ab_alloc_load(s, &h, &a, err) < 0)
@@ -514,39 +561,14 @@ static int capture(const struct opts *o, struct ab_state *s,
 		    "--deadline FILE or AB_DEADLINE");
 	p->dl = given;
 	ab_deadline_shrink(&p->dl, &a.lease);
+	/* The allocation's own engine, before anything is put on it. */
 	if (ab_deadline_check(&p->dl, "the profile was captured", err) < 0 ||
-	    on_its_engine(&a, p, err) < 0)
+	    ab_engine_open(&e, &p->dl, err) < 0)
 		return -1;
-	snprintf(p->phase, sizeof p->phase, "%s", o->phase);
-	snprintf(p->attempt, sizeof p->attempt, "%s", o->attempt);
-	memcpy(p->alloc, a.id, sizeof p->alloc);
-	for (i = 0; i < o->argc; i++)
-		p->argv[i] = o->argv[i];
-	p->argc = o->argc;
-	for (i = 0; i < o->nallow; i++)
-		p->allow[i] = o->allow[i];
-	p->nallow = o->nallow;
-	if (limits(o, &a, p, err) < 0 ||
-	    ab_image_path(s, a.image, p->path_env, sizeof p->path_env,
-	    err) < 0 || ab_new_id(p->id, err) < 0 ||
-	    ab_new_id(p->nonce, err) < 0 || ab_profile_group_new(s, p, err) < 0)
-		return -1;
-	if (approved_programs(&a, p, pins, err) < 0 ||
-	    snapshots(o, s, &a, p, pins, err) < 0) {
-		free_pins(pins, p->nallow);
-		return -1;
-	}
-	free_pins(pins, p->nallow);
-	/* The body is checked against the default seccomp form; ab-validate
-	 * rebuilds it for the engine it meets and compares the parameters. */
-	ab_profile_lock(p, &a, a.digest, s->sid, 0, &k);
-	ab_buf_init(&body, 0);
-	rc = ab_profile_body(&k, &body, sha, err);
+	rc = ab_alloc_on(&e, &a, err);
 	if (rc == 0)
-		rc = ab_attempt_claim(s, p->attempt, err);
-	if (rc == 0)
-		rc = ab_profile_save(s, p, body.data, sha, err);
-	ab_buf_free(&body);
+		rc = capture_on(o, s, &e, &a, p, err);
+	ab_engine_close(&e);
 	return rc;
 }
 

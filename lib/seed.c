@@ -898,69 +898,91 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 
 /* --- one small file of one invocation ------------------------------ */
 
-struct one_src {
-	const struct ab_keeper_file *f;
+struct many_src {
+	const struct ab_keeper_put *f;
+	int n, next;
 	char path[AB_ID_LEN + 1 + 32];	/* SUB/NAME */
-	const char *data;
-	size_t len, off;
-	int n;
+	size_t off;
 };
 
-/* The invocation's directory, then its file.  The engine extracts with
+/* The invocation's directory, then its files.  The engine extracts with
  * the tar's owners (upload) and modes, and sets both again on a
  * directory that is already there. */
-static int one_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+static int many_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 {
-	struct one_src *o = arg;
+	struct many_src *o = arg;
+	const struct ab_keeper_file *f;
 
 	(void)err;
-	if (o->n == 2)
+	if (o->next > o->n)
 		return 0;
-	te->uid = o->f->uid;
-	te->gid = o->f->gid;
-	if (o->n++ == 0) {
-		te->path = o->f->sub;
+	f = &o->f[o->next == 0 ? 0 : o->next - 1].f;
+	te->uid = f->uid;
+	te->gid = f->gid;
+	if (o->next++ == 0) {
+		te->path = f->sub;
 		te->type = AB_TAR_DIR;
-		te->mode = o->f->sub_mode;
+		te->mode = f->sub_mode;
 		return 1;
 	}
-	snprintf(o->path, sizeof o->path, "%s/%s", o->f->sub, o->f->name);
+	snprintf(o->path, sizeof o->path, "%s/%s", f->sub, f->name);
 	te->path = o->path;
 	te->type = AB_TAR_FILE;
-	te->mode = o->f->mode;
-	te->size = (long long)o->len;
+	te->mode = f->mode;
+	te->size = (long long)o->f[o->next - 2].len;
+	o->off = 0;
 	return 1;
 }
 
-static long one_data(void *arg, char *p, size_t n, struct ab_err *err)
+static long many_data(void *arg, char *p, size_t n, struct ab_err *err)
 {
-	struct one_src *o = arg;
+	struct many_src *o = arg;
+	const struct ab_keeper_put *f = &o->f[o->next - 2];
 
 	(void)err;
-	if (n > o->len - o->off)
-		n = o->len - o->off;
-	memcpy(p, o->data + o->off, n);
+	if (n > f->len - o->off)
+		n = f->len - o->off;
+	memcpy(p, f->data + o->off, n);
 	o->off += n;
 	return (long)n;
+}
+
+int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct many_src o;
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (strcmp(f[i].f.dir, f[0].f.dir) != 0 ||
+		    strcmp(f[i].f.sub, f[0].f.sub) != 0)
+			return ab_fail(err, AB_EENGINE, "files of one upload "
+			    "must share a directory");
+	if (n == 0)
+		return 0;
+	if (ab_keeper_ready(s, e, a, err) < 0)
+		return -1;
+	memset(&o, 0, sizeof o);
+	o.f = f;
+	o.n = n;
+	src.next = many_next;
+	src.data = many_data;
+	src.ctx = &o;
+	return upload(e, a, f[0].f.dir, &src, err);
 }
 
 int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err)
 {
-	struct ab_tar_source src;
-	struct one_src o;
+	struct ab_keeper_put one;
 
-	if (ab_keeper_ready(s, e, a, err) < 0)
-		return -1;
-	memset(&o, 0, sizeof o);
-	o.f = f;
-	o.data = data;
-	o.len = len;
-	src.next = one_next;
-	src.data = one_data;
-	src.ctx = &o;
-	return upload(e, a, f->dir, &src, err);
+	one.f = *f;
+	one.data = data;
+	one.len = len;
+	return ab_keeper_put_all(s, e, a, &one, 1, err);
 }
 
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,

@@ -41,6 +41,16 @@ struct ab_keeper_file {
 int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err);
+/* The same for N files of one DIR and SUB, in one upload: each upload
+ * costs the engine its lock, the mounts and an unpacking process. */
+struct ab_keeper_put {
+	struct ab_keeper_file f;
+	const char *data;
+	size_t len;
+};
+int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    struct ab_err *err);
 /* Reads back FILE, a regular file on the keeper's volumes, into b (at
  * most b->max bytes). */
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
