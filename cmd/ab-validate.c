@@ -14,6 +14,7 @@
 #include "owned.h"
 #include "profile.h"
 #include "seed.h"
+#include "side.h"
 #include "signin.h"
 #include "state.h"
 #include "tool.h"
@@ -137,8 +138,9 @@ static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
  * container can read (its group, profile.h): never in a record, never in
  * the container's configuration.  Our copy is wiped at once; ab-run
  * empties the snapshot when the agent settles. */
-static int secret(struct ctx *c, struct ab_err *err)
+static int secret(struct ab_engine *e, void *arg, struct ab_err *err)
 {
+	struct ctx *c = arg;
 	struct ab_keeper_file f;
 	struct ab_buf b;
 	int rc;
@@ -153,7 +155,7 @@ static int secret(struct ctx *c, struct ab_err *err)
 		ab_err_wrap(err, "credential %s", c->p.cred_var);
 	ab_profile_input(&c->p, AB_IN_SECRET, &f);
 	if (rc == 0)
-		rc = ab_keeper_put(&c->s, &c->e, &c->a, &f, b.data, b.len,
+		rc = ab_keeper_put(&c->s, e, &c->a, &f, b.data, b.len,
 		    err);
 	if (b.data != NULL)
 		explicit_bzero(b.data, b.len);
@@ -163,9 +165,10 @@ static int secret(struct ctx *c, struct ab_err *err)
 
 static int create(struct ctx *c, struct ab_err *err)
 {
-	struct ab_err cerr;
+	struct ab_err cerr, serr;
+	struct ab_side side;
 	struct ab_ctr r;
-	int conflict = 0;
+	int conflict = 0, rc;
 
 	memset(&r, 0, sizeof r);
 	if (ab_new_id(r.id, err) < 0)
@@ -175,10 +178,20 @@ static int create(struct ctx *c, struct ab_err *err)
 	snprintf(r.name, sizeof r.name, "%s", c->k.name);
 	if (ab_inflight_begin(&c->s, "alloc", c->a.id, err) < 0)
 		return -1;
-	if (ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
-	    r.container, &conflict, err) == 0 &&
-	    ab_ctr_check(&c->e, &c->k.l, r.container, err) == 0 &&
-	    secret(c, err) == 0 && sign_in(c, &r, err) == 0 &&
+	/* The credential's snapshot goes up while the container is made
+	 * (side.h); a refusal empties it (forget). */
+	if (c->p.cred_var[0] != '\0')
+		ab_side_start(&side, &c->e, secret, c);
+	rc = ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
+	    r.container, &conflict, err);
+	if (rc == 0)
+		rc = ab_ctr_check(&c->e, &c->k.l, r.container, err);
+	if (c->p.cred_var[0] != '\0' && ab_side_join(&side, &serr) < 0 &&
+	    rc == 0) {
+		*err = serr;
+		rc = -1;
+	}
+	if (rc == 0 && sign_in(c, &r, err) == 0 &&
 	    ab_ctr_save(&c->s, &r, err) == 0) {
 		ab_inflight_end(&c->s, "alloc", c->a.id);
 		return ab_print_handle("ctr", r.id, err);
