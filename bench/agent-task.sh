@@ -1,0 +1,116 @@
+#!/bin/sh
+# bench/agent-task.sh [RUNS]: what a task costs around a real agent.
+# The real Claude Code of the agents image answers one text turn from the
+# scripted vendor (tests/lib/vendor.py, the Anthropic Messages API over TLS
+# with a test CA on the bridge's gateway), reached through the
+# allocation's egress proxy by its real name: `run-task --recipe agents
+# --egress api.anthropic.com:443=GW:PORT --ca CA --provider claude
+# --api-key-file KEY`, so every step a user's task takes runs, ab-image's
+# reuse of the registered image included.  The cost around the agent is
+# run-task's wall time minus the result's duration_ms (the agent
+# container's own run).  Each round runs one task plain and one with
+# AB_TIMING=1 (each step's wall time; its date calls are kept out of the
+# first figure).  Prints a line a round, then the medians.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+PATH=$here/bin:$PATH
+runs=${1:-7}
+work=$(mktemp -d /tmp/ab-bench.XXXXXX)
+AB_STATE_DIR=$work/state
+export AB_STATE_DIR
+mkdir -m 0700 "$AB_STATE_DIR"
+vpid=''
+cleanup() {
+	[ -z "$vpid" ] || kill "$vpid" 2>/dev/null || true
+	ab-clean --sweep --all >/dev/null 2>&1 || true
+	for h in $(ab-image list 2>/dev/null | cut -d" " -f1); do
+		ab-image remove "$h" >/dev/null 2>&1 || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ca=$work/ca
+mkdir "$ca"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$ca/ca.key" \
+	-out "$ca/ca.pem" -subj /CN=agentbox-bench-ca -days 2 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$ca/leaf.key" \
+	-out "$ca/leaf.csr" -subj /CN=api.anthropic.com 2>/dev/null
+printf 'subjectAltName=DNS:api.anthropic.com\n' >"$ca/ext"
+openssl x509 -req -in "$ca/leaf.csr" -CA "$ca/ca.pem" -CAkey "$ca/ca.key" \
+	-CAcreateserial -out "$ca/leaf.pem" -days 2 -extfile "$ca/ext" \
+	2>/dev/null
+gw=$(docker network inspect bridge --format '{{json .IPAM.Config}}' |
+	python3 -c 'import ipaddress, json, sys
+c = json.load(sys.stdin)[0]
+print(c.get("Gateway") or next(ipaddress.ip_network(c["Subnet"]).hosts()))')
+printf 'sk-ant-agentbox-bench-%s\n' "$$" >"$work/key"
+printf 'Say hello.\n' >"$work/prompt"
+printf '{"turns":[{"text":"Hello from the scripted vendor","times":0}]}\n' \
+	>"$work/scenario.json"
+python3 "$here/tests/lib/vendor.py" --mode anthropic \
+	--script "$work/scenario.json" --log "$work/vendor.log" --listen "$gw" \
+	--ready "$work/vendor.port" --cert "$ca/leaf.pem" --key "$ca/leaf.key" &
+vpid=$!
+i=0
+while [ ! -s "$work/vendor.port" ] && [ "$i" -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+port=$(cat "$work/vendor.port")
+
+git init -q "$work/repo"
+printf 'The answer is forty-two.\n' >"$work/repo/notes.txt"
+git -C "$work/repo" add -A
+git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm base
+commit=$(git -C "$work/repo" rev-parse HEAD)
+# The first build imports the image; every task after reuses it.
+ab-image build --recipe agents >/dev/null
+
+task() {
+	sh "$here/sh/run-task" --repo "$work/repo" --commit "$commit" \
+		--recipe agents --phase planning --timeout 300 \
+		--egress "api.anthropic.com:443=$gw:$port" --ca "$ca/ca.pem" \
+		--provider claude --prompt "$work/prompt" \
+		--api-key-file "$work/key"
+}
+now() { date +%s%N; }
+
+: >"$work/raw"
+: >"$work/timing"
+i=0
+while [ "$i" -lt "$runs" ]; do
+	i=$((i + 1))
+	t0=$(now)
+	task >"$work/result" 2>"$work/err" || {
+		cat "$work/err" >&2
+		exit 1
+	}
+	t1=$(now)
+	ms=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["agent"]["status"] == "ok", r["agent"]
+print(r["duration_ms"])' "$work/result")
+	echo "$i $(((t1 - t0) / 1000000)) $ms" |
+		awk '{printf "%d task %d ms agent %d ms around %d ms\n", $1, $2, $3, $2 - $3}' |
+		tee -a "$work/raw"
+	AB_TIMING=1 task >/dev/null 2>>"$work/timing"
+done
+
+python3 - "$work/raw" "$work/timing" <<'PY'
+import collections, statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+task, agent, around = ([int(r[k]) for r in rows] for k in (2, 5, 8))
+for name, v in (("task", task), ("agent", agent), ("around", around)):
+    print("%-7s median %5d ms  min %5d  max %5d" % (name, st.median(v), min(v), max(v)))
+steps = collections.defaultdict(list)
+for l in open(sys.argv[2]):
+    w = l.split()
+    if len(w) == 5 and w[1] == "time":
+        steps[w[2]].append(int(w[3]))
+for k in ("ab-image", "ab-alloc", "ab-seed", "ab-profile", "ab-validate",
+          "ab-run", "ab-clean"):
+    if k in steps:
+        print("step %-12s median %5d ms" % (k, st.median(steps[k])))
+PY
