@@ -357,6 +357,33 @@ drift() {
 	run_exact 0 ab-clean "$ALLOC"
 }
 
+@test "SIGUSR1 asks the proxy for its tally: it writes one at once, more often than its beat could, and runs on" {
+	local dir pid t0 t1 s0 s1 _
+	egress_alloc "$SINK"
+	dir=$(dirname "$(socket_of "$AID")")
+	pid=$(docker inspect --format '{{.State.Pid}}' "agentbox-$AID-proxy")
+	# Its handler is installed (SigCgt bit 10): as PID 1 of its
+	# container, a proxy without one would never see the signal.
+	run python3 -c 'import sys
+m = int([l.split()[1] for l in open(sys.argv[1]) if l.startswith("SigCgt:")][0], 16)
+print(m >> 9 & 1)' "/proc/$pid/status"
+	assert_output 1
+	s0=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seq"])' "$dir/tally.json")
+	t0=$(date +%s%N)
+	for _ in $(seq 1 20); do
+		docker kill --signal USR1 "agentbox-$AID-proxy" >/dev/null
+	done
+	sleep 0.2
+	t1=$(date +%s%N)
+	s1=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seq"])' "$dir/tally.json")
+	# A quiet proxy's beat writes once a second: more writes than the
+	# seconds that passed (and one) are the asked ones.
+	[ $((s1 - s0)) -gt $(((t1 - t0) / 1000000000 + 2)) ] ||
+		fail "seq $s0 -> $s1 in $(((t1 - t0) / 1000000)) ms"
+	assert_equal "$(docker inspect --format '{{.State.Running}}' "agentbox-$AID-proxy")" true
+	run_exact 0 ab-clean "$ALLOC"
+}
+
 @test "a proxy whose tally cannot be read is no run: 125 before the start, said in one line" {
 	local dir prof ctr
 	egress_alloc "$SINK"
