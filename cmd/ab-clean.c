@@ -160,11 +160,12 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	char mark[AB_ID_LEN + 1];
 	struct ab_err one;
 	size_t i, n, elsewhere = 0;
-	int k, rc = 0, tmps = 0, built = 0;
+	int k, rc = 0, tmps = 0, runs = 0, built = 0;
 
 	/* Half-written records of crashed tools first: no handle names them;
-	 * then what killed builds left. */
-	if (ab_state_sweep_tmp(s, &tmps, err) < 0)
+	 * then what killed run-tasks and builds left. */
+	if (ab_state_sweep_tmp(s, &tmps, err) < 0 ||
+	    ab_state_sweep_runs(s, &runs, err) < 0)
 		return -1;
 	ab_engine_cleanup_budget(e, o->within_ms);
 	if (ab_engine_mark(e, 0, mark, err) < 0 ||
@@ -174,6 +175,9 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	if (tmps > 0)
 		fprintf(stderr, "%s: removed %d half-written record%s of "
 		    "crashed tools\n", ab_prog, tmps, tmps == 1 ? "" : "s");
+	if (runs > 0)
+		fprintf(stderr, "%s: removed %d director%s of killed "
+		    "run-tasks\n", ab_prog, runs, runs == 1 ? "y" : "ies");
 	if (built > 0)
 		fprintf(stderr, "%s: removed %d image%s or probe container%s "
 		    "left by killed builds\n", ab_prog, built,
@@ -205,7 +209,7 @@ static int sweep(const struct opts *o, struct ab_state *s,
 		    "a sweep there\n", ab_prog, elsewhere,
 		    elsewhere == 1 ? "" : "s");
 	/* A network left by an allocation killed before its proxy existed. */
-	*removed += tmps + built + ab_egress_network_release(s, e);
+	*removed += tmps + runs + built + ab_egress_network_release(s, e);
 	fflush(stdout);
 	return rc;
 }

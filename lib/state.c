@@ -446,6 +446,46 @@ int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
 	return 0;
 }
 
+/* "run-task.PID.XXXXXX", run-task's own directory (its deadline file and
+ * the steps' handles), whose PID no longer exists: a run-task killed
+ * outright never removed it.  A reused PID keeps it until a later sweep,
+ * as with temporaries. */
+static int stale_run(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, "run-task.", 9) != 0)
+		return 0;
+	pid = strtol(name + 9, &end, 10);
+	if (end == name + 9 || *end != '.' || pid <= 0)
+		return 0;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int ab_state_sweep_runs(struct ab_state *s, int *n, struct ab_err *err)
+{
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	int fd;
+
+	fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return ab_fail_errno(err, AB_EENGINE, "cannot list %s",
+		    s->path);
+	}
+	while ((d = readdir(dir)) != NULL)
+		if (stale_run(d->d_name) &&
+		    fstatat(s->dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode) && ab_remove_tree(s->dirfd, d->d_name) == 0)
+			(*n)++;
+	closedir(dir);
+	return 0;
+}
+
 static void inflight_name(char *b, size_t cap, const char *kind,
     const char *id, long pid)
 {

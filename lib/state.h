@@ -88,5 +88,8 @@ int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
 /* Removes the temporary records that writers killed before their rename
  * left behind: those whose writer's PID is gone.  *n counts them. */
 int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err);
+/* Removes the directories of run-tasks killed outright
+ * ("run-task.PID.XXXXXX" whose PID is gone).  *n counts them. */
+int ab_state_sweep_runs(struct ab_state *s, int *n, struct ab_err *err);
 
 #endif

@@ -245,9 +245,31 @@ after-ab-seed after-ab-profile after-ab-validate run-started after-ab-run"
 	for p in alloc-volumes-created seed-staged run-started after-ab-validate; do
 		crash "$p"
 	done
+	# Each killed run-task left its own directory too.
+	[ "$(find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*' | grep -c .)" -eq 4 ]
 	run_exact 0 ab-clean --sweep --all
 	[ "${#lines[@]}" -ge 4 ]
+	assert_regex "$stderr" "removed 4 directories of killed run-tasks"
 	run state_objects
+	assert_output ""
+	run find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*'
+	assert_output ""
+}
+
+@test "a sweep leaves a live run-task's directory; it removes its own when it ends" {
+	local pid st=0
+	AB_TEST_PAUSE=after-ab-seed "$RUN_TASK" --repo "$REPO" --commit HEAD \
+		--image "$AB_IMAGE" --phase execution --timeout 60 -- true \
+		>/dev/null 2>&1 3>&- &
+	pid=$!
+	ab_wait_stopped "$pid"
+	run_exact 0 ab-clean --sweep
+	run find "$AB_STATE_DIR" -maxdepth 1 -name "run-task.$pid.*"
+	[ "${#lines[@]}" -eq 1 ]
+	kill -CONT "$pid"
+	wait "$pid" || st=$?
+	assert_equal "$st" 0
+	run find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*'
 	assert_output ""
 }
 
