@@ -266,8 +266,10 @@ static int put_input(struct ab_profile *p, enum ab_input in,
 	ab_sha256_add(&h, b->data ? b->data : "", b->len);
 	if (ab_sha256_hex(&h, sha, err) < 0)
 		return -1;
-	if (queued.n == (int)(sizeof queued.put / sizeof queued.put[0]) ||
-	    (copy = malloc(b->len + 1)) == NULL)
+	/* Four kinds, each at most once: a fifth is agentbox's own bug. */
+	if (queued.n == (int)(sizeof queued.put / sizeof queued.put[0]))
+		return ab_fail(err, AB_EENGINE, "more snapshots than kinds");
+	if ((copy = malloc(b->len + 1)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	memcpy(copy, b->data ? b->data : "", b->len);
 	ab_profile_input(p, in, &q->f);

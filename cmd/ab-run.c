@@ -536,7 +536,7 @@ static int run(struct ctx *c, const struct opts *o)
 	struct ab_side side;
 	struct ab_err err, rerr;
 	const char *stop;
-	int rc;
+	int rc, forget;
 
 	memset(&err, 0, sizeof err);
 	if (load(c, o, &err) < 0)
@@ -554,10 +554,11 @@ static int run(struct ctx *c, const struct opts *o)
 	if (c->r.agent != NULL)
 		ab_agent_end(c->r.agent);
 	progress_end(c);
-	if (forgets(c))
+	forget = forgets(c);
+	if (forget)
 		ab_side_start(&side, &c->e, forget_secret, c);
 	egress(c);
-	if (forgets(c))
+	if (forget)
 		ab_side_join(&side, NULL);
 	sign_in_back(c);
 	tell(&c->r, &err);

@@ -93,6 +93,11 @@ long long ab_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+long long ab_ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
 void ab_abstime_in(struct timespec *at, long ms)
 {
 	clock_gettime(CLOCK_REALTIME, at);

@@ -7,6 +7,8 @@
 #ifndef AB_DEADLINE_H
 #define AB_DEADLINE_H
 
+#include <time.h>
+
 #include "err.h"
 
 struct ab_deadline {
@@ -24,6 +26,8 @@ int ab_deadline_parse(struct ab_deadline *d, const char *text,
 /* Keeps the earlier of d and other: a deadline only ever shrinks. */
 void ab_deadline_shrink(struct ab_deadline *d, const struct ab_deadline *o);
 long long ab_now_ms(void);
+/* T in nanoseconds (a file's mtime or ctime, as a stat returns it). */
+long long ab_ns(const struct timespec *t);
 /* The CLOCK_REALTIME instant MS milliseconds from now, for
  * pthread_cond_timedwait. */
 struct timespec;

@@ -1,9 +1,6 @@
 /* hashcache.c: SHA-256s of files, known again by their identity. */
 #include "hashcache.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +8,12 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "deadline.h"
 #include "file.h"
 #include "hash.h"
 
 /* An entry line is short; 1,024 of them with long paths stay far below. */
 #define FILE_MAX (4u << 20)
-
-static long long ns(const struct timespec *t)
-{
-	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
-}
 
 static int same(const struct ab_hc_entry *x, const char *path,
     const struct stat *st)
@@ -28,8 +21,8 @@ static int same(const struct ab_hc_entry *x, const char *path,
 	return x->dev == (unsigned long long)st->st_dev &&
 	    x->ino == (unsigned long long)st->st_ino &&
 	    x->size == (long long)st->st_size &&
-	    x->mtime_ns == ns(&st->st_mtim) &&
-	    x->ctime_ns == ns(&st->st_ctim) && strcmp(x->path, path) == 0;
+	    x->mtime_ns == ab_ns(&st->st_mtim) &&
+	    x->ctime_ns == ab_ns(&st->st_ctim) && strcmp(x->path, path) == 0;
 }
 
 static int is_hex64(const char *s)
@@ -120,8 +113,8 @@ static void put(struct ab_hashcache *c, const char *path,
 	x->dev = (unsigned long long)st->st_dev;
 	x->ino = (unsigned long long)st->st_ino;
 	x->size = (long long)st->st_size;
-	x->mtime_ns = ns(&st->st_mtim);
-	x->ctime_ns = ns(&st->st_ctim);
+	x->mtime_ns = ab_ns(&st->st_mtim);
+	x->ctime_ns = ab_ns(&st->st_ctim);
 	x->used = 1;
 	c->dirty = 1;
 }
@@ -171,9 +164,10 @@ int ab_hc_file(struct ab_hashcache *c, int fd, const char *path,
 		return -1;
 	if (c == NULL)
 		return 0;
-	settled = ns(&now) - AB_HC_SETTLE * 1000000000LL;
-	if (fstat(fd, &after) == 0 && ns(&after.st_ctim) == ns(&st->st_ctim) &&
-	    ns(&st->st_mtim) < settled && ns(&st->st_ctim) < settled)
+	settled = ab_ns(&now) - AB_HC_SETTLE * 1000000000LL;
+	if (fstat(fd, &after) == 0 &&
+	    ab_ns(&after.st_ctim) == ab_ns(&st->st_ctim) &&
+	    ab_ns(&st->st_mtim) < settled && ab_ns(&st->st_ctim) < settled)
 		put(c, path, st, sha);
 	return 0;
 }

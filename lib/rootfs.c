@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "deadline.h"
 #include "elfdeps.h"
 #include "file.h"
 #include "hash.h"
@@ -403,10 +404,8 @@ static int hash_file(struct ab_rentry *e, struct ab_sha256 *h,
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->size = (long long)st.st_size;
-	e->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL +
-	    st.st_mtim.tv_nsec;
-	e->ctime_ns = (long long)st.st_ctim.tv_sec * 1000000000LL +
-	    st.st_ctim.tv_nsec;
+	e->mtime_ns = ab_ns(&st.st_mtim);
+	e->ctime_ns = ab_ns(&st.st_ctim);
 	return 0;
 }
 
@@ -507,10 +506,8 @@ static int src_next(void *ctx, struct ab_tar_entry *te, struct ab_err *err)
 	/* What is sent must be what was hashed into the recipe label. */
 	if (st.st_dev != e->dev || st.st_ino != e->ino ||
 	    (long long)st.st_size != e->size ||
-	    (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec !=
-	    e->mtime_ns ||
-	    (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec !=
-	    e->ctime_ns)
+	    ab_ns(&st.st_mtim) != e->mtime_ns ||
+	    ab_ns(&st.st_ctim) != e->ctime_ns)
 		return ab_fail(err, AB_EREFUSED,
 		    "%s changed while the image was assembled", e->src);
 	te->size = e->size;

@@ -911,26 +911,27 @@ struct many_src {
 static int many_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 {
 	struct many_src *o = arg;
-	const struct ab_keeper_file *f;
+	const struct ab_keeper_put *f;
 
 	(void)err;
 	if (o->next > o->n)
 		return 0;
-	f = &o->f[o->next == 0 ? 0 : o->next - 1].f;
-	te->uid = f->uid;
-	te->gid = f->gid;
 	if (o->next++ == 0) {
-		te->path = f->sub;
+		f = &o->f[0];
+		te->path = f->f.sub;
 		te->type = AB_TAR_DIR;
-		te->mode = f->sub_mode;
-		return 1;
+		te->mode = f->f.sub_mode;
+	} else {
+		f = &o->f[o->next - 2];
+		snprintf(o->path, sizeof o->path, "%s/%s", f->f.sub, f->f.name);
+		te->path = o->path;
+		te->type = AB_TAR_FILE;
+		te->mode = f->f.mode;
+		te->size = (long long)f->len;
+		o->off = 0;
 	}
-	snprintf(o->path, sizeof o->path, "%s/%s", f->sub, f->name);
-	te->path = o->path;
-	te->type = AB_TAR_FILE;
-	te->mode = f->mode;
-	te->size = (long long)o->f[o->next - 2].len;
-	o->off = 0;
+	te->uid = f->f.uid;
+	te->gid = f->f.gid;
 	return 1;
 }
 

@@ -405,19 +405,26 @@ int ab_record_list(struct ab_state *s, const char *kind,
 	return 0;
 }
 
-/* ".tmp-PID-..." whose PID no longer exists; a reused PID only keeps a
- * leftover until the next sweep. */
-static int stale_tmp(const char *name)
+/* NAME is PREFIX, a PID, then SEP, and that PID no longer exists; a
+ * reused PID only keeps a leftover until a later sweep. */
+static int pid_gone(const char *name, const char *prefix, char sep)
 {
+	size_t k = strlen(prefix);
 	char *end;
 	long pid;
 
-	if (strncmp(name, ".tmp-", 5) != 0)
+	if (strncmp(name, prefix, k) != 0)
 		return 0;
-	pid = strtol(name + 5, &end, 10);
-	if (end == name + 5 || *end != '-' || pid <= 0)
+	pid = strtol(name + k, &end, 10);
+	if (end == name + k || *end != sep || pid <= 0)
 		return 0;
 	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* ".tmp-PID-...": a record its writer was killed before renaming. */
+static int stale_tmp(const char *name)
+{
+	return pid_gone(name, ".tmp-", '-');
 }
 
 int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
@@ -446,21 +453,11 @@ int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
 	return 0;
 }
 
-/* "run-task.PID.XXXXXX", run-task's own directory (its deadline file and
- * the steps' handles), whose PID no longer exists: a run-task killed
- * outright never removed it.  A reused PID keeps it until a later sweep,
- * as with temporaries. */
+/* "run-task.PID.XXXXXX": the directory of a run-task killed outright
+ * (its deadline file and the steps' handles), never removed by it. */
 static int stale_run(const char *name)
 {
-	char *end;
-	long pid;
-
-	if (strncmp(name, "run-task.", 9) != 0)
-		return 0;
-	pid = strtol(name + 9, &end, 10);
-	if (end == name + 9 || *end != '.' || pid <= 0)
-		return 0;
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	return pid_gone(name, "run-task.", '.');
 }
 
 int ab_state_sweep_runs(struct ab_state *s, int *n, struct ab_err *err)
