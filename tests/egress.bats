@@ -456,6 +456,24 @@ egress_objects() {
 	done
 }
 
+@test "a proxy the engine will not make beside a keeper it made: 125 in one line, nothing left" {
+	local n
+	n=$(find "$AB_STATE_DIR/alloc" -maxdepth 1 -type f -name '[0-9a-f]*' 2>/dev/null | wc -l)
+	# ab-alloc makes the keeper and the proxy at once: the keeper's are
+	# made, the proxy's create is refused.
+	ab_proxy_start --match '^POST /v[0-9.]+/containers/create\?name=agentbox-[0-9a-f]+-proxy' \
+		--action fail --status 500 --message "no proxy today"
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-alloc \
+		--image "$AB_IMAGE" --egress "$(vendor_entry)" --deadline "$DL"
+	assert_one_error_line ab-alloc
+	assert_regex "$stderr" "no proxy today"
+	grep -q '^fail POST /v[0-9.]*/containers/create?name=agentbox-[0-9a-f]*-proxy' "$AB_PROXY_LOG"
+	grep -q '^reply 204 POST /v[0-9.]*/containers/[0-9a-f]*/start' "$AB_PROXY_LOG"
+	run egress_objects
+	assert_output ""
+	assert_equal "$(find "$AB_STATE_DIR/alloc" -maxdepth 1 -type f -name '[0-9a-f]*' 2>/dev/null | wc -l)" "$n"
+}
+
 @test "another allocation's clean never takes the network from under a proxy not yet started" {
 	local pid cpid st=0 first
 	egress_alloc "$(vendor_entry)"
