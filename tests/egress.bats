@@ -62,6 +62,7 @@ setup_file() {
 
 # Whatever a test left, even when it failed half-way.
 teardown() {
+	ab_proxy_stop
 	ab-clean --sweep --all >/dev/null 2>&1 || true
 }
 

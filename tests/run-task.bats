@@ -248,6 +248,8 @@ after-ab-seed after-ab-profile after-ab-validate run-started after-ab-run"
 	# Each killed run-task left its own directory too.
 	[ "$(find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*' | grep -c .)" -eq 4 ]
 	run_exact 0 ab-clean --sweep --all
+	# Shown only if a check below fails.
+	printf 'stdout: %s\nstderr: %s\n' "$output" "$stderr"
 	[ "${#lines[@]}" -ge 4 ]
 	assert_regex "$stderr" "removed 4 directories of killed run-tasks"
 	run state_objects
