@@ -568,6 +568,12 @@ static int info_bool(const struct ab_json *j, const char *key)
 int ab_engine_info(struct ab_engine *e, struct ab_info *info,
     struct ab_err *err)
 {
+	return ab_engine_info_rt(e, info, NULL, NULL, err);
+}
+
+int ab_engine_info_rt(struct ab_engine *e, struct ab_info *info,
+    const char *name, struct ab_runtime *rt, struct ab_err *err)
+{
 	struct ab_resp r;
 	struct ab_json j;
 	int opts, i, t;
@@ -597,6 +603,8 @@ int ab_engine_info(struct ab_engine *e, struct ab_info *info,
 		    ab_json_str_eq(&j, t, "name=seccomp,profile=builtin"))
 			info->seccomp_builtin = 1;
 	info->seccomp_keyword = ab_engine_seccomp_keyword(e);
+	if (rt != NULL)
+		ab_runtime_read(&j, name, rt);
 	ab_json_free(&j);
 	ab_resp_free(&r);
 	return 0;

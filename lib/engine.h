@@ -23,6 +23,7 @@
 #include "endpoint.h"
 #include "err.h"
 #include "json.h"
+#include "runtime.h"
 #include "sshdial.h"
 
 /* The API version agentbox speaks; the oldest engine it accepts. */
@@ -135,6 +136,9 @@ int ab_engine_fail(const struct ab_resp *r, int code, const char *what,
 int ab_engine_seccomp_keyword(const struct ab_engine *e);
 int ab_engine_info(struct ab_engine *e, struct ab_info *info,
     struct ab_err *err);
+/* The same, and what /info shows of runtime NAME in rt (runtime.h). */
+int ab_engine_info_rt(struct ab_engine *e, struct ab_info *info,
+    const char *name, struct ab_runtime *rt, struct ab_err *err);
 
 /* A concurrent request on its own connection. */
 struct ab_stream {

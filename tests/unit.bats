@@ -27,6 +27,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/runtime: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/runtime-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/egress: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/egress-test"
 	assert_success
