@@ -25,20 +25,22 @@ static const char usage_text[] =
     "usage: ab-profile --alloc ALLOC --phase planning|questions|execution\n"
     "                  --attempt ID [--deadline FILE] [--schema FILE]\n"
     "                  [--ca FILE] [--allow-command CMD]...\n"
-    "                  [--memory N] [--pids N] [--cpus N] -- ARGV...\n"
+    "                  [--memory N] [--pids N] [--cpus N] [--runtime NAME]\n"
+    "                  -- ARGV...\n"
     "       ab-profile --alloc ALLOC --phase PHASE --attempt ID\n"
     "                  --provider claude|codex --prompt FILE [--model NAME]\n"
     "                  [--api-key-file FILE | --claude-token-file FILE |\n"
     "                   --codex-auth FILE]\n"
     "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
-    "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n";
+    "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n"
+    "                  [--runtime NAME]\n";
 
 #define SCHEMA_MAX (64 * 1024)
 #define CA_MAX (512 * 1024)
 
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
-	const char *schema, *ca;
+	const char *schema, *ca, *runtime;
 	const char *provider, *prompt, *model, *cred, *cred_var, *codex_auth;
 	char **allow;
 	int nallow;
@@ -109,6 +111,8 @@ static int check(const struct opts *o)
 		    o->phase);
 	if (!ab_attempt_ok(o->attempt))
 		return ab_usage_error("attempt ID: 1 to 64 of [A-Za-z0-9._-]");
+	if (o->runtime != NULL && !ab_runtime_name_ok(o->runtime))
+		return ab_usage_error("--runtime: 1 to 63 of [A-Za-z0-9._-]");
 	if (o->provider != NULL)
 		return check_provider(o);
 	if (o->prompt || o->model || o->cred || o->codex_auth)
@@ -138,6 +142,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "api-key-file", required_argument, NULL, 'K' },
 		{ "claude-token-file", required_argument, NULL, 'T' },
 		{ "codex-auth", required_argument, NULL, 'U' },
+		{ "runtime", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -162,6 +167,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'Q': o->prompt = optarg; break;
 		case 'M': o->model = optarg; break;
 		case 'U': o->codex_auth = optarg; break;
+		case 'r': o->runtime = optarg; break;
 		case 'K':
 		case 'T':
 			if (o->cred != NULL)
@@ -207,7 +213,9 @@ static int limits(const struct opts *o, const struct ab_alloc *a,
 	p->tmp_inodes = AB_TMP_INODES;
 	need = ab_profile_memory_need(p, a);
 	p->memory = need + AB_WORKING_SET;
-	p->pids = 256;
+	/* Under runsc the pids limit also holds gVisor's own host tasks. */
+	p->pids = AB_PIDS_DEFAULT + (ab_runtime_is_runc(p->runtime) ? 0 :
+	    AB_PIDS_RUNSC_OWN);
 	p->nano_cpus = 1000000000LL;
 	if ((o->memory && ab_parse_size(o->memory, AB_MEMORY_MAX, "--memory",
 	    &p->memory, err) < 0) || (o->pids && ab_parse_size(o->pids,
@@ -495,6 +503,21 @@ static int approved_programs(struct ab_engine *e, const struct ab_alloc *a,
 	return rc;
 }
 
+/* A runtime other than runc is refused here already when the engine
+ * cannot show it keeps the guarantees; ab-validate and ab-run ask again. */
+static int runtime_ok(struct ab_engine *e, const struct ab_alloc *a,
+    const struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_runtime rt;
+	struct ab_info info;
+
+	if (ab_runtime_is_runc(p->runtime))
+		return 0;
+	if (ab_engine_info_rt(e, &info, p->runtime, &rt, err) < 0)
+		return -1;
+	return ab_runtime_check(&rt, a->eg.on, e->ep.where, err);
+}
+
 /* The profile itself, once its deadline and its allocation's engine are
  * known: every engine call on E, the snapshots in one upload. */
 static int capture_on(const struct opts *o, struct ab_state *s,
@@ -515,7 +538,9 @@ static int capture_on(const struct opts *o, struct ab_state *s,
 	for (i = 0; i < o->nallow; i++)
 		p->allow[i] = o->allow[i];
 	p->nallow = o->nallow;
-	if (limits(o, a, p, err) < 0 ||
+	snprintf(p->runtime, sizeof p->runtime, "%s", o->runtime ?
+	    o->runtime : AB_RUNTIME_DEFAULT);
+	if (runtime_ok(e, a, p, err) < 0 || limits(o, a, p, err) < 0 ||
 	    ab_image_path(s, a->image, p->path_env, sizeof p->path_env,
 	    err) < 0 || ab_new_id(p->id, err) < 0 ||
 	    ab_new_id(p->nonce, err) < 0 || ab_profile_group_new(s, p, err) < 0)

@@ -163,6 +163,20 @@ static int secret(struct ab_engine *e, void *arg, struct ab_err *err)
 	return rc;
 }
 
+/* Under runsc, HOME and /tmp are volumes of the invocation's own
+ * (profile.h), labelled with the allocation, so ab-clean removes them
+ * with it; the engine's reply is checked to hold exactly their ceilings. */
+static int own_volumes(struct ctx *c, struct ab_err *err)
+{
+	int i;
+
+	for (i = 0; i < c->k.nvols; i++)
+		if (ab_alloc_volume_create(&c->e, &c->k.vols[i], c->a.id,
+		    c->s.sid, err) < 0)
+			return -1;
+	return 0;
+}
+
 static int create(struct ctx *c, struct ab_err *err)
 {
 	struct ab_err cerr, serr;
@@ -182,8 +196,10 @@ static int create(struct ctx *c, struct ab_err *err)
 	 * (side.h); a refusal empties it (forget). */
 	if (c->p.cred_var[0] != '\0')
 		ab_side_start(&side, &c->e, secret, c);
-	rc = ab_ctr_create(&c->e, &c->k.l, c->k.name, "create the container",
-	    r.container, &conflict, err);
+	rc = own_volumes(c, err);
+	if (rc == 0)
+		rc = ab_ctr_create(&c->e, &c->k.l, c->k.name,
+		    "create the container", r.container, &conflict, err);
 	if (rc == 0)
 		rc = ab_ctr_check(&c->e, &c->k.l, r.container, err);
 	if (c->p.cred_var[0] != '\0' && ab_side_join(&side, &serr) < 0 &&
@@ -199,9 +215,13 @@ static int create(struct ctx *c, struct ab_err *err)
 	/* Only what this call created is removed: a held name is not ours,
 	 * and nothing without this allocation's labels is touched. */
 	forget(c);
-	if (!conflict)
+	if (!conflict) {
 		ab_owned_remove(&c->e, AB_CONTAINER, c->k.name, c->s.sid,
 		    c->a.id, &cerr);
+		for (int i = 0; i < c->k.nvols; i++)
+			ab_owned_remove(&c->e, AB_VOLUME, c->k.vols[i].name,
+			    c->s.sid, c->a.id, &cerr);
+	}
 	ab_inflight_end(&c->s, "alloc", c->a.id);
 	return -1;
 }

@@ -80,11 +80,33 @@ check_identity() {
 	'' | *[!0-9]*) refuse AB_PROBE_GROUP ;;
 	esac
 	[ "$(id -G)" = "10001 $AB_PROBE_GROUP" ] || refuse groups
+	if [ "$runtime" = runsc ]; then
+		check_sentry
+		return
+	fi
 	for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 		[ "$(status_field "$c")" = 0000000000000000 ] || refuse "$c"
 	done
 	[ "$(status_field NoNewPrivs)" = 1 ] || refuse NoNewPrivs
 	[ "$(status_field Seccomp)" = 2 ] || refuse Seccomp
+}
+
+# Under gVisor the kernel the agent talks to is gVisor's own (its Sentry):
+# it says so in /proc/version, its /proc/self/status has no NoNewPrivs or
+# CapAmb line, and ab-privs asks it for what /proc leaves out.  Seccomp 2
+# is the engine's profile applied inside the sandbox (--oci-seccomp).
+check_sentry() {
+	read -r version </proc/version || refuse kernel
+	case $version in
+	"Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016") ;;
+	*) refuse "gVisor kernel" ;;
+	esac
+	for c in CapInh CapPrm CapEff CapBnd; do
+		[ "$(status_field "$c")" = 0000000000000000 ] || refuse "$c"
+	done
+	[ "$(status_field Seccomp)" = 2 ] || refuse Seccomp
+	[ -x /usr/lib/agentbox/ab-privs ] || refuse "ab-privs"
+	bad=$(/usr/lib/agentbox/ab-privs) || refuse "${bad:-ab-privs}"
 }
 
 check_mounts() {
@@ -99,13 +121,45 @@ check_mounts() {
 	for v in AB_PROBE_TMP_BYTES AB_PROBE_HOME AB_PROBE_HOME_BYTES; do
 		eval "[ -n \"\${$v:-}\" ]" || refuse "$v"
 	done
+	if [ "$runtime" = runsc ]; then
+		want_volume /tmp "$AB_PROBE_TMP_BYTES"
+		want_volume "$AB_PROBE_HOME" "$AB_PROBE_HOME_BYTES"
+		return
+	fi
 	want_tmpfs /tmp "$AB_PROBE_TMP_BYTES"
 	want_tmpfs "$AB_PROBE_HOME" "$AB_PROBE_HOME_BYTES"
 }
 
+# want_volume MOUNTPOINT BYTES: under runsc, HOME and /tmp are tmpfs
+# volumes of the host's, which gVisor mounts through its gofer: writable,
+# and as large as the profile says (ab-validate checked the volume's
+# options, inodes included, as the engine created it).
+want_volume() {
+	want_rw "$1"
+	set -- "$1" "$2" "$(stat -f -c '%b %S' "$1")"
+	[ "$3" = "$(($2 / 4096)) 4096" ] || refuse "size of $1"
+}
+
 # Nothing of the host but the engine's own three files: every other mount
-# is the image, a volume, a tmpfs, or the kernel's own filesystems.
+# is the image, a volume, a tmpfs, or the kernel's own filesystems.  Under
+# gVisor every mount comes through its gofer, so the mount points are
+# checked instead: the image's root, the kernel's own, the engine's three
+# files, and the profile's volumes, each at its place.
 check_host_paths() {
+	if [ "$runtime" = runsc ]; then
+		bad=$(awk -v home="$AB_PROBE_HOME" -v eg="${AB_PROBE_EGRESS%/*}" '{
+			m = $5
+			if (m ~ /^\/(proc|sys|dev)(\/|$)/ || m == "/") next
+			if (m == "/etc/hosts" || m == "/etc/hostname" || m == "/etc/resolv.conf") next
+			if (m == "/work" || m == "/work/.git" || m == "/tmp" || m == home) next
+			if (m == "/run/agentbox/inputs" || m == "/run/agentbox/auth") next
+			if (eg != "" && m == eg) next
+			print m; exit
+		}' /proc/self/mountinfo)
+		[ -z "$bad" ] || refuse "host path $bad"
+		check_sockets
+		return
+	fi
 	bad=$(awk '{
 		for (i = 7; $i != "-"; i++) ;
 		t = $(i + 1); m = $5
@@ -114,6 +168,10 @@ check_host_paths() {
 		print m; exit
 	}' /proc/self/mountinfo)
 	[ -z "$bad" ] || refuse "host path $bad"
+	check_sockets
+}
+
+check_sockets() {
 	for s in /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock; do
 		[ ! -e "$s" ] || refuse "docker socket $s"
 	done
@@ -177,6 +235,12 @@ check_secret() {
 	[ -s "$AB_PROBE_SECRET" ] || refuse credential
 }
 
+# AB_PROBE_RUNTIME=runsc: the profile runs the agent under gVisor.
+runtime=${AB_PROBE_RUNTIME:-runc}
+case $runtime in
+runc | runsc) ;;
+*) refuse AB_PROBE_RUNTIME ;;
+esac
 check_identity
 check_mounts
 check_host_paths
@@ -196,7 +260,7 @@ if [ -n "${AB_PROBE_SECRET:-}" ]; then
 	unset secret
 fi
 unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
-	AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
+	AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
 	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
 	AB_PROBE_CODEX_AUTH
 echo "agentbox-probe: ok $nonce"

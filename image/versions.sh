@@ -12,7 +12,7 @@ for name in "$@"; do
 	git)
 		v=$(git --version)
 		v=${v#git version } ;;
-	ab-proxy | ab-relay | ab-codex)
+	ab-proxy | ab-relay | ab-codex | ab-privs)
 		v=$("/usr/lib/agentbox/$name" --version) ;;
 	node)
 		v=$(node --version)

@@ -113,8 +113,8 @@ void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
 
 static void vol_opts(const struct ab_volume *v, char *o, size_t cap)
 {
-	snprintf(o, cap, "size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=0755",
-	    v->bytes, v->inodes, v->uid, v->uid);
+	snprintf(o, cap, "size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=%04o",
+	    v->bytes, v->inodes, v->uid, v->uid, v->mode ? v->mode : 0755);
 }
 
 /* --- the record ---------------------------------------------------- */
@@ -419,7 +419,7 @@ static int volume_check(const struct ab_json *j, const struct ab_volume *v,
 	return 0;
 }
 
-static int volume_create(struct ab_engine *e, struct ab_volume *v,
+int ab_alloc_volume_create(struct ab_engine *e, const struct ab_volume *v,
     const char *id, const char *sid, struct ab_err *err)
 {
 	struct ab_buf b;
@@ -605,11 +605,14 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	    ab_lock_host_check(&info, err) < 0)
 		return -1;
 	for (i = 0; i < AB_NVOL; i++)
-		if (volume_create(e, &a->vol[i], a->id, s->sid, err) < 0)
+		if (ab_alloc_volume_create(e, &a->vol[i], a->id, s->sid,
+		    err) < 0)
 			return -1;
-	if (a->eg.on && volume_create(e, &a->eg.vol, a->id, s->sid, err) < 0)
+	if (a->eg.on && ab_alloc_volume_create(e, &a->eg.vol, a->id, s->sid,
+	    err) < 0)
 		return -1;
-	if (a->sign_in && volume_create(e, &a->auth, a->id, s->sid, err) < 0)
+	if (a->sign_in && ab_alloc_volume_create(e, &a->auth, a->id, s->sid,
+	    err) < 0)
 		return -1;
 	ab_test_pause("alloc-volumes-created");
 	if (containers_up(s, e, a, info.seccomp_keyword, err) < 0)

@@ -30,6 +30,7 @@ struct ab_volume {
 	const char *target;	/* its mount point */
 	long long bytes, inodes;
 	int uid;		/* its owner: the agents', the proxy's or root's */
+	int mode;		/* of its root; 0: 0755 */
 };
 
 /* Egress (ab-alloc --egress): a fourth volume holding the proxy's socket,
@@ -83,6 +84,10 @@ struct ab_alloc {
 /* Every volume name an allocation may have, in use or not: cleanup looks
  * for them all.  Returns how many (at most AB_NVOL + 2). */
 int ab_alloc_volumes(const struct ab_alloc *a, const struct ab_volume *v[]);
+/* Creates volume v (a tmpfs of its ceilings, labelled with alloc ID and
+ * state SID); a volume of that name with anything else is refused. */
+int ab_alloc_volume_create(struct ab_engine *e, const struct ab_volume *v,
+    const char *id, const char *sid, struct ab_err *err);
 /* Fills names, roles and mount points for a new ID of state SID. */
 void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid);
 /* Creates volumes and keeper and validates the keeper; on failure removes

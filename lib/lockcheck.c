@@ -221,6 +221,12 @@ static int c_hostname(struct ctx *c, int t)
 	return ok;
 }
 
+static int c_runtime(struct ctx *c, int t)
+{
+	return ab_json_str_eq(c->j, t, c->l->runtime ? c->l->runtime :
+	    "runc");
+}
+
 static int c_netdisabled(struct ctx *c, int t)
 {
 	return c->l->network ? is_zero(c->j, t) : bool_is(c->j, t, 1);
@@ -581,7 +587,7 @@ static const struct rule rules[] = {
 	C("HostConfig.SecurityOpt", c_secopt), Z("HostConfig.StorageOpt"),
 	C("HostConfig.Tmpfs", c_tmpfs), Z("HostConfig.UTSMode"),
 	Z("HostConfig.UsernsMode"), C("HostConfig.ShmSize", c_shm),
-	Z("HostConfig.Sysctls"), S("HostConfig.Runtime", "runc"),
+	Z("HostConfig.Sysctls"), C("HostConfig.Runtime", c_runtime),
 	C("HostConfig.ConsoleSize", c_console), Z("HostConfig.Isolation"),
 	Z("HostConfig.CpuShares"), C("HostConfig.Memory", c_memory),
 	C("HostConfig.NanoCpus", c_cpus), Z("HostConfig.CgroupParent"),

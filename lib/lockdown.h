@@ -28,6 +28,7 @@ struct ab_mount {
 
 struct ab_lock {
 	const char *image;		/* sha256:..., never a tag */
+	const char *runtime;		/* NULL: runc (runtime.h) */
 	const char *user;		/* NULL: AB_AGENT_USER */
 	/* The one network it joins, by name and engine ID; NULL: none (no
 	 * network at all, only lo). */

@@ -151,6 +151,12 @@ static void ca_env(const struct ab_profile *p, struct ab_profile_lock *k,
 	env_add(k, n, "AB_PROBE_CA=%s", ca, 0);
 }
 
+/* A record made before there was a choice of runtime has none: runc. */
+static int under_runsc(const struct ab_profile *p)
+{
+	return p->runtime[0] != '\0' && !ab_runtime_is_runc(p->runtime);
+}
+
 /* The environment is rebuilt from this list alone: nothing of the
  * caller's passes through. */
 static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
@@ -170,6 +176,8 @@ static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
 	env_add(k, &n, "AB_PROBE_HOME_BYTES=%s%lld", "", p->home_bytes);
 	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
 	env_add(k, &n, "AB_PROBE_GROUP=%s%lld", "", p->group);
+	if (under_runsc(p))
+		env_add(k, &n, "AB_PROBE_RUNTIME=runsc%s", "", 0);
 	egress_env(a, k, &n);
 	ca_env(p, k, &n);
 	ab_adapter_env(p, k, &n);
@@ -273,6 +281,8 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 		return bound_fail(p, "a snapshot's hash", err);
 	if (p->dl.at_ms <= 0 || p->dl.at_ms > AB_TIME_MAX_MS)
 		return bound_fail(p, "the deadline", err);
+	if (!ab_runtime_name_ok(p->runtime))
+		return bound_fail(p, "the runtime", err);
 	if (p->group < AB_GROUP_MIN || p->group > AB_GROUP_MAX)
 		return bound_fail(p, "the invocation's group", err);
 	if (p->home_bytes != AB_HOME_BYTES || p->home_inodes != AB_HOME_INODES ||
@@ -292,6 +302,38 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 		return bound_fail(p, "a sign-in on an allocation without one",
 		    err);
 	return provider_bounded(p, err);
+}
+
+/* Under runsc, HOME and /tmp on volumes of the invocation's own, made
+ * by ab-validate (ab_profile_volumes), with the ceilings the tmpfs mounts
+ * have under runc, inodes included: the host kernel's tmpfs enforces
+ * them, gVisor's own ignores nr_inodes. */
+static void runsc_lock(const struct ab_profile *p, struct ab_profile_lock *k)
+{
+	static const char *const roles[] = { "tmp", "home" };
+	static const char *const targets[] = { "/tmp", AB_HOME };
+	const long long bytes[] = { p->tmp_bytes, p->home_bytes };
+	const long long inodes[] = { p->tmp_inodes, p->home_inodes };
+	static const int modes[] = { 01777, 0700 };
+	struct ab_volume *v;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		v = &k->vols[i];
+		snprintf(v->name, sizeof v->name, "agentbox-%s-%s", p->id,
+		    roles[i]);
+		v->role = roles[i];
+		v->target = targets[i];
+		v->bytes = bytes[i];
+		v->inodes = inodes[i];
+		v->uid = AB_AGENT_UID;
+		v->mode = modes[i];
+		k->mounts[k->l.nmounts].volume = v->name;
+		k->mounts[k->l.nmounts].target = v->target;
+		k->l.nmounts++;
+	}
+	k->nvols = 2;
+	k->l.tmpfs = NULL;
 }
 
 void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
@@ -328,6 +370,7 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 	k->tmpfs[1] = k->tmpfs_text[0];
 	k->tmpfs[2] = AB_HOME;
 	k->tmpfs[3] = k->tmpfs_text[1];
+	k->l.tmpfs = k->tmpfs;
 	k->entry[0] = "/usr/lib/agentbox/probe.sh";
 	snprintf(k->name, sizeof k->name, "agentbox-%s", p->id);
 	k->l.image = digest;
@@ -339,6 +382,7 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 	k->l.pids = p->pids;
 	k->l.nano_cpus = p->nano_cpus;
 	k->l.log_max_size = "1m";
+	k->l.runtime = under_runsc(p) ? p->runtime : NULL;
 	k->l.seccomp_keyword = seccomp_keyword;
 	k->l.mounts = k->mounts;
 	k->l.nmounts = AB_NVOL;
@@ -355,7 +399,8 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 		k->mounts[k->l.nmounts].target = a->auth.target;
 		k->l.nmounts++;
 	}
-	k->l.tmpfs = k->tmpfs;
+	if (under_runsc(p))
+		runsc_lock(p, k);
 	k->l.shm_size = 64LL << 20;
 	k->l.nofile = 1024;
 	snprintf(k->group_text, sizeof k->group_text, "%lld", p->group);
@@ -409,6 +454,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_kstr(&w, "credential_var", p->cred_var);
 	ab_jw_kstr(&w, "credential_file", p->cred_path);
 	ab_jw_kstr(&w, "codex_auth_file", p->codex_auth);
+	ab_jw_kstr(&w, "runtime", p->runtime);
 	ab_jw_key(&w, "schema");
 	if (p->schema != NULL)
 		ab_jw_str(&w, p->schema);
@@ -530,7 +576,8 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "credential_var", p->cred_var, sizeof p->cred_var) ||
 	    copy_str(&j, "credential_file", p->cred_path,
 	    sizeof p->cred_path) || copy_opt_str(&j, "codex_auth_file",
-	    p->codex_auth, sizeof p->codex_auth) || copy_schema(&j, p) ||
+	    p->codex_auth, sizeof p->codex_auth) || copy_opt_str(&j,
+	    "runtime", p->runtime, sizeof p->runtime) || copy_schema(&j, p) ||
 	    copy_str(&j, "body_sha256", body_sha, 65) ||
 	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
@@ -539,6 +586,8 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 		rc = ab_fail(err, AB_EREFUSED, "record of profile:%s is corrupt",
 		    h->id);
 	ab_json_free(&j);
+	if (rc == 0 && p->runtime[0] == '\0')
+		snprintf(p->runtime, sizeof p->runtime, AB_RUNTIME_DEFAULT);
 	if (rc < 0)
 		ab_profile_free(p);
 	return rc;
@@ -710,6 +759,7 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
     struct ab_profile_lock *k, struct ab_err *err)
 {
 	struct ab_keeper_lock kl;
+	struct ab_runtime rt;
 	struct ab_handle img;
 	struct ab_info info;
 
@@ -717,8 +767,9 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
 	memcpy(img.id, a->image, sizeof img.id);
 	if (ab_alloc_on(e, a, err) < 0 ||
 	    ab_image_verify(s, e, &img, 0, NULL, err) < 0 ||
-	    ab_engine_info(e, &info, err) < 0 ||
-	    ab_lock_host_check(&info, err) < 0)
+	    ab_engine_info_rt(e, &info, p->runtime, &rt, err) < 0 ||
+	    ab_lock_host_check(&info, err) < 0 ||
+	    ab_runtime_check(&rt, a->eg.on, e->ep.where, err) < 0)
 		return -1;
 	ab_alloc_keeper_lock(a, s->sid, info.seccomp_keyword, &kl);
 	kl.l.running = 1;

@@ -27,6 +27,7 @@
 #include "deadline.h"
 #include "err.h"
 #include "lockdown.h"
+#include "runtime.h"
 #include "seed.h"
 #include "signin.h"
 #include "state.h"
@@ -46,6 +47,14 @@
 /* What an agent needs beyond its writable ceilings (DESIGN.md: tmpfs
  * pages count against the memory limit). */
 #define AB_WORKING_SET (256LL << 20)
+/* The default pids limit.  Under runsc the cgroup counts gVisor's own
+ * host tasks (its sentry's threads, its gofer, the ptrace platform's
+ * stubs), not the agent's processes: 44 idle, about 8 more for each
+ * process alive at once, and stubs kept for reuse (162 after 100 short
+ * processes one after another), so the default holds 768 more
+ * (ab-profile(1)).  Reaching the limit there ends the whole sandbox. */
+#define AB_PIDS_DEFAULT 256
+#define AB_PIDS_RUNSC_OWN 768
 /* The bounds of --memory, --pids and --cpus (in nano-CPUs). */
 #define AB_MEMORY_MAX (1LL << 40)
 #define AB_PIDS_MAX (1LL << 20)
@@ -87,6 +96,9 @@ struct ab_profile {
 	 * allocation's auth volume by ab-validate and written back by
 	 * ab-run when Codex refreshed it; "" none. */
 	char codex_auth[4096];
+	/* --runtime: the OCI runtime the agent runs under (runtime.h);
+	 * "runc" in records made before there was a choice. */
+	char runtime[AB_RUNTIME_NAME_MAX];
 	char *schema;			/* the schema's text, or NULL */
 	struct ab_deadline dl;
 	long long group;		/* the invocation's own GID */
@@ -107,7 +119,13 @@ struct ab_profile_lock {
 	const char *labels[9];
 	char tmpfs_text[2][200];
 	const char *tmpfs[5];
-	struct ab_mount mounts[AB_NVOL + 2];	/* and egress, sign-in */
+	/* and egress, sign-in; under runsc HOME and /tmp */
+	struct ab_mount mounts[AB_NVOL + 4];
+	/* Under runsc, HOME and /tmp are volumes of the invocation's own
+	 * (ab_profile_volumes), not tmpfs mounts: gVisor's own tmpfs keeps
+	 * no inode ceiling, a tmpfs volume is the host kernel's. */
+	struct ab_volume vols[2];
+	int nvols;
 	const char *entry[2];
 	char name[96];
 	char group_text[24];

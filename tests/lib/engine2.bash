@@ -30,6 +30,8 @@ ab_host_net() {
 
 # ab_engine_start NAME [KEYFILE]: starts engine NAME, with a copy of
 # KEYFILE as its key when given (the same /info ID as KEYFILE's engine).
+# AB_ENGINE_RUNTIMES, when set, is the "runtimes" object of its
+# configuration (the OCI runtimes registered on it, gVisor's among them).
 ab_engine_start() {
 	local name=$1 key=${2:-} e dir ns host
 	if [ "$(id -u)" -ne 0 ]; then
@@ -46,11 +48,38 @@ ab_engine_start() {
 	printf '%s\n' "$ns" >"$e/ns"
 	printf '%s\n' "$host" >"$e/host"
 	[ -z "$key" ] || cp "$key" "$dir/key.json"
-	printf '{"deprecated-key-path": "%s/key.json"}\n' "$dir" \
-		>"$dir/daemon.json"
+	ab_engine_config "$dir" "${AB_ENGINE_RUNTIMES:-}"
 	ip netns add "$ns" || return 1
 	ip -n "$ns" link set lo up
 	ab_engine_launch "$name"
+}
+
+# ab_engine_config DIR RUNTIMES: the configuration file of the engine
+# whose roots are DIR, with RUNTIMES (JSON, or "") as its runtimes.
+ab_engine_config() {
+	printf '{"deprecated-key-path": "%s/key.json"%s}\n' "$1" \
+		"${2:+, \"runtimes\": $2}" >"$1/daemon.json"
+}
+
+# ab_engine_reload NAME RUNTIMES: engine NAME's runtimes replaced, as an
+# operator does it: the configuration file rewritten, then SIGHUP, which
+# makes the running daemon read its runtimes again.  Returns once /info
+# shows the change.
+ab_engine_reload() {
+	local e=$BATS_FILE_TMPDIR/engines/$1 dir host want _
+	dir=$(cat "$e/dir") host=$(cat "$e/host")
+	ab_engine_config "$dir" "$2"
+	kill -HUP "$(cat "$e/pid")" || return 1
+	want=${2:-"{}"}
+	for _ in $(seq 1 100); do
+		DOCKER_HOST=$host docker info --format '{{json .Runtimes}}' |
+			python3 -c 'import json, sys
+sys.exit(not set(json.loads(sys.argv[1])) <= set(json.load(sys.stdin)))' \
+				"$want" && return 0
+		sleep 0.1
+	done
+	echo "engine $1 did not take runtimes $want" >&2
+	return 1
 }
 
 # Runs the dockerd of engine NAME on its roots, in its namespace, and

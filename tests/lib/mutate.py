@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """mutate.py RECORD NAME [STATEMENT]: creates container NAME through the
-engine API from the create body frozen in profile RECORD, after running the
-Python STATEMENT on it (the body is `b`), and prints the container's ID.
-Without a statement it creates an unchanged copy.  Test helper only."""
+engine API (DOCKER_HOST's socket, or the host's) from the create body
+frozen in profile RECORD, after running the Python STATEMENT on it (the
+body is `b`), and prints the container's ID.  Without a statement it
+creates an unchanged copy.  Test helper only."""
 import http.client
 import json
+import os
 import socket
 import sys
 import urllib.parse
@@ -26,7 +28,10 @@ def main():
         b = json.load(f)["body"]
     if len(sys.argv) > 3:
         exec(sys.argv[3], {"b": b})
-    c = UnixHTTP("/var/run/docker.sock")
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        sys.exit("mutate.py: DOCKER_HOST must be unix://")
+    c = UnixHTTP(host[len("unix://"):])
     c.request("POST", "/v1.41/containers/create?name=" +
               urllib.parse.quote(name), json.dumps(b),
               {"Content-Type": "application/json"})
