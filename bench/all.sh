@@ -22,5 +22,8 @@ run memory "$here/bench/memory.sh"
 run scale "$here/bench/scale.sh"
 run egress "$here/bench/egress.sh"
 run egress-scale "$here/bench/egress-scale.sh"
+# bash: it starts an engine of its own with the tests' functions.
+echo "== gvisor: $here/bench/gvisor.sh"
+bash "$here/bench/gvisor.sh" "${RUNS:-5}" | tee "$out/gvisor.txt"
 gnuplot -e "out='$out'" "$here/bench/plot.gp"
 echo "charts: bench/task-cost.png bench/seed-scaling.png"
