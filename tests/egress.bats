@@ -285,8 +285,10 @@ drift() {
 	[ "$output" -ge 900 ]
 	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" slow
 	assert_output "HTTP/1.1 408 Request Timeout"
-	run last_decision
-	assert_output --partial '"reason":"request-timeout"'
+	# Not the log's last line: a slow proxy (make asan) may still be
+	# answering the flood's backlog with busy refusals after it.
+	run sh -c "docker logs agentbox-$AID-proxy 2>/dev/null | grep -c '\"reason\":\"request-timeout\"'"
+	[ "$output" -ge 1 ]
 	[ "$(docker inspect "agentbox-$AID-proxy" --format '{{.State.Running}}')" = true ]
 	mem=$(docker stats --no-stream --format '{{.MemUsage}}' "agentbox-$AID-proxy")
 	echo "# proxy memory after the flood: $mem" >&3
