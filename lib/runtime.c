@@ -46,12 +46,10 @@ static void read_one(const struct ab_json *j, int t, struct ab_runtime *rt)
 	free(s);
 	args = ab_json_key(j, t, "runtimeArgs");
 	for (i = 0; (a = ab_json_elem(j, args, i)) >= 0; i++) {
-		if (i == AB_RUNTIME_ARGS_MAX ||
-		    (s = ab_json_str(j, a)) == NULL ||
-		    strlen(s) >= sizeof rt->args[0]) {
-			if (i < AB_RUNTIME_ARGS_MAX)
-				free(s);
-			rt->nargs = -1;
+		s = i < AB_RUNTIME_ARGS_MAX ? ab_json_str(j, a) : NULL;
+		if (s == NULL || strlen(s) >= sizeof rt->args[0]) {
+			free(s);
+			rt->nargs = -1;	/* more, or longer, than is read */
 			return;
 		}
 		snprintf(rt->args[i], sizeof rt->args[i], "%s", s);
@@ -165,8 +163,8 @@ int ab_runtime_check(const struct ab_runtime *rt, int egress,
 		    "engine's runtimes (a wrapper's own cannot be seen)",
 		    rt->name, rt->path);
 	if (rt->nargs < 0)
-		return ab_fail(err, AB_EREFUSED, "runtime %s: more arguments "
-		    "than agentbox reads", rt->name);
+		return ab_fail(err, AB_EREFUSED, "runtime %s: more, or longer, "
+		    "arguments than agentbox reads (16 of 127 bytes)", rt->name);
 	for (i = 0; i < rt->nargs; i++)
 		if (one_arg(rt, rt->args[i], &s, err) < 0)
 			return -1;

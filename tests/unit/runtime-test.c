@@ -99,6 +99,10 @@ static void test_refused(void)
 	    "an argument agentbox does not know (a debug log)");
 	refused("/usr/bin/runsc", "\"--network\", \"none\", \"--oci-seccomp\"",
 	    0, "network of its own", "a value as an argument of its own");
+	refused("/usr/bin/runsc", "\"--network=none\", \"--oci-seccomp\", "
+	    "\"-a\", \"-a\", \"-a\", \"-a\", \"-a\", \"-a\", \"-a\", \"-a\", "
+	    "\"-a\", \"-a\", \"-a\", \"-a\", \"-a\", \"-a\", \"-a\"", 0,
+	    "more, or longer, arguments", "17 arguments: more than are read");
 	if (ab_json_parse(&j, doc, strlen(doc), &err) < 0) {
 		printf("Bail out! %s\n", err.msg);
 		return;
