@@ -14,7 +14,7 @@
 #ifndef AB_PROXY_H
 #define AB_PROXY_H
 
-#include "alloc.h"
+#include "allocrec.h"
 #include "buf.h"
 #include "engine.h"
 #include "err.h"
