@@ -21,6 +21,9 @@
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
+# The probe's own commands come from the image's /usr/bin and /bin; the
+# agent gets the PATH the profile pinned (the image's), restored at exec.
+agent_path=${PATH:-/usr/bin:/bin}
 PATH=/usr/bin:/bin
 export PATH
 
@@ -264,4 +267,5 @@ unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_B
 	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
 	AB_PROBE_CODEX_AUTH
 echo "agentbox-probe: ok $nonce"
+PATH=$agent_path
 exec "$@" <"$stdin"
