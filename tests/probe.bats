@@ -55,6 +55,13 @@ assert_refused() {
 	refute_output --partial AB_PROBE_
 }
 
+@test "the agent runs with the PATH its container was given, not the probe's own" {
+	probe_run -e PATH=/opt/none:/usr/bin:/bin
+	assert_success
+	assert_line --index 1 ran
+	assert_line PATH=/opt/none:/usr/bin:/bin
+}
+
 @test "planning and questions need /work read-only" {
 	local p
 	for p in planning questions; do
