@@ -297,13 +297,15 @@ assert_nothing_left() {
 # The test's run-tasks (not their steps: ab-profile is given the attempt
 # too).
 run_tasks() {
-	local all pid
+	local all pid ppid
 	all=$(pgrep -f -- "/sh/run-task .*--attempt $ATTEMPTS" || true)
 	# A subshell run-task forks (a command substitution) has its
-	# parent's command line: it is not another task.
+	# parent's command line: it is not another task.  One that ended
+	# since pgrep saw it has no parent to read: it was no task either.
 	for pid in $all; do
-		grep -qx "$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null)" \
-			<<<"$all" || echo "$pid"
+		ppid=$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null) || continue
+		[ -n "$ppid" ] || continue
+		grep -qx "$ppid" <<<"$all" || echo "$pid"
 	done
 }
 
@@ -342,7 +344,10 @@ stopped() {
 			kill -CONT "$pid"
 			n=$((n + 1))
 		done
-		[ "$(run_tasks | wc -l)" -le 2 ]
+		if [ "$(run_tasks | wc -l)" -gt 2 ]; then
+			pgrep -af -- "/sh/run-task .*--attempt $ATTEMPTS" >&2
+			false
+		fi
 		sleep 0.1
 	done
 	wait "$PLAY_PID" || st=$?
