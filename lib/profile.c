@@ -151,7 +151,8 @@ static void ca_env(const struct ab_profile *p, struct ab_profile_lock *k,
 	env_add(k, n, "AB_PROBE_CA=%s", ca, 0);
 }
 
-/* A record made before there was a choice of runtime has none: runc. */
+/* An unset runtime is runc: ab_profile_load names runc for a record made
+ * before there was a choice, and a profile built in code may set none. */
 static int under_runsc(const struct ab_profile *p)
 {
 	return p->runtime[0] != '\0' && !ab_runtime_is_runc(p->runtime);
@@ -305,7 +306,7 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 }
 
 /* Under runsc, HOME and /tmp on volumes of the invocation's own, made
- * by ab-validate (ab_profile_volumes), with the ceilings the tmpfs mounts
+ * by ab-validate before the container, with the ceilings the tmpfs mounts
  * have under runc, inodes included: the host kernel's tmpfs enforces
  * them, gVisor's own ignores nr_inodes. */
 static void runsc_lock(const struct ab_profile *p, struct ab_profile_lock *k)

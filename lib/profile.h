@@ -122,7 +122,7 @@ struct ab_profile_lock {
 	/* and egress, sign-in; under runsc HOME and /tmp */
 	struct ab_mount mounts[AB_NVOL + 4];
 	/* Under runsc, HOME and /tmp are volumes of the invocation's own
-	 * (ab_profile_volumes), not tmpfs mounts: gVisor's own tmpfs keeps
+	 * (made by ab-validate), not tmpfs mounts: gVisor's own tmpfs keeps
 	 * no inode ceiling, a tmpfs volume is the host kernel's. */
 	struct ab_volume vols[2];
 	int nvols;

@@ -79,15 +79,17 @@ void ab_runtime_read(const struct ab_json *j, const char *name,
 static int split(const char *arg, char *name, size_t cap, const char **value)
 {
 	const char *eq;
+	size_t len;
 
 	if (arg[0] != '-')
 		return -1;
 	arg += arg[1] == '-' ? 2 : 1;
 	eq = strchr(arg, '=');
-	if ((size_t)(eq ? eq - arg : (long)strlen(arg)) >= cap)
+	len = eq ? (size_t)(eq - arg) : strlen(arg);
+	if (len >= cap)
 		return -1;
-	snprintf(name, cap, "%.*s", (int)(eq ? eq - arg : (long)strlen(arg)),
-	    arg);
+	memcpy(name, arg, len);
+	name[len] = '\0';
 	*value = eq ? eq + 1 : NULL;
 	return 0;
 }

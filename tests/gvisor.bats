@@ -251,6 +251,49 @@ print(json.dumps(r))' "$all")
 	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
 }
 
+@test "a HOME volume's name held by someone else: ab-validate refuses in one line, makes no container, and leaves that volume alone" {
+	local prof
+	gv_alloc
+	DOCKER_HOST=$E2 run_exact 0 ab-profile --alloc "$ALLOC" --phase execution \
+		--attempt "gv-held-$RANDOM" --deadline "$DL" --runtime runsc -- true
+	prof=$output
+	e2 docker volume create "agentbox-${prof#profile:}-home" >/dev/null
+	DOCKER_HOST=$E2 run_exact 1 ab-validate "$prof"
+	assert_one_error_line ab-validate
+	assert_regex "$stderr" "volume agentbox-${prof#profile:}-home exists with other options or labels"
+	assert_equal "$(e2 docker ps -aq --filter "name=agentbox-${prof#profile:}")" ""
+	assert_equal "$(e2 docker volume ls -q --filter "name=agentbox-${prof#profile:}")" \
+		"agentbox-${prof#profile:}-home"
+	e2 docker volume rm "agentbox-${prof#profile:}-home" >/dev/null
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
+}
+
+@test "the probe under runsc refuses what it sees from inside: a HOME of another size, a mount of the host's" {
+	local small id sid
+	sid=$(ab_state_sid)
+	gv_alloc
+	gv_ctr --runtime runsc -- true
+	small=gv-small-$RANDOM
+	e2 docker volume create --opt type=tmpfs --opt device=tmpfs \
+		--opt o=size=1m,uid=10001,gid=10001,mode=0700 \
+		--label "org.agentbox.state=$sid" \
+		--label "org.agentbox.alloc=${ALLOC#alloc:}" "$small" >/dev/null
+	id=$(DOCKER_HOST=$E2 python3 "$AB_ROOT/tests/lib/mutate.py" \
+		"$AB_STATE_DIR/profile/${PROF#profile:}" "gv-mut-home-$RANDOM" \
+		"[m.update(Source='$small') for m in b['HostConfig']['Mounts'] if m['Target'] == '/home/agent']")
+	run e2 docker start -a "$id"
+	assert_equal "$status" 126
+	assert_output "agentbox-probe: refused: size of /home/agent"
+	id=$(DOCKER_HOST=$E2 python3 "$AB_ROOT/tests/lib/mutate.py" \
+		"$AB_STATE_DIR/profile/${PROF#profile:}" "gv-mut-mnt-$RANDOM" \
+		"b['HostConfig']['Mounts'].append(dict(Type='volume', Source='$small', Target='/mnt'))")
+	run e2 docker start -a "$id"
+	assert_equal "$status" 126
+	assert_output "agentbox-probe: refused: host path /mnt"
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
+	assert_equal "$(e2 docker volume ls -q --filter "label=org.agentbox.alloc=${ALLOC#alloc:}")" ""
+}
+
 @test "ceilings under runsc: /work, HOME and /tmp hold their bytes and inodes (HOME and /tmp on host tmpfs volumes); /work/.git stays read-only" {
 	gv_alloc --task-inodes 500 --task-bytes 4m
 	gv_ctr --runtime runsc -- sh -c '

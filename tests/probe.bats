@@ -142,3 +142,45 @@ assert_refused() {
 	WORK_RO=,readonly probe_run
 	assert_refused "writable /work"
 }
+
+@test "a profile that says gVisor on runc's kernel, or a runtime the probe does not know, is refused" {
+	probe_run -e AB_PROBE_RUNTIME=runsc
+	assert_refused "gVisor kernel"
+	probe_run -e AB_PROBE_RUNTIME=kata
+	assert_refused AB_PROBE_RUNTIME
+}
+
+# privs_run [DOCKER-OPTION...]: ab-privs alone in the image, with those
+# options and its arguments from PRIVS_ARGS (none by default).
+privs_run() {
+	local digest args
+	digest=$(docker inspect "agentbox-${ALLOC#alloc:}-keeper" --format '{{.Image}}')
+	read -r -a args <<<"${PRIVS_ARGS:-}"
+	run docker run --rm --network none --read-only \
+		--label "org.agentbox.state=$(ab_state_sid)" \
+		--entrypoint /usr/lib/agentbox/ab-privs "$@" "$digest" "${args[@]}"
+}
+
+@test "ab-privs: the kernel's own answer, silent when nothing is held, the first privilege held named" {
+	privs_run --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges
+	assert_success
+	assert_output ""
+	privs_run --user 10001:10001 --cap-drop ALL
+	assert_failure 1
+	assert_output NoNewPrivs
+	privs_run --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+		--security-opt seccomp=unconfined
+	assert_failure 1
+	assert_output Seccomp
+	privs_run --user 0:0 --security-opt no-new-privileges
+	assert_failure 1
+	assert_output CapEff
+	privs_run --user 10001:10001 --cap-drop ALL --cap-add NET_RAW \
+		--security-opt no-new-privileges
+	assert_failure 1
+	assert_output CapBnd
+	PRIVS_ARGS=extra privs_run --user 10001:10001 --cap-drop ALL \
+		--security-opt no-new-privileges
+	assert_failure 2
+	assert_output "usage: ab-privs [--version]"
+}
