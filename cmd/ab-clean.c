@@ -208,7 +208,7 @@ static int sweep(const struct opts *o, struct ab_state *s,
 		fprintf(stderr, "%s: left %zu allocation%s of other engines to "
 		    "a sweep there\n", ab_prog, elsewhere,
 		    elsewhere == 1 ? "" : "s");
-	/* A network left by an allocation killed before its proxy existed. */
+	/* An older agentbox's network of this state, once nothing is on it. */
 	*removed += tmps + runs + built + ab_egress_network_release(s, e);
 	fflush(stdout);
 	return rc;

@@ -48,6 +48,8 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	v->inodes = 16;
 	snprintf(v->name, sizeof v->name, "agentbox-%s-egress", id);
 	snprintf(a->eg.proxy, sizeof a->eg.proxy, "agentbox-%s-proxy", id);
+	/* An older agentbox's network, the state directory's, unless
+	 * ab_alloc_create or the record says otherwise (allocrec.h). */
 	snprintf(a->eg.network, sizeof a->eg.network, "agentbox-%s-egress",
 	    sid);
 	v = &a->auth;
@@ -139,6 +141,7 @@ static void egress_save(struct ab_jw *w, const struct ab_alloc *a)
 	ab_jw_arr_end(w);
 	ab_jw_kint(w, "max_conns", a->eg.max_conns);
 	ab_jw_kstr(w, "proxy_id", a->eg.proxy_id);
+	ab_jw_kstr(w, "network", a->eg.network);
 	ab_jw_kstr(w, "network_id", a->eg.network_id);
 	ab_jw_obj_end(w);
 }
@@ -223,6 +226,19 @@ static int load_volumes(const struct ab_json *j, struct ab_alloc *a)
 	return 0;
 }
 
+/* The network is an egress network of the record's engine (proxy.h), or
+ * none yet; a record that names none is an older agentbox's, on the state
+ * directory's network (ab_alloc_init). */
+static int network_load(const struct ab_json *j, int eg, struct ab_alloc *a)
+{
+	if (ab_json_key(j, eg, "network") < 0)
+		return 0;
+	if (get_str(j, eg, "network", a->eg.network, sizeof a->eg.network) < 0)
+		return -1;
+	return a->eg.network[0] == '\0' ||
+	    ab_egress_network_named(a->eg.network, a->engine) ? 0 : -1;
+}
+
 /* The list is parsed again as ab-alloc parsed it: bounded the same. */
 static int egress_load(const struct ab_json *j, struct ab_alloc *a)
 {
@@ -232,6 +248,8 @@ static int egress_load(const struct ab_json *j, struct ab_alloc *a)
 
 	if (ab_json_type(j, eg) == AB_JSON_NULL)
 		return 0;
+	if (network_load(j, eg, a) < 0)
+		return -1;
 	list = ab_json_key(j, eg, "allow");
 	if (ab_json_type(j, list) != AB_JSON_ARRAY ||
 	    ab_json_count(j, list) < 1 ||
@@ -506,6 +524,7 @@ static int publish_proxy(struct ab_state *s, struct ab_alloc *a,
 	int rc;
 
 	pthread_mutex_lock(&publish_lock);
+	memcpy(a->eg.network, own->eg.network, sizeof a->eg.network);
 	memcpy(a->eg.network_id, own->eg.network_id, sizeof a->eg.network_id);
 	memcpy(a->eg.proxy_id, own->eg.proxy_id, sizeof a->eg.proxy_id);
 	rc = ab_alloc_save(s, a, err);
@@ -544,15 +563,13 @@ struct proxy_job {
 	int seccomp_keyword;
 };
 
-/* The proxy, from the network's look-up to running on it, under the
- * state's network lock; its ID is on disk before it starts. */
+/* The proxy, from the network's look-up to running on it; its ID is on
+ * disk before it starts. */
 static int proxy_up(struct ab_engine *e, void *arg, struct ab_err *err)
 {
 	struct proxy_job *j = arg;
-	int fd, rc;
+	int rc;
 
-	if ((fd = ab_egress_network_lock(j->s, e, err)) < 0)
-		return -1;
 	rc = ab_proxy_create(j->s, e, &j->own, j->seccomp_keyword, err);
 	if (rc == 0)
 		rc = publish_proxy(j->s, j->a, &j->own, err);
@@ -560,7 +577,6 @@ static int proxy_up(struct ab_engine *e, void *arg, struct ab_err *err)
 		ab_test_pause("alloc-proxy-created");
 		rc = ab_proxy_start(j->s, e, &j->own, j->seccomp_keyword, err);
 	}
-	close(fd);
 	return rc;
 }
 
@@ -629,8 +645,10 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 
 	/* The engine is named, and the names are on disk, before the first
 	 * create that uses them. */
-	if (ab_engine_mark(e, 1, a->engine, err) < 0 ||
-	    ab_alloc_save(s, a, err) < 0)
+	if (ab_engine_mark(e, 1, a->engine, err) < 0)
+		return -1;
+	a->eg.network[0] = '\0';	/* the engine's, once found (proxy.h) */
+	if (ab_alloc_save(s, a, err) < 0)
 		return -1;
 	ab_test_pause("alloc-recorded");
 	/* A cancellation is honoured once the creates are done: what they

@@ -27,7 +27,9 @@ struct ab_volume {
 };
 
 /* Egress (ab-alloc --egress): a fourth volume holding the proxy's socket,
- * the proxy container, and the state directory's network it is on. */
+ * the proxy container, and the engine's egress network it is on
+ * (proxy.h).  An allocation made before it names the state directory's
+ * network instead, agentbox-SID-egress, and keeps it. */
 #define AB_INPUTS_DIR "/run/agentbox/inputs"
 #define AB_PROXY_UID 10002
 #define AB_PROXY_USER "10002:10002"
@@ -43,7 +45,7 @@ struct ab_alloc_egress {
 	long long max_conns;
 	char proxy[96];			/* the proxy container's name */
 	char proxy_id[80];		/* "" until created */
-	char network[96];		/* agentbox-SID-egress */
+	char network[96];		/* "" until known (proxy.h) */
 	char network_id[80];		/* "" until known */
 	struct ab_volume vol;
 };

@@ -385,8 +385,9 @@ static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
 		if (left->len > 0)
 			return remains(id, left, err);
 	}
-	/* The state's egress network goes with its last proxy, beside the
-	 * local removals: the engine takes some 160 ms over a network. */
+	/* An older agentbox's egress network of this state goes with its
+	 * last proxy, beside the local removals (the engine takes some
+	 * 150 ms over a network); the engine's stays (proxy.h). */
 	ab_side_start(&side, e, release_network, s);
 	/* Staged inputs and the clone go only once the filesystems are. */
 	rc = remove_local(s, &a, err);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "deadline.h"
+#include "engineid.h"
 #include "file.h"
 #include "json.h"
 #include "oneshot.h"
@@ -17,6 +18,7 @@
 
 #define ICC_OPTION "com.docker.network.bridge.enable_icc"
 #define NETWORK_LOCK "egress-network.lock"
+#define EGRESS_PREFIX "agentbox-egress-"
 #define NETWORK_LOCK_MS 60000	/* at most; the deadline bounds it too */
 /* A tally read before a run may be this old (the proxy's quiet beat and
  * a margin); after the run, a newer one is awaited at most 3 s. */
@@ -87,68 +89,76 @@ void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
 
 /* --- the network ----------------------------------------------------- */
 
-/* Exactly what ab_egress_network creates. */
-static int network_is_ours(const struct ab_json *j, const char *name,
-    const char *sid)
+/* Exactly what network_create makes, at token t, but for the name: a
+ * bridge, not internal, inter-container traffic off, and two labels: the
+ * role and KEY=VALUE (the engine's mark; an older agentbox's state
+ * directory). */
+static int network_is_ours(const struct ab_json *j, int t, const char *key,
+    const char *value)
 {
-	int labels = ab_json_key(j, 0, "Labels");
-	int opts = ab_json_key(j, 0, "Options");
+	int labels = ab_json_key(j, t, "Labels");
+	int opts = ab_json_key(j, t, "Options");
 	int b;
 
-	return ab_json_str_eq(j, ab_json_key(j, 0, "Name"), name) &&
-	    ab_json_str_eq(j, ab_json_key(j, 0, "Driver"), "bridge") &&
-	    ab_json_bool(j, ab_json_key(j, 0, "Internal"), &b) == 0 && !b &&
+	return ab_json_str_eq(j, ab_json_key(j, t, "Driver"), "bridge") &&
+	    ab_json_bool(j, ab_json_key(j, t, "Internal"), &b) == 0 && !b &&
 	    ab_json_count(j, labels) == 2 &&
-	    ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.state"),
-	    sid) &&
+	    ab_json_str_eq(j, ab_json_key(j, labels, key), value) &&
 	    ab_json_str_eq(j, ab_json_key(j, labels, "org.agentbox.role"),
 	    "egress") &&
 	    ab_json_count(j, opts) == 1 &&
 	    ab_json_str_eq(j, ab_json_key(j, opts, ICC_OPTION), "false");
 }
 
-/* 1 found (id set), 0 none, -1 refused or failed. */
-static int network_find(struct ab_engine *e, const char *name,
-    const char *sid, char id[80], struct ab_err *err)
+int ab_egress_network_named(const char *name, const char *mark)
 {
-	struct ab_resp r;
-	struct ab_json j;
-	char path[160], *v = NULL;
-	int rc = -1;
+	size_t n = strlen(EGRESS_PREFIX), m = strlen(mark);
 
-	snprintf(path, sizeof path, "/networks/%s", name);
-	if (ab_engine_json(e, "GET", path, NULL, "inspect the egress network",
-	    &r, err) < 0)
-		goto out;
-	if (r.status == 404) {
-		rc = 0;
-		goto out;
-	}
-	if (r.status != 200) {
-		ab_engine_fail(&r, AB_EREFUSED, "inspect the egress network",
-		    err);
-		goto out;
-	}
-	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
-		err->code = AB_EENGINE;
-		goto out;
-	}
-	v = ab_json_str(&j, ab_json_key(&j, 0, "Id"));
-	if (!network_is_ours(&j, name, sid) || v == NULL || strlen(v) != 64)
-		ab_fail(err, AB_EREFUSED, "network %s exists and is not this "
-		    "state directory's egress network", name);
-	else {
-		memcpy(id, v, 65);
-		rc = 1;
-	}
-	free(v);
-	ab_json_free(&j);
-out:
-	ab_resp_free(&r);
-	return rc;
+	return ab_is_id(mark) && strncmp(name, EGRESS_PREFIX, n) == 0 &&
+	    strncmp(name + n, mark, m) == 0 && name[n + m] == '-' &&
+	    ab_is_id(name + n + m + 1);
 }
 
-static void network_body(struct ab_buf *b, const char *name, const char *sid)
+/* The engine's egress network into a (name and ID): 1 found, 0 none, -1
+ * failed.  Each is named by the allocation that made it, so names never
+ * clash: no lock spans state directories, and the first allocations of
+ * two at once can each make one (the engine resolves a network by name
+ * when a container starts, and refuses a name two networks share).  Every
+ * allocation then joins the one of the lowest ID. */
+static int network_find(struct ab_engine *e, struct ab_alloc *a,
+    struct ab_err *err)
+{
+	char label[80], *id, *name;
+	const char *labels[3] = { "org.agentbox.role=egress", label, NULL };
+	struct ab_json j;
+	int list, i, t;
+
+	snprintf(label, sizeof label, AB_ENGINE_LABEL "=%s", a->engine);
+	if (ab_engine_list(e, "networks", labels, &j, &list, err) < 0)
+		return -1;
+	a->eg.network_id[0] = '\0';
+	for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
+		id = ab_json_str(&j, ab_json_key(&j, t, "Id"));
+		name = ab_json_str(&j, ab_json_key(&j, t, "Name"));
+		if (id != NULL && name != NULL && strlen(id) == 64 &&
+		    strlen(name) < sizeof a->eg.network &&
+		    ab_egress_network_named(name, a->engine) &&
+		    network_is_ours(&j, t, AB_ENGINE_LABEL, a->engine) &&
+		    (!a->eg.network_id[0] ||
+		    strcmp(id, a->eg.network_id) < 0)) {
+			memcpy(a->eg.network_id, id, 65);
+			snprintf(a->eg.network, sizeof a->eg.network, "%s",
+			    name);
+		}
+		free(id);
+		free(name);
+	}
+	ab_json_free(&j);
+	return a->eg.network_id[0] != '\0';
+}
+
+static void network_body(struct ab_buf *b, const char *name,
+    const char *mark)
 {
 	struct ab_jw w;
 
@@ -167,29 +177,31 @@ static void network_body(struct ab_buf *b, const char *name, const char *sid)
 	ab_jw_obj_end(&w);
 	ab_jw_key(&w, "Labels");
 	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "org.agentbox.state", sid);
+	ab_jw_kstr(&w, AB_ENGINE_LABEL, mark);
 	ab_jw_kstr(&w, "org.agentbox.role", "egress");
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 }
 
-/* 0 created (or created by another meanwhile: 409); -1 failed. */
-static int network_create(struct ab_engine *e, const char *name,
-    const char *sid, struct ab_err *err)
+/* The engine's egress network, named by this allocation. */
+static int network_create(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_err *err)
 {
 	struct ab_resp r;
 	struct ab_buf b;
+	char name[sizeof a->eg.network];
 	int rc = -1;
 
+	snprintf(name, sizeof name, EGRESS_PREFIX "%s-%s", a->engine, a->id);
 	ab_buf_init(&b, 0);
-	network_body(&b, name, sid);
+	network_body(&b, name, a->engine);
 	if (b.data == NULL) {
 		ab_buf_free(&b);
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	}
 	if (ab_engine_json(e, "POST", "/networks/create", b.data,
 	    "create the egress network", &r, err) == 0) {
-		if (r.status == 201 || r.status == 409)
+		if (r.status == 201)
 			rc = 0;
 		else if (r.body.data != NULL &&
 		    strstr(r.body.data, "address pool") != NULL)
@@ -208,10 +220,10 @@ static int network_create(struct ab_engine *e, const char *name,
 
 /* The engine's CheckDuplicate is a look before the create, not a lock:
  * allocations made at once in one state directory each made a network of
- * the shared name (seen on Engine 20.10 with four at once), and every
- * later look-up by that name was then ambiguous.  So the look and the
- * create, and the look and the removal, are one step under a lock file of
- * the state directory's.  -1 when it cannot be had. */
+ * the shared name (seen on Engine 20.10 with four at once).  So the look
+ * and the create are one step under a lock file of the state directory's,
+ * as are the look and the removal of an older agentbox's network.  -1
+ * when it cannot be had. */
 static int network_lock(struct ab_state *s, long ms, struct ab_err *err)
 {
 	int fd = openat(s->dirfd, NETWORK_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW |
@@ -226,8 +238,8 @@ static int network_lock(struct ab_state *s, long ms, struct ab_err *err)
 	return fd;
 }
 
-int ab_egress_network_lock(struct ab_state *s, struct ab_engine *e,
-    struct ab_err *err)
+static int network_lock_within_deadline(struct ab_state *s,
+    struct ab_engine *e, struct ab_err *err)
 {
 	long long left = ab_deadline_left_ms(&e->dl);
 
@@ -237,24 +249,30 @@ int ab_egress_network_lock(struct ab_state *s, struct ab_engine *e,
 	    NETWORK_LOCK_MS : (long)left, err);
 }
 
-/* The state's network, found or made; the caller holds the lock. */
+/* The engine's network, found, or made by the engine's first egress
+ * allocation; it outlives every allocation (proxy.h). */
 static int network_ensure(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, struct ab_err *err)
 {
-	int k;
+	int k, made = -1, fd;
 
-	k = network_find(e, a->eg.network, s->sid, a->eg.network_id, err);
-	if (k == 0 && (network_create(e, a->eg.network, s->sid, err) < 0 ||
-	    (k = network_find(e, a->eg.network, s->sid, a->eg.network_id,
-	    err)) == 0))
-		k = ab_fail(err, AB_EENGINE, "the egress network %s "
-		    "vanished as it was made", a->eg.network);
-	return k < 0 ? -1 : 0;
+	if ((k = network_find(e, a, err)) != 0)
+		return k < 0 ? -1 : 0;
+	if ((fd = network_lock_within_deadline(s, e, err)) < 0)
+		return -1;
+	k = network_find(e, a, err);
+	if (k == 0 && (made = network_create(e, a, err)) == 0)
+		k = network_find(e, a, err);
+	close(fd);
+	if (k == 0 && made == 0)
+		return ab_fail(err, AB_EENGINE, "the egress network made for "
+		    "alloc:%s vanished as it was made", a->id);
+	return k == 1 ? 0 : -1;
 }
 
-/* One egress network of this state, by ID: removed when it is ours and
- * no container is on it (1).  In use (403 or 409 when a proxy joined
- * meanwhile): it stays, and whoever uses it last removes it. */
+/* One egress network of an older agentbox's in this state directory, by
+ * ID: removed when it is exactly that and no container is on it (1).  In
+ * use (403 or 409): it stays, and whoever uses it last removes it. */
 static int network_drop_empty(struct ab_state *s, struct ab_engine *e,
     const char *id, const char *name)
 {
@@ -268,7 +286,9 @@ static int network_drop_empty(struct ab_state *s, struct ab_engine *e,
 	if (ab_engine_json(e, "GET", path, NULL, "inspect the egress network",
 	    &r, &err) == 0 && r.status == 200 &&
 	    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
-		empty = network_is_ours(&j, name, s->sid) && ab_json_count(&j,
+		empty = ab_json_str_eq(&j, ab_json_key(&j, 0, "Name"), name) &&
+		    network_is_ours(&j, 0, "org.agentbox.state", s->sid) &&
+		    ab_json_count(&j,
 		    ab_json_key(&j, 0, "Containers")) <= 0;
 		ab_json_free(&j);
 	}
@@ -277,9 +297,9 @@ static int network_drop_empty(struct ab_state *s, struct ab_engine *e,
 	    ab_owned_remove(e, AB_NETWORK, id, s->sid, NULL, &err) == 0;
 }
 
-/* Every egress network of this state is listed, not looked up by name:
- * networks of one name made at once before the state's lock (an older
- * agentbox) made every look-up by name ambiguous, and this removes them. */
+/* Listed, not looked up by name: networks of one name made at once before
+ * the state's lock made every look-up by name ambiguous, and this removes
+ * them. */
 int ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 {
 	char name[96], label[64], *id;
@@ -358,8 +378,6 @@ int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
 
 	if ((k = malloc(sizeof *k)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	/* Under the network lock, which no release passes: the network
-	 * stays until the proxy is on it. */
 	rc = network_ensure(s, e, a, err);
 	if (rc == 0) {
 		ab_test_pause("alloc-network-ready");

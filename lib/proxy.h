@@ -2,14 +2,22 @@
  *
  * The proxy container runs ab-proxy as its own uid, locked down like the
  * keeper, with the allowlist and the lease in its command (so they are
- * validated with everything else and cannot be widened), on one bridge
- * network per state directory.  Agents join no network: they reach the
- * proxy's socket on the allocation's egress volume.
+ * validated with everything else and cannot be widened), on the engine's
+ * egress network.  Agents join no network: they reach the proxy's socket
+ * on the allocation's egress volume.
  *
- * One network per state directory, not per allocation: the engine's
- * default address pools hold about 31 bridge networks, and agents have no
- * network, so proxies sharing one reach nothing of an agent's.  Inter-
- * container traffic on it is off (enable_icc=false).
+ * One bridge network per engine, agentbox-egress-MARK-ID (MARK the
+ * engine's, engineid.h; ID the allocation that made it), made by the
+ * first egress allocation and kept like the mark: the engine takes
+ * some 50 ms to make a bridge network and 150 ms to remove one (an
+ * iptables run per rule, 18 of them on Engine 20.10), which a network per
+ * allocation or per state directory put on every task's path, and its
+ * default address pools hold about 31.  Only proxies join it: they have
+ * no capability (no raw socket to spoof a neighbour with) and listen on
+ * no port, and inter-container traffic on it is off (enable_icc=false),
+ * so a proxy reaches no other.  It holds nothing of a task: an
+ * allocation's objects are its containers and volumes, all removed and
+ * proven gone by ab-clean.
  */
 #ifndef AB_PROXY_H
 #define AB_PROXY_H
@@ -44,16 +52,13 @@ struct ab_proxy_lock {
 void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
     int seccomp_keyword, struct ab_proxy_lock *k);
 
-/* The state directory's egress network lock: held from the network's
- * look-up until the proxy runs on it, because a release removes a network
- * no container is on, and a proxy created but not started is on none.
- * Waits at most the deadline (60 s at most); the descriptor, or -1. */
-int ab_egress_network_lock(struct ab_state *s, struct ab_engine *e,
-    struct ab_err *err);
-/* With that lock held: finds or creates the state's network (one of that
- * name that is not this state's is refused; an engine out of address
- * pools is AB_EENGINE saying so) and creates the proxy on it, both IDs in
- * a; the caller records them before ab_proxy_start. */
+/* 1 when NAME is an egress network's name of the engine marked MARK. */
+int ab_egress_network_named(const char *name, const char *mark);
+
+/* Finds or creates the engine's egress network (a network of its name
+ * that is not exactly it is refused; an engine out of address pools is
+ * AB_EENGINE saying so) and creates the proxy on it, both IDs in a; the
+ * caller records them before ab_proxy_start. */
 int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
     struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
 /* Starts the proxy and checks it running against its lockdown. */
@@ -62,9 +67,10 @@ int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
 /* The proxy is running and exactly its lockdown (deny by default). */
 int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err);
-/* Removes the state's egress network when no container is on it; quiet:
- * a network still in use stays, and a later clean or sweep takes it.
- * The number of networks removed. */
+/* Removes an older agentbox's egress network of this state directory
+ * (agentbox-SID-egress) when no container is on it; quiet: a network
+ * still in use stays, and a later clean or sweep takes it.  The number
+ * of networks removed.  The engine's network is never removed here. */
 int ab_egress_network_release(struct ab_state *s, struct ab_engine *e);
 
 /* What the proxy counted so far: its tally, read through the engine. */

@@ -352,6 +352,92 @@ e2_alloc() {
 	assert_equal "$(e2 objects "${e#alloc:}")" 0
 }
 
+# The engine's egress networks (lib/proxy.h), by the mark's label.
+e2_egress_networks() {
+	e2 docker network ls -q --no-trunc --filter label=org.agentbox.role=egress \
+		--filter "label=org.agentbox.engine=$(e2 mark)"
+}
+
+e2_egress_alloc() {
+	DOCKER_HOST=$E2 ab-alloc --image "$E2_IMAGE" --deadline "$DL" \
+		--egress api.anthropic.com:443=192.0.2.1:443
+}
+
+# The network a proxy of the second engine is on, by ID.
+e2_proxy_network() {
+	e2 docker inspect "agentbox-${1#alloc:}-proxy" \
+		--format '{{range .NetworkSettings.Networks}}{{.NetworkID}}{{end}}'
+}
+
+# e2_network_like NAME LABEL-ICC: a network of the egress network's shape
+# on the second engine, made through the API as a racing ab-alloc makes
+# it; its ID.
+e2_network_like() {
+	curl -sf --unix-socket "${E2#unix://}" -H 'Content-Type: application/json' \
+		-d "{\"Name\":\"$1\",\"CheckDuplicate\":true,\"Driver\":\"bridge\",\"Options\":{\"com.docker.network.bridge.enable_icc\":\"$2\"},\"Labels\":{\"org.agentbox.engine\":\"$(e2 mark)\",\"org.agentbox.role\":\"egress\"}}" \
+		http://engine/networks/create | python3 -c 'import json, sys; print(json.load(sys.stdin)["Id"])'
+}
+
+# Made first on an engine of the test's own: on the host's, another suite
+# may have its proxies on the network.
+@test "an engine's first egress allocations, six at once in one state directory, make one egress network, and it outlives them" {
+	local i net pids=() allocs=()
+	e2_egress_networks | xargs -r env DOCKER_HOST="$E2" docker network rm >/dev/null
+	for i in 1 2 3 4 5 6; do
+		e2_egress_alloc >"$BATS_TEST_TMPDIR/a$i" 2>"$BATS_TEST_TMPDIR/e$i" &
+		pids+=($!)
+	done
+	for i in 1 2 3 4 5 6; do
+		wait "${pids[i - 1]}" || fail "ab-alloc $i: $(cat "$BATS_TEST_TMPDIR/e$i")"
+		allocs+=("$(cat "$BATS_TEST_TMPDIR/a$i")")
+	done
+	net=$(e2_egress_networks)
+	assert_equal "$(printf '%s\n' "$net" | wc -l)" 1
+	assert_regex "$(e2 docker network inspect "$net" --format '{{.Name}}')" "^agentbox-egress-$(e2 mark)-[0-9a-f]{32}\$"
+	for i in "${allocs[@]}"; do
+		assert_equal "$(e2_proxy_network "$i")" "$net"
+	done
+	for i in "${allocs[@]}"; do
+		DOCKER_HOST=$E2 run_exact 0 ab-clean "$i"
+		assert_equal "$(e2 objects "${i#alloc:}")" 0
+	done
+	assert_equal "$(e2_egress_networks)" "$net"
+}
+
+# No lock spans state directories: the first allocations of two at once
+# can each make one, each of a name of its own (the engine refuses to start
+# a container on a name two networks share).  Every allocation then joins
+# the lowest ID.
+@test "two egress networks of one engine: an allocation joins the lowest ID, and neither is touched" {
+	local before alloc made
+	[ -n "$(e2_egress_networks)" ] || {
+		alloc=$(e2_egress_alloc)
+		DOCKER_HOST=$E2 run_exact 0 ab-clean "$alloc"
+	}
+	made=$(e2_network_like "agentbox-egress-$(e2 mark)-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" false)
+	before=$(e2_egress_networks | sort)
+	assert_equal "$(printf '%s\n' "$before" | wc -l)" 2
+	alloc=$(e2_egress_alloc)
+	assert_equal "$(e2_proxy_network "$alloc")" "$(printf '%s\n' "$before" | head -n 1)"
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$alloc"
+	assert_equal "$(e2_egress_networks | sort)" "$before"
+	e2 docker network rm "$made" >/dev/null
+}
+
+@test "a network labelled as the egress network but not exactly it is never joined: ab-alloc makes its own, and leaves that one alone" {
+	local odd alloc
+	e2_egress_networks | xargs -r env DOCKER_HOST="$E2" docker network rm >/dev/null
+	# Inter-container traffic on: not the egress network.
+	odd=$(e2_network_like "agentbox-egress-$(e2 mark)-00000000000000000000000000000000" true)
+	alloc=$(e2_egress_alloc)
+	[ "$(e2_proxy_network "$alloc")" != "$odd" ]
+	assert_equal "$(e2 docker network inspect "$(e2_proxy_network "$alloc")" --format '{{json .Options}}')" \
+		'{"com.docker.network.bridge.enable_icc":"false"}'
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$alloc"
+	e2 docker network inspect "$odd" >/dev/null
+	e2 docker network rm "$odd" >/dev/null
+}
+
 @test "stopping the engines leaves the host's docker0 and packet filter as they were, and nothing of them" {
 	local dir ns pid
 	dir=$(ab_engine dir e2) ns=$(ab_engine ns e2) pid=$(ab_engine pid e2)
