@@ -176,7 +176,7 @@ demo-agents: all
 
 # Benchmarks (bench/RESULTS.md); gnuplot draws the charts, valgrind and
 # perf are there for profiling.
-BENCH_PACKAGES = gnuplot-nox valgrind linux-perf
+BENCH_PACKAGES = gnuplot-nox valgrind linux-perf strace
 bench: all
 	@sh sh/ensure-deps $(BENCH_PACKAGES)
 	@sh bench/all.sh

@@ -14,6 +14,7 @@ run() {	# NAME SCRIPT ARGS...
 	sh "$@" | tee "$out/$name.txt"
 }
 run task "$here/bench/task.sh" "${RUNS:-10}"
+run task-calls "$here/bench/task-calls.sh" "${RUNS:-7}"
 run agent-task "$here/bench/agent-task.sh" "${RUNS:-7}"
 run seed "$here/bench/seed.sh"
 run export "$here/bench/export.sh"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/egress-scale.sh [N]: N egress allocations at once on one engine
 # (default 100), made one after another: every proxy must be running and
-# validated, all on the state directory's one network; then all are cleaned
+# validated, all on the engine's one egress network; then all are cleaned
 # and nothing may be left.  Prints the time per allocation and the proxies'
 # total memory as the engine counts it.
 set -eu
@@ -30,7 +30,10 @@ t1=$(date +%s.%N)
 sid=$(cat "$AB_STATE_DIR/sid")
 running=$(docker ps -q --filter "label=org.agentbox.state=$sid" \
 	--filter label=org.agentbox.role=proxy | wc -l)
-nets=$(docker network ls -q --filter "label=org.agentbox.state=$sid" | wc -l)
+# shellcheck disable=SC2046 # one container ID a word
+nets=$(docker inspect --format '{{range .NetworkSettings.Networks}}{{.NetworkID}}{{end}}' \
+	$(docker ps -q --filter "label=org.agentbox.state=$sid" \
+	--filter label=org.agentbox.role=proxy) | sort -u | wc -l)
 # shellcheck disable=SC2046 # one container ID a word
 mem=$(docker stats --no-stream --format '{{.MemUsage}}' $(docker ps -q \
 	--filter "label=org.agentbox.state=$sid" \
