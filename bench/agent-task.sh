@@ -13,23 +13,14 @@
 # first figure).  Prints a line a round, then the medians.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$here/bin:$PATH
 runs=${1:-7}
-work=$(mktemp -d /tmp/ab-bench.XXXXXX)
-AB_STATE_DIR=$work/state
-export AB_STATE_DIR
-mkdir -m 0700 "$AB_STATE_DIR"
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
+bench_begin
 vpid=''
-cleanup() {
+bench_stop() {
 	[ -z "$vpid" ] || kill "$vpid" 2>/dev/null || true
-	ab-clean --sweep --all >/dev/null 2>&1 || true
-	for h in $(ab-image list 2>/dev/null | cut -d" " -f1); do
-		ab-image remove "$h" >/dev/null 2>&1 || true
-	done
-	rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 ca=$work/ca
 mkdir "$ca"

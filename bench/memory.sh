@@ -4,19 +4,9 @@
 # 100 and 100000), in KiB.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$here/bin:$PATH
-work=$(mktemp -d /tmp/ab-bench.XXXXXX)
-AB_STATE_DIR=$work/state
-export AB_STATE_DIR
-mkdir -m 0700 "$AB_STATE_DIR"
-cleanup() {
-	ab-clean --sweep --all >/dev/null 2>&1 || true
-	for h in $(ab-image list 2>/dev/null | cut -d" " -f1); do
-		ab-image remove "$h" >/dev/null 2>&1 || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
+bench_begin
 echo $(($(date +%s) + 3600)) >"$work/deadline"
 AB_DEADLINE=$work/deadline
 export AB_DEADLINE

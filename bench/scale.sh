@@ -5,19 +5,9 @@
 # time, failures, and whether any object of the state is left.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$here/bin:$PATH
-work=$(mktemp -d /tmp/ab-bench.XXXXXX)
-AB_STATE_DIR=$work/state
-export AB_STATE_DIR
-mkdir -m 0700 "$AB_STATE_DIR"
-cleanup() {
-	ab-clean --sweep --all >/dev/null 2>&1 || true
-	for h in $(ab-image list 2>/dev/null | cut -d" " -f1); do
-		ab-image remove "$h" >/dev/null 2>&1 || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
+bench_begin
 total=8
 
 now() { date +%s.%N; }

@@ -11,35 +11,14 @@
 # second run-task a round with AB_TIMING set.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$here/bin:$PATH
 runs=${1:-10}
-work=$(mktemp -d /tmp/ab-bench.XXXXXX)
-AB_STATE_DIR=$work/state
-export AB_STATE_DIR
-mkdir -m 0700 "$AB_STATE_DIR"
-cleanup() {
-	ab-clean --sweep --all >/dev/null 2>&1 || true
-	for h in $(ab-image list 2>/dev/null | cut -d" " -f1); do
-		ab-image remove "$h" >/dev/null 2>&1 || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+. "$here/bench/lib.sh"
+bench_begin
 
 now() { date +%s.%N; }
 
-git init -q "$work/repo"
-python3 - "$work/repo" <<'PY'
-import os, sys
-for i in range(100):
-    d = os.path.join(sys.argv[1], "d%d" % (i // 10))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%d.txt" % i), "w") as f:
-        f.write(("line %d\n" % i) * 20)
-PY
-git -C "$work/repo" add -A
-git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm base
-commit=$(git -C "$work/repo" rev-parse HEAD)
+bench_repo "$work/repo"
 img=$(ab-image build 2>/dev/null)
 digest=$(docker image inspect --format '{{.Id}}' "agentbox:${img#image:}")
 

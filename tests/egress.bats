@@ -573,21 +573,13 @@ engine_network() {
 # and the look-ups after it failed as ambiguous (engines.bats makes the
 # engine's first on an engine of its own: another suite may share this).
 @test "six allocations with egress made at once in one state directory share one network, and all work" {
-	local i pids=() allocs=()
-	for i in 1 2 3 4 5 6; do
-		ab-alloc --image "$AB_IMAGE" --egress "$(vendor_entry)" \
-			>"$BATS_TEST_TMPDIR/a$i" 2>"$BATS_TEST_TMPDIR/e$i" &
-		pids+=($!)
-	done
-	for i in 1 2 3 4 5 6; do
-		wait "${pids[i - 1]}" || fail "ab-alloc $i: $(cat "$BATS_TEST_TMPDIR/e$i")"
-		allocs+=("$(cat "$BATS_TEST_TMPDIR/a$i")")
-	done
+	local i
+	at_once 6 ab-alloc --image "$AB_IMAGE" --egress "$(vendor_entry)"
 	assert_equal "$(engine_network | wc -l)" 1
-	for i in "${allocs[@]}"; do
+	for i in "${AT_ONCE[@]}"; do
 		assert_equal "$(docker inspect "agentbox-${i#alloc:}-proxy" --format '{{range .NetworkSettings.Networks}}{{.NetworkID}}{{end}}')" "$(engine_network)"
 	done
-	for i in "${allocs[@]}"; do
+	for i in "${AT_ONCE[@]}"; do
 		run_exact 0 ab-clean "$i"
 	done
 	run egress_objects

@@ -381,23 +381,16 @@ e2_network_like() {
 # Made first on an engine of the test's own: on the host's, another suite
 # may have its proxies on the network.
 @test "an engine's first egress allocations, six at once in one state directory, make one egress network, and it outlives them" {
-	local i net pids=() allocs=()
+	local i net
 	e2_egress_networks | xargs -r env DOCKER_HOST="$E2" docker network rm >/dev/null
-	for i in 1 2 3 4 5 6; do
-		e2_egress_alloc >"$BATS_TEST_TMPDIR/a$i" 2>"$BATS_TEST_TMPDIR/e$i" &
-		pids+=($!)
-	done
-	for i in 1 2 3 4 5 6; do
-		wait "${pids[i - 1]}" || fail "ab-alloc $i: $(cat "$BATS_TEST_TMPDIR/e$i")"
-		allocs+=("$(cat "$BATS_TEST_TMPDIR/a$i")")
-	done
+	at_once 6 e2_egress_alloc
 	net=$(e2_egress_networks)
 	assert_equal "$(printf '%s\n' "$net" | wc -l)" 1
 	assert_regex "$(e2 docker network inspect "$net" --format '{{.Name}}')" "^agentbox-egress-$(e2 mark)-[0-9a-f]{32}\$"
-	for i in "${allocs[@]}"; do
+	for i in "${AT_ONCE[@]}"; do
 		assert_equal "$(e2_proxy_network "$i")" "$net"
 	done
-	for i in "${allocs[@]}"; do
+	for i in "${AT_ONCE[@]}"; do
 		DOCKER_HOST=$E2 run_exact 0 ab-clean "$i"
 		assert_equal "$(e2 objects "${i#alloc:}")" 0
 	done

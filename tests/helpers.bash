@@ -193,6 +193,26 @@ assert_one_error_line() {
 	esac
 }
 
+# at_once N CMD...: CMD run N times at once; each one's stdout, in
+# order, into the array AT_ONCE; fails naming the first that failed and
+# its stderr.
+at_once() {
+	local n=$1 i pids=()
+	shift
+	for i in $(seq 1 "$n"); do
+		"$@" >"$BATS_TEST_TMPDIR/once.$i" 2>"$BATS_TEST_TMPDIR/once.$i.err" &
+		pids+=($!)
+	done
+	AT_ONCE=()
+	for i in $(seq 1 "$n"); do
+		wait "${pids[i - 1]}" || {
+			echo "run $i of $n failed: $*: $(cat "$BATS_TEST_TMPDIR/once.$i.err")" >&2
+			return 1
+		}
+		AT_ONCE+=("$(cat "$BATS_TEST_TMPDIR/once.$i")")
+	done
+}
+
 # Waits until process $1 is stopped (an AB_TEST_PAUSE point).
 ab_wait_stopped() {
 	local pid=$1 i state
