@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "git.h"
-#include "gitstage.h"
 #include "pathcheck.h"
 
 /* Pack windows count as RSS: keep them small (DESIGN.md). */
@@ -439,4 +438,75 @@ void ab_git_reader_close(struct ab_git_reader *r)
 	git_odb_free(r->odb);
 	git_repository_free(r->repo);
 	free(r);
+}
+
+/* --- big blobs, as streams ------------------------------------------ */
+
+int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
+    const unsigned char id[20], struct ab_err *err)
+{
+	char head[64];
+	git_object_t type;
+	git_oid oid;
+	size_t len;
+	int n;
+
+	memset(b, 0, sizeof *b);
+	memcpy(oid.id, id, 20);
+	memcpy(b->id, id, 20);
+	if (git_odb_open_rstream(&b->st, &len, &type, odb, &oid) < 0) {
+		git_error_clear();
+		b->st = NULL;
+		return 0;
+	}
+	if (type != GIT_OBJECT_BLOB) {
+		ab_git_bstream_close(b);
+		return ab_fail(err, AB_EREFUSED, "a tree names a non-blob");
+	}
+	if (ab_sha1_init(&b->sha, err) < 0) {
+		ab_git_bstream_close(b);
+		return -1;
+	}
+	b->size = len;
+	n = snprintf(head, sizeof head, "blob %zu", len);
+	ab_sha1_add(&b->sha, head, (size_t)n + 1);
+	return 1;
+}
+
+long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
+    struct ab_err *err)
+{
+	char hex[41];
+	git_oid oid;
+	int k;
+
+	if (n > b->size - b->pos)
+		n = b->size - b->pos;
+	if (n == 0)
+		return 0;
+	if (n > 1 << 20)
+		n = 1 << 20;
+	k = git_odb_stream_read(b->st, p, n);
+	if (k < 0)
+		return ab_git_fail(err, AB_EENGINE, "cannot read a blob");
+	if (k == 0)
+		return ab_fail(err, AB_EREFUSED, "a blob is shorter than its "
+		    "header says");
+	ab_sha1_add(&b->sha, p, (size_t)k);
+	b->pos += (size_t)k;
+	if (b->pos == b->size && !ab_sha1_is(&b->sha, b->id)) {
+		memcpy(oid.id, b->id, 20);
+		git_oid_tostr(hex, sizeof hex, &oid);
+		return ab_fail(err, AB_EREFUSED, "blob %s of the source does "
+		    "not match its name: the repository is damaged", hex);
+	}
+	return k;
+}
+
+void ab_git_bstream_close(struct ab_git_bstream *b)
+{
+	if (b->st != NULL)
+		git_odb_stream_free(b->st);
+	b->st = NULL;
+	ab_sha1_free(&b->sha);
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "hash.h"
 
 enum ab_git_type { AB_GIT_FILE, AB_GIT_DIR, AB_GIT_LINK, AB_GIT_GITLINK };
 
@@ -83,5 +84,28 @@ int ab_git_reader_whole(const struct ab_git_reader *r, const void **p,
 int ab_git_reader_share(const struct ab_git_reader *r, void **ref);
 void ab_git_blob_release(void *ref);
 void ab_git_reader_close(struct ab_git_reader *r);
+
+/* A blob above this is read as a stream and staged loose (gitstage.h). */
+#define AB_GIT_BIG (1024 * 1024)
+
+/* A big blob read as a stream, for memory that stays flat: libgit2 streams
+ * loose objects only, and does not hash a stream, so it is hashed here;
+ * the last byte is handed out only if the whole matches the name. */
+struct git_odb;
+struct git_odb_stream;
+struct ab_git_bstream {
+	struct git_odb_stream *st;
+	struct ab_sha1 sha;
+	unsigned char id[20];
+	size_t size, pos;
+};
+
+/* 1: open; 0: not streamable (a packed object: read it whole); -1. */
+int ab_git_bstream_open(struct ab_git_bstream *b, struct git_odb *odb,
+    const unsigned char id[20], struct ab_err *err);
+/* Bytes read, 0 at the end, -1 on failure or a mismatch. */
+long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
+    struct ab_err *err);
+void ab_git_bstream_close(struct ab_git_bstream *b);
 
 #endif
