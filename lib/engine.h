@@ -108,7 +108,9 @@ void ab_engine_close(struct ab_engine *e);
 void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms);
 
 /* A cleanup step inside a tool: calls get a budget of their own until
- * ab_engine_budget_end puts the deadline that was in force back. */
+ * ab_engine_budget_end puts the deadline that was in force back;
+ * AB_CLEANUP_MS is the one such steps take. */
+#define AB_CLEANUP_MS 15000
 struct ab_budget {
 	struct ab_deadline dl;
 	int cleanup;

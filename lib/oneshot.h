@@ -8,8 +8,6 @@
 #include "err.h"
 #include "lockdown.h"
 
-#define AB_CLEANUP_MS 15000
-
 struct ab_oneshot {
 	struct ab_buf out, err;	/* bounded */
 	long long status;	/* the container's exit status */

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "json.h"
-#include "oneshot.h"
 #include "owned.h"
 
 struct kind_api {
