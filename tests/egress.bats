@@ -117,12 +117,15 @@ agent_start() {
 	ab-run "$ctr" >"$BATS_TEST_TMPDIR/run.out" 2>"$BATS_TEST_TMPDIR/run.err" &
 	RUN_PID=$!
 	# Running is not enough: the probe checks the relay first.  The
-	# agent's own loop (its sleep) runs once the probe has passed.
+	# agent's own loop (its sleep) runs once the probe has passed: a
+	# process that is `sleep 0.1` itself, not the probe, whose arguments
+	# hold the agent's command (seen under make asan: the proxy killed
+	# while the probe still checked the relay).
 	for _ in $(seq 1 200); do
 		ctr=$(docker ps -q --filter "label=org.agentbox.alloc=$AID" \
 			--filter label=org.agentbox.role=agent)
 		[ -n "$ctr" ] && docker top "$ctr" 2>/dev/null |
-			grep -q 'sleep 0.1' && return 0
+			grep -qE ' sleep 0\.1$' && return 0
 		sleep 0.1
 	done
 	return 1
