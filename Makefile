@@ -111,7 +111,7 @@ $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libagentbox.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
 

@@ -13,15 +13,7 @@
 
 #include "appserver.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
+#include "tap.h"
 
 /* /work holds a file, a directory, and a symbolic link to it. */
 static int fake_lstat(const char *path, struct stat *st)

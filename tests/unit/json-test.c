@@ -10,15 +10,7 @@
 
 #include "json.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
+#include "tap.h"
 
 static int parses(const char *text, size_t len)
 {

@@ -127,15 +127,7 @@ static const struct dcase dcases[] = {
 /* The checks in test_limits, test_misc. */
 #define NEXTRA 9
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
+#include "tap.h"
 
 /* A printable version of s for a test description. */
 static const char *show(const char *s, char *buf, size_t size)

@@ -9,15 +9,7 @@
 
 #include "progress.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
+#include "tap.h"
 
 /* IN (a C string) as it would be shown, with the secrets given so far. */
 static const char *clean(const struct ab_progress *p, const char *in)

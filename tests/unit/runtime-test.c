@@ -7,15 +7,7 @@
 
 #include "runtime.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
+#include "tap.h"
 
 /* /info's Runtimes with runtime "x" registered at PATH with ARGS (a JSON
  * array's inside, or NULL for no runtimeArgs at all). */

@@ -6,15 +6,7 @@
 
 #include "tally.h"
 
-static int ntest, nfail;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
+#include "tap.h"
 
 /* The run's share of END since BEGIN, as JSON text (static). */
 static const char *diff(const struct ab_tally *end,
