@@ -28,14 +28,21 @@ struct xp {
 	char *chunk;
 	char **dirs, **refused, **links, **targets;
 	size_t ndirs, nrefused, nlinks, cap_dirs, cap_refused, cap_links;
-	/* Files over max_file, and the directories that hold them. */
-	char **big, **split;
-	size_t nbig, nsplit, cap_big, cap_split;
-	/* What comes before the archive's names: NULL for all of /work. */
-	const char *prefix;
+	/* What is named left out; files not read for their own size (big)
+	 * or for the sum of sizes (crowd); the directories read entry by
+	 * entry around them; the entries whose names only their folder's
+	 * archive carries whole. */
+	char **named, **big, **crowd, **split, **defer;
+	size_t nnamed, nbig, ncrowd, nsplit, ndefer, cap_named, cap_big,
+	    cap_crowd, cap_split, cap_defer;
+	struct ab_worklist w;
+	/* What comes before the archive's names, the last component of the
+	 * path asked for, and the names wanted of it (NULL: all). */
+	const char *prefix, *top, *want;
 	long long budget;	/* archive bytes still allowed */
 	long long big_at;	/* a file over this many bytes is big */
 	int left_out;
+	int oom;		/* a name could not be kept */
 };
 
 /* -- Small lists of paths. */
@@ -75,20 +82,20 @@ static int under(const char *path, const char *dir)
 
 /* What is left out is named once; what lies under it is passed over,
  * and a directory it leaves empty is not named again. */
-static void skip(struct xp *x, const char *path, const char *why)
-{
-	x->left_out++;
-	if (x->o->skipped != NULL)
-		x->o->skipped(path, why);
-	push(&x->refused, &x->nrefused, &x->cap_refused, path);
-}
-
-/* A file left out: nothing lies under it. */
 static void skip_file(struct xp *x, const char *path, const char *why)
 {
 	x->left_out++;
 	if (x->o->skipped != NULL)
 		x->o->skipped(path, why);
+	if (push(&x->named, &x->nnamed, &x->cap_named, path) < 0)
+		x->oom = 1;
+}
+
+static void skip(struct xp *x, const char *path, const char *why)
+{
+	skip_file(x, path, why);
+	if (push(&x->refused, &x->nrefused, &x->cap_refused, path) < 0)
+		x->oom = 1;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -107,6 +114,16 @@ static int refused_over(const struct xp *x, const char *path)
 
 	for (i = 0; i < x->nrefused; i++)
 		if (under(path, x->refused[i]))
+			return 1;
+	return 0;
+}
+
+static int refused_at(const struct xp *x, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < x->nrefused; i++)
+		if (strcmp(path, x->refused[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -211,21 +228,62 @@ static const char *rel_path(struct xp *x, const char *name, char *buf,
 	return buf;
 }
 
+/* Go's JSON makes each byte that is not part of valid UTF-8 into
+ * U+FFFD: the engine names an archive's top entry so. */
+static void as_engine_names(const char *in, char *out, size_t cap)
+{
+	size_t i = 0, o = 0, n, len = strlen(in);
+
+	while (i < len && o + 4 < cap) {
+		for (n = len - i < 4 ? len - i : 4; n > 0 &&
+		    !ab_json_text_ok(in + i, n); n--)
+			;
+		if (n > 0) {
+			memcpy(out + o, in + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	out[o] = '\0';
+}
+
+/* The archive of one path names its entries from that path's last
+ * component on, as the engine's stat names it: put back as listed. */
+static int archive_name(struct xp *x, const char *name, char *full,
+    size_t cap, struct ab_err *err)
+{
+	char seen[4 * AB_PATHCHECK_NAME_MAX + 8];
+	size_t n = strcspn(name, "/");
+
+	if (x->prefix == NULL) {
+		snprintf(full, cap, "%s", name);
+		return 0;
+	}
+	as_engine_names(x->top, seen, sizeof seen);
+	if ((strlen(x->top) != n || strncmp(name, x->top, n) != 0) &&
+	    (strlen(seen) != n || strncmp(name, seen, n) != 0))
+		return ab_fail(err, AB_EREFUSED, "the engine's archive of one "
+		    "entry of /work named another");
+	snprintf(full, cap, "work/%s%s%s", x->prefix, x->top, name + n);
+	return 0;
+}
+
 static int entry(struct xp *x, const struct ab_tarread_entry *ent,
     struct ab_err *err)
 {
-	char buf[AB_PATHCHECK_PATH_MAX + 8];
+	char buf[2 * AB_PATHCHECK_PATH_MAX + 16];
+	char full[2 * AB_PATHCHECK_PATH_MAX + 16];
 	const char *path;
 	struct ab_err why;
 
-	char full[2 * AB_PATHCHECK_PATH_MAX + 16];
-	const char *name = ent->path;
-
-	if (x->prefix != NULL) {
-		snprintf(full, sizeof full, "work/%s%s", x->prefix, ent->path);
-		name = full;
-	}
-	if ((path = rel_path(x, name, buf, sizeof buf)) == NULL)
+	if (archive_name(x, ent->path, full, sizeof full, err) < 0)
+		return -1;
+	if ((path = rel_path(x, full, buf, sizeof buf)) == NULL ||
+	    (x->want != NULL && strcmp(path, x->want) != 0))
 		return 0;
 	if (ab_path_check(path, &why) < 0)
 		return skip(x, path, why.msg), 0;
@@ -358,31 +416,39 @@ static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
 	return rc;
 }
 
-static void unarchivable(void *ctx, const char *path, const char *why);
-
-/* One archive of REL under /work ("" for /work itself): the engine
- * names its entries from REL's last component on. */
+/* One archive of REL under /work ("" for /work itself), all of it or
+ * only the entry WANT. */
 static int read_archive(struct xp *x, struct ab_engine *e,
-    const struct ab_alloc *a, const char *rel, struct ab_err *err)
+    const struct ab_alloc *a, const char *rel, const char *want,
+    struct ab_err *err)
 {
 	const struct ab_tarread_entry *ent;
-	char prefix[AB_PATHCHECK_PATH_MAX + 2] = "", *slash;
+	char prefix[AB_PATHCHECK_PATH_MAX + 2] = "";
+	const char *slash = strrchr(rel, '/');
 	struct ab_buf url;
 	int rc = -1;
 
 	ab_buf_init(&url, 0);
-	if (rel[0] != '\0' && (slash = strrchr(rel, '/')) != NULL)
+	if (slash != NULL)
 		snprintf(prefix, sizeof prefix, "%.*s/", (int)(slash - rel), rel);
 	x->prefix = rel[0] != '\0' ? prefix : NULL;
+	x->top = slash != NULL ? slash + 1 : rel;
+	x->want = want;
 	if (ab_buf_addf(&url, "/containers/%s/archive?path=", a->keeper_id) < 0 ||
 	    ab_url_escape(&url, "/work") < 0 || (rel[0] != '\0' &&
 	    (ab_url_escape(&url, "/") < 0 || ab_url_escape(&url, rel) < 0))) {
 		ab_fail(err, AB_EENGINE, "out of memory");
 		goto out;
 	}
-	if (ab_tarread_open(&x->tr, e, url.data, x->budget, "read /work back",
-	    err) < 0)
+	/* An entry the engine does not have is not carried: the listing's
+	 * account names it (account()). */
+	if (ab_tarread_open_if(&x->tr, e, url.data, x->budget,
+	    "read /work back", err) < 0)
 		goto out;
+	if (x->tr == NULL) {
+		rc = 0;
+		goto out;
+	}
 	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
 		if (ab_cancel_check("ab-export finished", err) < 0 ||
 		    entry(x, ent, err) < 0) {
@@ -393,59 +459,183 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 	ab_tarread_close(x->tr);
 	x->tr = NULL;
 out:
-	x->prefix = NULL;
+	x->prefix = x->top = x->want = NULL;
 	ab_buf_free(&url);
 	return rc;
 }
 
-/* The directories above a file over the size: read child by child. */
-static int split_dirs(struct xp *x)
+static int sort_uniq(char **v, size_t *n)
 {
-	char *p, *slash;
-	size_t i, j, n = x->nbig;
+	size_t i, j;
 
-	for (i = 0; i < n; i++)
-		for (p = x->big[i]; (slash = strchr(p, '/')) != NULL;
-		    p = slash + 1) {
-			*slash = '\0';
-			j = x->nsplit;
-			if ((j == 0 || strcmp(x->split[j - 1], x->big[i]) != 0) &&
-			    push(&x->split, &x->nsplit, &x->cap_split,
-			    x->big[i]) < 0) {
-				*slash = '/';
-				return -1;
-			}
-			*slash = '/';
-		}
-	if (x->nsplit > 0)
-		qsort(x->split, x->nsplit, sizeof *x->split, cmp_str);
-	for (i = j = 0; i < x->nsplit; i++)
-		if (j > 0 && strcmp(x->split[j - 1], x->split[i]) == 0)
-			free(x->split[i]);
+	if (*n > 0)
+		qsort(v, *n, sizeof *v, cmp_str);
+	for (i = j = 0; i < *n; i++)
+		if (j > 0 && strcmp(v[j - 1], v[i]) == 0)
+			free(v[i]);
 		else
-			x->split[j++] = x->split[i];
-	x->nsplit = j;
+			v[j++] = v[i];
+	*n = j;
 	return 0;
 }
 
-/* First pass: sockets are named, files over the size kept aside. */
-static int first_pass(struct xp *x, struct ab_worklist *w, struct ab_err *err)
+/* The directories above a file not read: read child by child. */
+static int split_dirs(struct xp *x)
 {
-	enum ab_work_kind k;
-	const char *p;
-	int rc;
+	char *p, *slash;
+	char **v;
+	size_t i, k;
 
-	while ((rc = ab_worklist_next(w, &p, &k, err)) == 1)
-		if (k == AB_WORK_SOCKET)
-			skip(x, p, "a socket: the engine's archive cannot carry "
-			    "it");
-		else if (k == AB_WORK_BIG &&
-		    push(&x->big, &x->nbig, &x->cap_big, p) < 0)
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < (k ? x->ncrowd : x->nbig); i++) {
+			v = k ? x->crowd : x->big;
+			for (p = v[i]; (slash = strchr(p, '/')) != NULL;
+			    p = slash + 1) {
+				*slash = '\0';
+				if (push(&x->split, &x->nsplit, &x->cap_split,
+				    v[i]) < 0) {
+					*slash = '/';
+					return -1;
+				}
+				*slash = '/';
+			}
+		}
+	sort_uniq(x->big, &x->nbig);
+	sort_uniq(x->crowd, &x->ncrowd);
+	return sort_uniq(x->split, &x->nsplit);
+}
+
+/* 1 when PATH is read by an archive of its own, its parent being split
+ * ("" is split as soon as anything is not read). */
+static int around(const struct xp *x, const char *path)
+{
+	char parent[AB_PATHCHECK_PATH_MAX + 1];
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return x->nbig + x->ncrowd > 0;
+	snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+	return has(x->split, x->nsplit, parent);
+}
+
+static const char *last(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
+/* A directory read around whose name the engine cannot carry in a
+ * request of its own is split too: its entries are asked for by a path
+ * the engine resolves byte for byte.  find lists a directory before
+ * what it holds, so one pass sees each parent split first. */
+static int split_unnamed(struct xp *x)
+{
+	const struct ab_work_entry *we;
+	size_t i;
+
+	for (i = 0; i < x->w.n; i++) {
+		we = &x->w.v[i];
+		if (we->kind != AB_WORK_DIR || !around(x, we->path) ||
+		    ab_json_text_ok(last(we->path), strlen(last(we->path))) ||
+		    has(x->split, x->nsplit, we->path))
+			continue;
+		if (push(&x->split, &x->nsplit, &x->cap_split, we->path) < 0)
+			return -1;
+		sort_uniq(x->split, &x->nsplit);
+	}
+	return 0;
+}
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+	const struct ab_work_entry *const *p = a, *const *q = b;
+
+	return (*p)->size < (*q)->size ? 1 : (*p)->size > (*q)->size ? -1 : 0;
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct ab_work_entry *const *p = a, *const *q = b;
+
+	return (*p)->ino < (*q)->ino ? -1 : (*p)->ino > (*q)->ino;
+}
+
+/* The bytes of files not read for their own size, a file of several
+ * links counted once: the archive carries its bytes once. */
+static long long sum_sizes(const struct ab_work_entry **v, size_t n)
+{
+	const struct ab_work_entry **l;
+	long long sum = 0;
+	size_t i, k = 0;
+
+	if ((l = malloc((n + 1) * sizeof *l)) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (v[i]->ino != 0)
+			l[k++] = v[i];
+		else
+			sum += v[i]->size;
+	if (k > 0)
+		qsort(l, k, sizeof *l, cmp_ino);
+	for (i = 0; i < k; i++)
+		if (i == 0 || l[i]->ino != l[i - 1]->ino)
+			sum += l[i]->size;
+	free(l);
+	return sum;
+}
+
+/* Files under the size whose bytes together pass what /work can hold
+ * are holes too: the largest are left out, a size at a time, until the
+ * rest fits. */
+static int crowd_out(struct xp *x, const struct ab_alloc *a)
+{
+	const struct ab_work_entry **v;
+	long long fs = a->vol[AB_VOL_TASK].bytes, sum;
+	size_t i, n = 0, j;
+	int rc = -1;
+
+	if ((v = malloc((x->w.n + 1) * sizeof *v)) == NULL)
+		return -1;
+	for (i = 0; i < x->w.n; i++)
+		if (x->w.v[i].kind == AB_WORK_FILE && x->w.v[i].size <= x->big_at)
+			v[n++] = &x->w.v[i];
+	qsort(v, n, sizeof *v, cmp_size_desc);
+	for (i = 0; i < n; i = j) {
+		if ((sum = sum_sizes(v + i, n - i)) < 0)
+			goto out;
+		if (sum <= fs)
+			break;
+		for (j = i; j < n && v[j]->size == v[i]->size; j++)
+			if (push(&x->crowd, &x->ncrowd, &x->cap_crowd,
+			    v[j]->path) < 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	free(v);
+	return rc;
+}
+
+/* Sockets are named, files over the size kept aside, then those too
+ * many bytes of holes together. */
+static int first_pass(struct xp *x, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	const struct ab_work_entry *we;
+	size_t i;
+
+	for (i = 0; i < x->w.n; i++) {
+		we = &x->w.v[i];
+		if (we->kind == AB_WORK_SOCKET)
+			skip(x, we->path, "a socket: the engine's archive cannot "
+			    "carry it");
+		else if (we->kind == AB_WORK_FILE && we->size > x->big_at &&
+		    push(&x->big, &x->nbig, &x->cap_big, we->path) < 0)
 			return ab_fail(err, AB_EENGINE, "out of memory");
-	if (rc < 0 || split_dirs(x) < 0)
-		return rc < 0 ? -1 : ab_fail(err, AB_EENGINE, "out of memory");
-	if (x->nbig > 0)
-		qsort(x->big, x->nbig, sizeof *x->big, cmp_str);
+	}
+	if (crowd_out(x, a) < 0 || split_dirs(x) < 0 || split_unnamed(x) < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
 	return 0;
 }
 
@@ -460,10 +650,10 @@ static long long big_size(const struct xp *x, const struct ab_alloc *a)
 
 /* A directory above a big file that fails the path checks is refused
  * whole, as the archive of /work would have it. */
-static void name_big(struct xp *x)
+static void name_big(struct xp *x, const struct ab_alloc *a)
 {
 	struct ab_err why;
-	char what[160], size[32];
+	char what[160], crowd[200], size[32];
 	size_t i;
 
 	for (i = 0; i < x->nsplit; i++)
@@ -477,64 +667,205 @@ static void name_big(struct xp *x)
 	else
 		snprintf(what, sizeof what, "larger than /work can hold (%s): "
 		    "holes, its bytes were not read", size);
+	ab_human_size(a->vol[AB_VOL_TASK].bytes, size, sizeof size);
+	snprintf(crowd, sizeof crowd, "among the largest files, which "
+	    "together pass what /work can hold (%s): holes, its bytes were "
+	    "not read", size);
 	for (i = 0; i < x->nbig; i++)
 		if (!refused_over(x, x->big[i]))
 			skip_file(x, x->big[i], what);
+	for (i = 0; i < x->ncrowd; i++)
+		if (!refused_over(x, x->crowd[i]))
+			skip_file(x, x->crowd[i], crowd);
 }
 
-/* Every path whose parent holds a big file, but the big files and the
- * parents themselves, is read as an archive of its own. */
+/* Every path whose parent holds a file not read, but those files and
+ * the parents themselves, is read as an archive of its own; one whose
+ * name the engine would rename waits for its folder's archive. */
 static int read_around(struct xp *x, struct ab_engine *e,
-    const struct ab_alloc *a, struct ab_worklist *w, struct ab_err *err)
+    const struct ab_alloc *a, struct ab_err *err)
 {
-	char parent[AB_PATHCHECK_PATH_MAX + 1], *slash;
-	enum ab_work_kind k;
-	const char *p;
-	int rc;
+	const struct ab_work_entry *we;
+	size_t i;
 
-	ab_worklist_rewind(w);
-	while ((rc = ab_worklist_next(w, &p, &k, err)) == 1) {
-		if (k != AB_WORK_ENTRY || has(x->split, x->nsplit, p) ||
-		    refused_over(x, p))
+	for (i = 0; i < x->w.n; i++) {
+		we = &x->w.v[i];
+		if (we->kind == AB_WORK_SOCKET || !around(x, we->path) ||
+		    has(x->split, x->nsplit, we->path) ||
+		    has(x->big, x->nbig, we->path) ||
+		    has(x->crowd, x->ncrowd, we->path) ||
+		    refused_over(x, we->path) || refused_at(x, we->path))
 			continue;
-		snprintf(parent, sizeof parent, "%s", p);
-		if ((slash = strrchr(parent, '/')) != NULL)
-			*slash = '\0';
-		if ((slash == NULL || has(x->split, x->nsplit, parent)) &&
-		    read_archive(x, e, a, p, err) < 0)
+		if (!ab_json_text_ok(last(we->path), strlen(last(we->path)))) {
+			if (push(&x->defer, &x->ndefer, &x->cap_defer,
+			    we->path) < 0)
+				return ab_fail(err, AB_EENGINE, "out of memory");
+		} else if (read_archive(x, e, a, we->path, NULL, err) < 0)
 			return -1;
 	}
-	return rc;
+	return 0;
+}
+
+/* What the archive of DIR costs: every file's bytes under it, and
+ * a header each entry. */
+static long long cost_of(const struct xp *x, const struct ab_alloc *a,
+    const char *dir)
+{
+	/* The archive of /work carries /work/.git too. */
+	long long sum = dir[0] == '\0' ? a->vol[AB_VOL_GIT].bytes : 0;
+	size_t i;
+
+	for (i = 0; i < x->w.n; i++)
+		if (dir[0] == '\0' || under(x->w.v[i].path, dir))
+			sum += x->w.v[i].size + TAR_PER_ENTRY;
+	return sum;
+}
+
+/* The entries whose names only their folder's archive carries whole:
+ * that archive, read for them alone, when it fits what is left to
+ * read; named otherwise. */
+static int read_deferred(struct xp *x, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	char dir[AB_PATHCHECK_PATH_MAX + 1], size[32], why[200];
+	const char *slash;
+	size_t i;
+
+	sort_uniq(x->defer, &x->ndefer);
+	for (i = 0; i < x->ndefer; i++) {
+		slash = strrchr(x->defer[i], '/');
+		snprintf(dir, sizeof dir, "%.*s", slash != NULL ?
+		    (int)(slash - x->defer[i]) : 0, x->defer[i]);
+		if (cost_of(x, a, dir) <= x->budget) {
+			if (read_archive(x, e, a, dir, x->defer[i], err) < 0)
+				return -1;
+			continue;
+		}
+		ab_human_size(x->budget, size, sizeof size);
+		snprintf(why, sizeof why, "its name is not UTF-8, which the "
+		    "engine's archive carries only with its folder, and that "
+		    "folder holds more than is left to read (%s)", size);
+		skip(x, x->defer[i], why);
+	}
+	return 0;
+}
+
+static void unarchivable(void *ctx, const char *path, const char *why)
+{
+	skip(ctx, path, why);
 }
 
 static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
-	struct ab_worklist w;
-	int rc;
-
 	x->budget = a->vol[AB_VOL_TASK].bytes + a->vol[AB_VOL_GIT].bytes +
 	    (a->vol[AB_VOL_TASK].inodes + a->vol[AB_VOL_GIT].inodes) *
 	    TAR_PER_ENTRY + (1LL << 20);
 	x->big_at = big_size(x, a);
-	if (ab_worklist_open(&w, s, e, a, x->big_at, unarchivable, x,
-	    err) < 0)
+	if (ab_worklist_open(&x->w, s, e, a, unarchivable, x, err) < 0 ||
+	    first_pass(x, a, err) < 0)
 		return -1;
-	rc = first_pass(x, &w, err);
-	if (rc == 0 && x->nbig == 0)
-		rc = read_archive(x, e, a, "", err);
-	else if (rc == 0) {
-		name_big(x);
-		rc = read_around(x, e, a, &w, err);
-	}
-	ab_worklist_close(&w);
-	return rc;
+	if (x->nbig + x->ncrowd == 0)
+		return read_archive(x, e, a, "", NULL, err);
+	name_big(x, a);
+	if (read_around(x, e, a, err) < 0)
+		return -1;
+	return read_deferred(x, e, a, err);
 }
 
-/* What the archive could not carry is left out like the rest. */
-static void unarchivable(void *ctx, const char *path, const char *why)
+/* -- Every entry of the listing accounted for. */
+
+static int accounted(struct xp *x, const struct ab_work_entry *we)
 {
-	skip(ctx, path, why);
+	if (refused_over(x, we->path) || has(x->named, x->nnamed, we->path))
+		return 1;
+	if (we->kind == AB_WORK_DIR)
+		return has(x->split, x->nsplit, we->path) ||
+		    has(x->dirs, x->ndirs, we->path);
+	return git_index_get_bypath(x->idx, we->path, 0) != NULL;
+}
+
+/* An entry listed that no archive carried is named, never taken for a
+ * deletion: the commit's version stands (restore_named). */
+static int account(struct xp *x, struct ab_err *err)
+{
+	const char **lost;
+	size_t i, n = 0;
+
+	sort_uniq(x->named, &x->nnamed);
+	sort_uniq(x->dirs, &x->ndirs);
+	if ((lost = malloc((x->w.n + 1) * sizeof *lost)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	for (i = 0; i < x->w.n; i++)
+		if (!accounted(x, &x->w.v[i]))
+			lost[n++] = x->w.v[i].path;
+	for (i = 0; i < n; i++)
+		skip(x, lost[i], "listed in /work, but the engine's archive did "
+		    "not carry it");
+	free(lost);
+	sort_uniq(x->named, &x->nnamed);
+	return x->oom ? ab_fail(err, AB_EENGINE, "out of memory") : 0;
+}
+
+struct restore {
+	struct xp *x;
+	const char *at;
+	int failed;
+};
+
+static int restore_one(struct xp *x, const char *path,
+    const git_tree_entry *te)
+{
+	git_filemode_t m = git_tree_entry_filemode(te);
+	struct ab_err err;
+
+	if (m == GIT_FILEMODE_TREE ||
+	    git_index_get_bypath(x->idx, path, 0) != NULL || has_under(x, path))
+		return 0;
+	return add_entry(x, path, m, git_tree_entry_id(te), 0, &err);
+}
+
+static int restore_cb(const char *root, const git_tree_entry *te, void *ctx)
+{
+	struct restore *r = ctx;
+	char path[3 * AB_PATHCHECK_PATH_MAX + 8];
+
+	snprintf(path, sizeof path, "%s/%s%s", r->at, root,
+	    git_tree_entry_name(te));
+	if (restore_one(r->x, path, te) < 0)
+		r->failed = 1;
+	return 0;
+}
+
+/* What is named left out stays as the commit has it: the patch and the
+ * bundle change nothing at or under its path. */
+static int restore_named(struct xp *x, git_tree *base, struct ab_err *err)
+{
+	struct restore r = { x, NULL, 0 };
+	git_tree_entry *te;
+	git_tree *sub;
+	size_t i;
+
+	for (i = 0; i < x->nnamed && !r.failed; i++) {
+		if (git_tree_entry_bypath(&te, base, x->named[i]) < 0)
+			continue;
+		r.at = x->named[i];
+		if (git_tree_entry_type(te) != GIT_OBJECT_TREE) {
+			if (restore_one(x, x->named[i], te) < 0)
+				r.failed = 1;
+		} else if (git_tree_lookup(&sub, x->repo,
+		    git_tree_entry_id(te)) < 0) {
+			r.failed = 1;
+		} else {
+			if (git_tree_walk(sub, GIT_TREEWALK_PRE, restore_cb,
+			    &r) < 0)
+				r.failed = 1;
+			git_tree_free(sub);
+		}
+		git_tree_entry_free(te);
+	}
+	return r.failed ? ab_git_fail(err, AB_EENGINE, "cannot keep the "
+	    "commit's version of what was left out") : 0;
 }
 
 static int finish(struct xp *x, git_commit *base, char *tree_hex,
@@ -548,6 +879,8 @@ static int finish(struct xp *x, git_commit *base, char *tree_hex,
 	chained_links(x);
 	if (git_commit_tree(&g.base, base) < 0)
 		return ab_git_fail(err, AB_EENGINE, "cannot read the commit");
+	if (account(x, err) < 0 || restore_named(x, g.base, err) < 0)
+		goto out;
 	if (git_tree_walk(g.base, GIT_TREEWALK_PRE, gitlink_cb, &g) < 0 ||
 	    g.failed) {
 		ab_git_fail(err, AB_EENGINE, "cannot carry the gitlinks over");
@@ -585,8 +918,12 @@ static void xp_free(struct xp *x)
 	free_list(x->refused, x->nrefused);
 	free_list(x->links, x->nlinks);
 	free_list(x->targets, x->nlinks);
+	free_list(x->named, x->nnamed);
 	free_list(x->big, x->nbig);
+	free_list(x->crowd, x->ncrowd);
 	free_list(x->split, x->nsplit);
+	free_list(x->defer, x->ndefer);
+	ab_worklist_close(&x->w);
 }
 
 int ab_export(struct ab_state *s, struct ab_engine *e,

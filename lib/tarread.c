@@ -373,8 +373,9 @@ int ab_tarread_open_mem(struct ab_tarread **tp, const void *p, size_t n,
 	return -1;
 }
 
-int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, struct ab_err *err)
+static int open_get(struct ab_tarread **tp, struct ab_engine *e,
+    const char *path, long long max, const char *what, int if_there,
+    struct ab_err *err)
 {
 	struct ab_tarread *t;
 
@@ -383,6 +384,11 @@ int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
 	if (ab_stream_open(e, &t->s, "GET", path, on_bytes, t, what, err) == 0) {
 		if (t->s.status == 200)
 			return 0;
+		if (t->s.status == 404 && if_there) {
+			ab_tarread_close(t);
+			*tp = NULL;
+			return 0;
+		}
 		ab_fail(err, t->s.status == 404 ? AB_EREFUSED : AB_EENGINE,
 		    "%s: engine said %ld", what, t->s.status);
 	}
@@ -390,6 +396,18 @@ int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
 	ab_tarread_close(t);
 	*tp = NULL;
 	return -1;
+}
+
+int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
+    const char *path, long long max, const char *what, struct ab_err *err)
+{
+	return open_get(tp, e, path, max, what, 0, err);
+}
+
+int ab_tarread_open_if(struct ab_tarread **tp, struct ab_engine *e,
+    const char *path, long long max, const char *what, struct ab_err *err)
+{
+	return open_get(tp, e, path, max, what, 1, err);
 }
 
 int ab_tarread_next(struct ab_tarread *t,

@@ -6,39 +6,39 @@
 #include "oneshot.h"
 #include "worklist.h"
 
-/* The image's find (busybox's, or GNU's in a Debian-based image), which
- * has no -printf: the kind is told by repetition.  A path is printed
- * once, a socket twice, a regular file over the size three times; find
- * visits a path once, so a run of equal names is one path's. */
-#define FIND_ARGS(size) { "/bin/find", "/work", "-path", "/work/.git", \
-    "-prune", "-o", "-type", "s", "-print0", "-print0", "-o", "-type", "f", \
-    "-size", (size), "-print0", "-print0", "-print0", "-o", "-print0", NULL }
+/* The image's find and stat (busybox's, or GNU's), which have no
+ * -printf: the kind is told by repetition, a regular file printed once,
+ * a socket twice, a directory three times, anything else four times;
+ * find visits a path once, so a run of equal names is one path's.  An
+ * empty name ends the names; then stat gives each regular file's size,
+ * links and inode, in the order find visits them again. */
+#define LIST_SCRIPT \
+    "find /work -path /work/.git -prune -o -type f -print0 -o -type s " \
+    "-print0 -print0 -o -type d -print0 -print0 -print0 -o -print0 " \
+    "-print0 -print0 -print0; s=$?; printf '\\000'; " \
+    "find /work -path /work/.git -prune -o -type f -exec stat -c '%s %h %i' " \
+    "{} + 2>/dev/null || s=1; exit $s"
+static const char *const entry[] = { "/bin/sh", "-c", LIST_SCRIPT, NULL };
 static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
 
-#define TOO_LONG ": File name too long"
+#define TOO_LONG "File name too long"
 
-static const char *rel(const char *p)
+/* One complaint of find's: "find: /work/PATH: WHY" (GNU find quotes
+ * PATH).  One that names no path under /work is not understood. */
+static int complaint(char *line, ab_worklist_found found, void *ctx)
 {
-	return strncmp(p, "/work/", 6) == 0 && p[6] != '\0' ? p + 6 : ".";
-}
-
-/* One complaint of find's: "find: PATH: File name too long" (GNU find
- * quotes PATH).  Anything else it could not list is named as it said. */
-static void complaint(char *line, ab_worklist_found found, void *ctx)
-{
-	char *p = line, *end, *last = NULL;
+	char *p = line, *why = NULL, *q;
 	size_t n;
 
-	if (strncmp(p, "find: ", 6) == 0)
-		p += 6;
-	for (end = strstr(p, TOO_LONG); end != NULL;
-	    end = strstr(end + 1, TOO_LONG))
-		last = end;
-	if (last == NULL || last[strlen(TOO_LONG)] != '\0') {
-		found(ctx, ".", line);
-		return;
-	}
-	*last = '\0';
+	if (strncmp(p, "find: ", 6) != 0)
+		return -1;
+	p += 6;
+	for (q = strstr(p, ": "); q != NULL; q = strstr(q + 1, ": "))
+		why = q;
+	if (why == NULL)
+		return -1;
+	*why = '\0';
+	why += 2;
 	n = strlen(p);
 	if (n >= 2 && (p[0] == '\'' || p[0] == '"') && p[n - 1] == p[0]) {
 		p[n - 1] = '\0';
@@ -48,49 +48,144 @@ static void complaint(char *line, ab_worklist_found found, void *ctx)
 		p[n - 3] = '\0';
 		p += 3;
 	}
-	found(ctx, rel(p), "its path is longer than the engine's archive can "
-	    "carry (PATH_MAX)");
+	if (strncmp(p, "/work/", 6) != 0 || p[6] == '\0')
+		return -1;
+	if (strcmp(why, TOO_LONG) == 0)
+		found(ctx, p + 6, "its path is longer than the engine's archive "
+		    "can carry (PATH_MAX)");
+	else if (strcmp(why, "Permission denied") == 0)
+		found(ctx, p + 6, "the agent made it unreadable: it could not "
+		    "be listed");
+	else
+		found(ctx, p + 6, "it could not be listed");
+	return 0;
 }
 
-static void complaints(const struct ab_buf *err, ab_worklist_found found,
-    void *ctx)
+static int complaints(const struct ab_buf *b, ab_worklist_found found,
+    void *ctx, struct ab_err *err)
 {
-	const char *p = err->data, *end, *nl;
+	const char *p = b->data, *end, *nl;
 	char *line;
+	int rc;
 
-	if (err->len == 0)
-		return;
-	for (end = p + err->len; p < end; p = nl + 1) {
+	if (b->len == 0)
+		return 0;
+	for (end = p + b->len; p < end; p = nl + 1) {
 		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			nl = end;
 		if (nl == p)
 			continue;
-		if ((line = strndup(p, (size_t)(nl - p))) == NULL) {
-			found(ctx, ".", "could not be listed");
-			return;
-		}
-		complaint(line, found, ctx);
+		if ((line = strndup(p, (size_t)(nl - p))) == NULL)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		rc = complaint(line, found, ctx);
 		free(line);
+		if (rc < 0)
+			return ab_fail(err, AB_EREFUSED, "listing /work: find "
+			    "said what names no path under /work");
 	}
+	return 0;
+}
+
+static int bad(struct ab_err *err)
+{
+	return ab_fail(err, AB_EREFUSED, "listing /work: the listing is not "
+	    "what find and stat print");
+}
+
+static int push(struct ab_worklist *w, size_t *cap, const char *path,
+    int n)
+{
+	struct ab_work_entry *nv;
+
+	if (w->n == *cap) {
+		*cap = *cap ? *cap * 2 : 1024;
+		if ((nv = realloc(w->v, *cap * sizeof *nv)) == NULL)
+			return -1;
+		w->v = nv;
+	}
+	w->v[w->n].path = path;
+	w->v[w->n].kind = n == 1 ? AB_WORK_FILE : n == 2 ? AB_WORK_SOCKET :
+	    n == 3 ? AB_WORK_DIR : AB_WORK_OTHER;
+	w->v[w->n].size = 0;
+	w->v[w->n].ino = 0;
+	w->n++;
+	return 0;
+}
+
+/* "SIZE LINKS INODE\n" for each regular file, in the names' order. */
+static int sizes(struct ab_worklist *w, char *p, char *end,
+    struct ab_err *err)
+{
+	unsigned long long v[3];
+	size_t i;
+	int k;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->v[i].kind != AB_WORK_FILE)
+			continue;
+		for (k = 0; k < 3; k++) {
+			if (p >= end || *p < '0' || *p > '9')
+				return bad(err);
+			for (v[k] = 0; p < end && *p >= '0' && *p <= '9'; p++) {
+				if (v[k] > (~0ULL - 9) / 10)
+					return bad(err);
+				v[k] = v[k] * 10 + (unsigned)(*p - '0');
+			}
+			if (p >= end || *p++ != (k < 2 ? ' ' : '\n'))
+				return bad(err);
+		}
+		if (v[0] > (unsigned long long)(1ULL << 62) || v[1] == 0)
+			return bad(err);
+		w->v[i].size = (long long)v[0];
+		w->v[i].ino = v[1] > 1 ? v[2] : 0;
+	}
+	return p == end ? 0 : bad(err);
+}
+
+int ab_worklist_parse(struct ab_worklist *w, char *out, size_t len,
+    struct ab_err *err)
+{
+	char *p = out, *end = out + len, *z, *q;
+	size_t cap = 0;
+	int n;
+
+	memset(w, 0, sizeof *w);
+	if (len == 0)
+		return bad(err);
+	for (;;) {
+		if ((z = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			return bad(err);
+		if (z == p)
+			break;
+		for (n = 1, q = z + 1; n < 5 && (size_t)(end - q) > (size_t)(z - p) &&
+		    memcmp(q, p, (size_t)(z - p) + 1) == 0; n++)
+			q += z - p + 1;
+		if (n > 4 || strncmp(p, "/work", 5) != 0 ||
+		    (p[5] != '\0' && p[5] != '/') || (p[5] == '/' && p[6] == '\0'))
+			return bad(err);
+		if (p[5] != '\0' && push(w, &cap, p + 6, n) < 0)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		p = q;
+	}
+	return sizes(w, z + 1, end, err);
 }
 
 int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
-    struct ab_engine *e, const struct ab_alloc *a, long long max_file,
-    ab_worklist_found found, void *ctx, struct ab_err *err)
+    struct ab_engine *e, const struct ab_alloc *a, ab_worklist_found found,
+    void *ctx, struct ab_err *err)
 {
 	const char *labels[] = { "org.agentbox.alloc", a->id,
 	    "org.agentbox.state", s->sid, "org.agentbox.role", "work-listing",
 	    NULL };
 	struct ab_mount m = { a->vol[AB_VOL_TASK].name, "/work", 1 };
-	char name[96], rnd[AB_ID_LEN + 1], size[32];
-	const char *const entry[] = FIND_ARGS(size);
+	char name[96], rnd[AB_ID_LEN + 1];
+	struct ab_oneshot o;
 	struct ab_lock l;
 	int rc;
 
 	memset(w, 0, sizeof *w);
 	if (ab_new_id(rnd, err) < 0)
 		return -1;
-	snprintf(size, sizeof size, "+%lldc", max_file);
 	memset(&l, 0, sizeof l);
 	l.image = a->digest;
 	l.entrypoint = entry;
@@ -101,66 +196,33 @@ int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
 	l.mounts = &m;
 	l.nmounts = 1;
 	snprintf(name, sizeof name, "agentbox-%s-listing-%.8s", a->id, rnd);
-	rc = ab_oneshot_run_max(e, &l, name, (size_t)AB_WORKLIST_MAX, &w->o,
-	    err);
+	rc = ab_oneshot_run_max(e, &l, name, (size_t)AB_WORKLIST_MAX, &o, err);
 	if (rc < 0) {
-		ab_oneshot_free(&w->o);
+		ab_oneshot_free(&o);
 		return ab_err_wrap(err, "listing /work");
 	}
-	complaints(&w->o.err, found, ctx);
-	if (w->o.status != 0 && w->o.err.len == 0)
-		found(ctx, ".", "could not be listed whole");
-	/* What came past the bound, and a last name without its NUL, are
-	 * not known: said once, and the archive's own checks stand. */
-	w->cut = w->o.out.over || (w->o.out.len > 0 &&
-	    w->o.out.data[w->o.out.len - 1] != '\0');
-	if (w->cut)
-		found(ctx, ".", "more names than could be listed");
-	return 0;
-}
-
-/* The name at pos, or NULL past the last whole one. */
-static const char *name_at(const struct ab_worklist *w, size_t pos)
-{
-	const struct ab_buf *b = &w->o.out;
-
-	if (pos >= b->len || memchr(b->data + pos, '\0', b->len - pos) == NULL)
-		return NULL;
-	return b->data + pos;
-}
-
-int ab_worklist_next(struct ab_worklist *w, const char **path,
-    enum ab_work_kind *kind, struct ab_err *err)
-{
-	const char *p, *q;
-	int n;
-
-	for (;;) {
-		if ((p = name_at(w, w->pos)) == NULL)
-			return 0;
-		w->pos += strlen(p) + 1;
-		for (n = 1; (q = name_at(w, w->pos)) != NULL &&
-		    strcmp(p, q) == 0; n++)
-			w->pos += strlen(q) + 1;
-		if (n > 3 || strncmp(p, "/work", 5) != 0 ||
-		    (p[5] != '\0' && p[5] != '/'))
-			return ab_fail(err, AB_EENGINE, "listing /work: find "
-			    "printed what it cannot have");
-		if (strcmp(rel(p), ".") != 0)
-			break;
+	if (o.out.over || o.err.over)
+		rc = ab_fail(err, AB_EREFUSED, "listing /work: more than %lld "
+		    "MiB of names, so not every entry could be accounted for",
+		    AB_WORKLIST_MAX >> 20);
+	else if (o.status != 0 && o.err.len == 0)
+		rc = ab_fail(err, AB_EREFUSED, "listing /work: find ended %lld "
+		    "without saying why", o.status);
+	else if ((rc = complaints(&o.err, found, ctx, err)) == 0)
+		rc = ab_worklist_parse(w, o.out.data, o.out.len, err);
+	if (rc < 0) {
+		ab_oneshot_free(&o);
+		free(w->v);
+		memset(w, 0, sizeof *w);
+		return -1;
 	}
-	*path = rel(p);
-	*kind = n == 3 ? AB_WORK_BIG : n == 2 ? AB_WORK_SOCKET : AB_WORK_ENTRY;
-	return 1;
-}
-
-void ab_worklist_rewind(struct ab_worklist *w)
-{
-	w->pos = 0;
+	w->o = o;
+	return 0;
 }
 
 void ab_worklist_close(struct ab_worklist *w)
 {
 	ab_oneshot_free(&w->o);
+	free(w->v);
 	memset(w, 0, sizeof *w);
 }

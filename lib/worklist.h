@@ -3,12 +3,15 @@
  * The engine's tar of /work leaves out, without a word, a Unix socket
  * and anything whose path is longer than PATH_MAX (a directory tree 371
  * levels deep): the archive alone cannot tell that anything is missing.
- * And it reads a sparse file's holes as zeros: a 1 TiB file of holes
- * costs nothing to make and would cost a terabyte to read.  So a short
- * locked container (network none, no capability, the task volume
- * read-only, nothing else) runs the image's find(1) over /work first,
- * naming every path but /work/.git's and marking each socket and each
- * regular file over a size; what find could not reach is reported.  Its
+ * It reads a sparse file's holes as zeros: a 1 TiB file of holes costs
+ * nothing to make and would cost a terabyte to read.  And an archive
+ * request for one entry names it as the engine's JSON stat does, a name
+ * that is not UTF-8 made into another.  So a short locked container
+ * (network none, no capability, the task volume read-only, nothing else)
+ * runs the image's find(1) and stat(1) over /work first, naming every
+ * path but /work/.git's with its type and each regular file with its
+ * size; what find could not reach is reported.  The listing is what
+ * ab-export accounts for: every entry of it is read or named.  Its
  * output is the agent's doing and read as hostile bytes, through an
  * attach (oneshot.h), so names stay bytes.
  */
@@ -21,32 +24,41 @@
 #include "oneshot.h"
 #include "state.h"
 
-/* The most bytes of names kept: 200,000 paths of 80 bytes fit. */
+/* The most bytes of names and sizes kept: 200,000 paths of 120 bytes
+ * fit.  A listing past it is refused: what it left out is not known. */
 #define AB_WORKLIST_MAX (32LL << 20)
 
-enum ab_work_kind { AB_WORK_ENTRY, AB_WORK_SOCKET, AB_WORK_BIG };
+enum ab_work_kind { AB_WORK_FILE, AB_WORK_SOCKET, AB_WORK_DIR, AB_WORK_OTHER };
 
-/* Called with a path relative to /work (or "." for /work itself) and
- * why the archive cannot carry it. */
+struct ab_work_entry {
+	const char *path;	/* relative to /work, never "." */
+	enum ab_work_kind kind;
+	long long size;		/* a regular file's, else 0 */
+	unsigned long long ino;	/* a regular file's with more than one link */
+};
+
+/* Called with a path relative to /work and why the listing could not
+ * reach it. */
 typedef void (*ab_worklist_found)(void *ctx, const char *path,
     const char *why);
 
 struct ab_worklist {
 	struct ab_oneshot o;
-	size_t pos;
-	int cut;		/* more names came than AB_WORKLIST_MAX */
+	struct ab_work_entry *v;
+	size_t n;
 };
 
-/* Lists /work, marking regular files of more than MAX_FILE bytes as big.
- * Each path find could not reach goes to FOUND. */
+/* Lists /work.  Each path find could not reach goes to FOUND; a
+ * complaint that names no path, a listing past its bound or not as
+ * find and stat print it is a refusal. */
 int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
-    struct ab_engine *e, const struct ab_alloc *a, long long max_file,
-    ab_worklist_found found, void *ctx, struct ab_err *err);
-/* 1 with the next path (relative to /work, never "." ) and its kind, 0
- * at the end, -1 when the listing is not what find prints. */
-int ab_worklist_next(struct ab_worklist *w, const char **path,
-    enum ab_work_kind *kind, struct ab_err *err);
-void ab_worklist_rewind(struct ab_worklist *w);
+    struct ab_engine *e, const struct ab_alloc *a, ab_worklist_found found,
+    void *ctx, struct ab_err *err);
 void ab_worklist_close(struct ab_worklist *w);
+
+/* The parser alone, for the fuzz harness and the unit test: OUT as the
+ * listing container prints it (its bytes are rewritten in place). */
+int ab_worklist_parse(struct ab_worklist *w, char *out, size_t len,
+    struct ab_err *err);
 
 #endif

@@ -98,6 +98,35 @@ work_copy() {
 	docker cp "agentbox-${ALLOC#alloc:}-keeper:/work/." - | tar -x -C "$1" --exclude=./.git
 }
 
+# tree DIR [SKIP...]: every entry but .git and the SKIPped paths, one
+# line each with its type, owner-x bit and content hash or link target,
+# names escaped: what a tree holds, names of any bytes included.
+tree() {
+	python3 - "$@" <<'PY'
+import hashlib, os, sys
+root = os.fsencode(sys.argv[1])
+skip = {os.fsencode(a) for a in sys.argv[2:]}
+out = []
+for d, dirs, files in os.walk(root):
+    rel = os.path.relpath(d, root)
+    for n in sorted(dirs + files):
+        p = os.path.normpath(os.path.join(rel, n))
+        if p == b'.git' or p in skip:
+            continue
+        f = os.path.join(d, n)
+        if os.path.islink(f):
+            what = b'link ' + os.readlink(f)
+        elif os.path.isdir(f):
+            what = b'dir'
+        else:
+            x = b'x' if os.stat(f).st_mode & 0o100 else b'-'
+            what = b'file ' + x + b' ' + hashlib.sha256(open(f, 'rb').read()).hexdigest()[:16].encode()
+        out.append(repr(p)[2:-1] + ' ' + what.decode())
+    dirs[:] = [x for x in dirs if os.path.normpath(os.path.join(rel, x)) != b'.git']
+print('\n'.join(sorted(out)))
+PY
+}
+
 CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
 	ln -s a.txt link && printf "\000\001\377bin" >blob.bin && echo new >sub/new &&
 	mkdir -p deep/er && echo d >deep/er/file'
@@ -388,6 +417,140 @@ kept"
 	assert_peak_under 131072
 	assert_equal "$(grep '^diff --git' "$p")" "diff --git a/many/small b/many/small
 diff --git a/notes.txt b/notes.txt"
+}
+
+@test "beside a file of holes, names of any bytes are read, never lost; a commit's file is never deleted for a read that came back empty" {
+	local r=$BATS_TEST_TMPDIR/r p=$BATS_TEST_TMPDIR/p.patch co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work long
+	long=$(printf 'L%.0s' $(seq 1 250))
+	git init -q "$r"
+	echo keep >"$r/$(printf '\377')keep.txt"
+	echo n >"$r/normal.txt"
+	mkdir "$r/$(printf 'd\377')"
+	echo old >"$r/$(printf 'd\377')/old"
+	git -C "$r" add -A
+	git -C "$r" commit -qm h
+	teardown
+	seeded_from "$r" "$(git -C "$r" rev-parse HEAD)"
+	agent execution 'cd /work && truncate -s 200M big && echo hi >new.txt &&
+		d=$(printf "d\377") && truncate -s 200M "$d/big" &&
+		echo x >"$d/$(printf "\377y")" && echo z >"$d/z" && echo changed >"$d/old" &&
+		echo nl >"$(printf "new\nline")" && echo dash >-dash && echo bs >"back\\slash" &&
+		echo u >"$(printf "\377untracked")" && echo long >'"$long"' &&
+		mkdir "$(printf "e\377")" "$(printf "e\377")/$(printf "\377")" &&
+		echo deep >"$(printf "e\377/\377/f")" && ln -s "$(printf "\377keep.txt")" "$(printf "\377link")"'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	# Names the path checks refuse are named too (ab-export(1)).
+	assert_equal "$stderr" 'ab-export: left out "big": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out "d\377/big": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out "back\134slash": unsafe path "back\x5cslash": backslash
+ab-export: left out "new\012line": unsafe path "new\x0aline": control byte'
+	git clone -q "$r" "$co"
+	git -C "$co" apply "$p"
+	[ "$(cat "$co/$(printf '\377')keep.txt")" = keep ]
+	[ "$(grep '^diff --git' "$p" | grep -c 'keep\.txt')" -eq 0 ]
+	work_copy "$work"
+	assert_equal "$(tree "$co")" "$(tree "$work" big "$(printf 'd\377/big')" \
+		'back\slash' "$(printf 'new\nline')")"
+	run_exact 0 ab-export "$ALLOC" --format bundle -o "$BATS_TEST_TMPDIR/b.bundle"
+	git -C "$r" fetch -q "$BATS_TEST_TMPDIR/b.bundle" refs/heads/agentbox:refs/heads/agent
+	rm -rf "$co" && git clone -q -b agent "$r" "$co"
+	assert_equal "$(tree "$co")" "$(tree "$work" big "$(printf 'd\377/big')" \
+		'back\slash' "$(printf 'new\nline')")"
+}
+
+@test "what is left out keeps the commit's version: a file of the commit grown into holes is not deleted" {
+	local p=$BATS_TEST_TMPDIR/p.patch
+	agent execution 'cd /work && truncate -s 300M keep && rm -r sub && mkfifo sub && echo new >new'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" 'ab-export: left out "keep": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out "sub": not a file, directory or symlink'
+	assert_equal "$(grep '^diff --git' "$p")" 'diff --git a/new b/new'
+}
+
+@test "a name only its folder's archive carries, in a folder too big to read, is named and keeps the commit's version" {
+	local r=$BATS_TEST_TMPDIR/r p=$BATS_TEST_TMPDIR/p.patch
+	git init -q "$r"
+	echo keep >"$r/$(printf '\377')keep.txt"
+	git -C "$r" add -A
+	git -C "$r" commit -qm h
+	teardown
+	seeded_from "$r" "$(git -C "$r" rev-parse HEAD)"
+	agent execution 'cd /work && truncate -s 2G holes && echo changed >"$(printf "\377keep.txt")" &&
+		echo u >"$(printf "\377new")" && echo ok >ok'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	[[ $stderr == 'ab-export: left out "holes": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out "\377keep.txt": its name is not UTF-8, which the engine'\''s archive carries only with its folder, and that folder holds more than is left to read ('*')
+ab-export: left out "\377new": its name is not UTF-8, '* ]]
+	assert_equal "$(grep '^diff --git' "$p")" 'diff --git a/ok b/ok'
+	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
+	[[ $stderr == *"--strict: 3 entries were left out" ]]
+}
+
+@test "files of holes each under --max-file but together past what /work holds: the largest are named, the rest exports" {
+	teardown
+	setup --task-bytes 64M
+	local p=$BATS_TEST_TMPDIR/p.patch co=$BATS_TEST_TMPDIR/co i
+	# 4 to 13 MiB: 85 MiB in all; with 13 and 12 left out, 60 MiB fit.
+	# The hard link's bytes are counted once.
+	agent execution 'cd /work && mkdir h && for i in 4 5 6 7 8 9 10 11 12 13; do
+		truncate -s ${i}M h/f$i; done && ln h/f11 h/link11 && echo small >h/small &&
+		echo note >notes.txt'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" 'ab-export: left out "h/f12": among the largest files, which together pass what /work can hold (64.0 MiB): holes, its bytes were not read
+ab-export: left out "h/f13": among the largest files, which together pass what /work can hold (64.0 MiB): holes, its bytes were not read'
+	checkout "$co"
+	git -C "$co" apply "$p"
+	for i in 4 5 6 7 8 9 10 11; do
+		assert_equal "$(stat -c %s "$co/h/f$i")" $((i << 20))
+	done
+	assert_equal "$(stat -c %s "$co/h/link11")" $((11 << 20))
+	assert_equal "$(cat "$co/h/small" "$co/notes.txt")" "small
+note"
+	[ ! -e "$co/h/f12" ] && [ ! -e "$co/h/f13" ]
+	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
+	[[ $stderr == *"--strict: 2 entries were left out" ]]
+}
+
+# lying_alloc MODE: an allocation of the lying image, seeded, whose
+# listing's find lies as tests/lib/lying-sh.sh does in MODE.
+lying_alloc() {
+	ALLOC=$(ab-alloc --image "$LIE" --deadline "$DL")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" 2>/dev/null
+	agent execution "cd /work && echo $1 >.lie && rm gone && truncate -s 200M hidden && echo new >new"
+}
+
+@test "a listing that is malformed, past its bound, or that hides a file over the size or names one no archive carries" {
+	local d=$BATS_TEST_TMPDIR/lie p=$BATS_TEST_TMPDIR/p.patch
+	cp -a "$AB_ROOT/image" "$d"
+	cp "$AB_ROOT/tests/lib/lying-sh.sh" "$d/"
+	sed -i 's|^link /bin/sh busybox$|file /bin/sh 0755 lying-sh.sh|' "$d/default.manifest"
+	grep -q lying-sh "$d/default.manifest"
+	LIE=$(ab-image build --dir "$d" 2>/dev/null)
+	teardown
+	lying_alloc malformed
+	run_exact 1 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" "ab-export: listing /work: the listing is not what find and stat print"
+	[ ! -e "$p" ]
+	teardown
+	lying_alloc long
+	run_exact 1 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" "ab-export: listing /work: more than 32 MiB of names, so not every entry could be accounted for"
+	teardown
+	lying_alloc hide
+	run_exact 1 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" "ab-export: a file over --max-file that the listing of /work did not show: /work changed while it was read"
+	teardown
+	lying_alloc ghost
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" "ab-export: left out \"hidden\": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out \"gone\": listed in /work, but the engine's archive did not carry it"
+	# Not carried is not deleted.
+	assert_equal "$(grep '^diff --git' "$p")" 'diff --git a/.lie b/.lie
+diff --git a/new b/new'
+	# Back to an allocation of the suite's image, for teardown.
+	teardown
+	setup
+	run_exact 0 ab-image remove "$LIE"
 }
 
 @test "bad invocations: usage 2, unknown handles 1" {

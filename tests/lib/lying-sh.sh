@@ -1,0 +1,29 @@
+#!/bin/busybox sh
+# /bin/sh as a hostile image could have it, for ab-export's listing (a
+# script of find -print0, then find -exec stat): the first line of
+# /work/.lie says how its find lies.  Anything else runs as it is.
+case ${1-}${2-} in
+-c*-print0*) ;;
+*) exec /bin/busybox sh "$@" ;;
+esac
+case $(/bin/busybox head -n 1 /work/.lie 2>/dev/null) in
+malformed)
+	# A name outside /work, and no sizes.
+	lie='find() { case "$*" in *-exec*) ;; *) printf "/etc/passwd\000" ;; esac; }' ;;
+long)
+	# Past the listing's 32 MiB bound.
+	lie='find() { case "$*" in *-exec*) ;; *) busybox yes /work/a-name |
+		busybox tr "\n" "\000" | busybox head -c 40000000 ;; esac; }' ;;
+hide)
+	# A file over --max-file the listing does not name.
+	lie='find() { shift; busybox find /work -name hidden -prune -o "$@"; }' ;;
+ghost)
+	# A file of the commit the agent deleted, listed all the same.
+	lie='find() { case "$*" in *-exec*) echo 5 1 7 ;;
+		*) printf "/work/gone\000" ;; esac; busybox find "$@"; }' ;;
+*)
+	lie=: ;;
+esac
+shift
+exec /bin/busybox sh -c "$lie
+$1"
