@@ -534,8 +534,8 @@ static int split_unnamed(struct xp *x)
 	const struct ab_work_entry *we;
 	size_t i;
 
-	for (i = 0; i < x->w.n; i++) {
-		we = &x->w.v[i];
+	for (i = 0; i < x->w.l.n; i++) {
+		we = &x->w.l.v[i];
 		if (we->kind != AB_WORK_DIR || !around(x, we->path) ||
 		    ab_json_text_ok(last(we->path), strlen(last(we->path))) ||
 		    has(x->split, x->nsplit, we->path))
@@ -595,11 +595,11 @@ static int crowd_out(struct xp *x, const struct ab_alloc *a)
 	size_t i, n = 0, j;
 	int rc = -1;
 
-	if ((v = malloc((x->w.n + 1) * sizeof *v)) == NULL)
+	if ((v = malloc((x->w.l.n + 1) * sizeof *v)) == NULL)
 		return -1;
-	for (i = 0; i < x->w.n; i++)
-		if (x->w.v[i].kind == AB_WORK_FILE && x->w.v[i].size <= x->big_at)
-			v[n++] = &x->w.v[i];
+	for (i = 0; i < x->w.l.n; i++)
+		if (x->w.l.v[i].kind == AB_WORK_FILE && x->w.l.v[i].size <= x->big_at)
+			v[n++] = &x->w.l.v[i];
 	qsort(v, n, sizeof *v, cmp_size_desc);
 	for (i = 0; i < n; i = j) {
 		if ((sum = sum_sizes(v + i, n - i)) < 0)
@@ -625,8 +625,8 @@ static int first_pass(struct xp *x, const struct ab_alloc *a,
 	const struct ab_work_entry *we;
 	size_t i;
 
-	for (i = 0; i < x->w.n; i++) {
-		we = &x->w.v[i];
+	for (i = 0; i < x->w.l.n; i++) {
+		we = &x->w.l.v[i];
 		if (we->kind == AB_WORK_SOCKET)
 			skip(x, we->path, "a socket: the engine's archive cannot "
 			    "carry it");
@@ -688,8 +688,8 @@ static int read_around(struct xp *x, struct ab_engine *e,
 	const struct ab_work_entry *we;
 	size_t i;
 
-	for (i = 0; i < x->w.n; i++) {
-		we = &x->w.v[i];
+	for (i = 0; i < x->w.l.n; i++) {
+		we = &x->w.l.v[i];
 		if (we->kind == AB_WORK_SOCKET || !around(x, we->path) ||
 		    has(x->split, x->nsplit, we->path) ||
 		    has(x->big, x->nbig, we->path) ||
@@ -715,9 +715,9 @@ static long long cost_of(const struct xp *x, const struct ab_alloc *a,
 	long long sum = dir[0] == '\0' ? a->vol[AB_VOL_GIT].bytes : 0;
 	size_t i;
 
-	for (i = 0; i < x->w.n; i++)
-		if (dir[0] == '\0' || under(x->w.v[i].path, dir))
-			sum += x->w.v[i].size + TAR_PER_ENTRY;
+	for (i = 0; i < x->w.l.n; i++)
+		if (dir[0] == '\0' || under(x->w.l.v[i].path, dir))
+			sum += x->w.l.v[i].size + TAR_PER_ENTRY;
 	return sum;
 }
 
@@ -794,11 +794,11 @@ static int account(struct xp *x, struct ab_err *err)
 
 	sort_uniq(x->named, &x->nnamed);
 	sort_uniq(x->dirs, &x->ndirs);
-	if ((lost = malloc((x->w.n + 1) * sizeof *lost)) == NULL)
+	if ((lost = malloc((x->w.l.n + 1) * sizeof *lost)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	for (i = 0; i < x->w.n; i++)
-		if (!accounted(x, &x->w.v[i]))
-			lost[n++] = x->w.v[i].path;
+	for (i = 0; i < x->w.l.n; i++)
+		if (!accounted(x, &x->w.l.v[i]))
+			lost[n++] = x->w.l.v[i].path;
 	for (i = 0; i < n; i++)
 		skip(x, lost[i], "listed in /work, but the engine's archive did "
 		    "not carry it");

@@ -5,10 +5,14 @@
  * files and symlinks only.  Blobs are streamed one at a time into the
  * staging clone's object store and the tree is built by libgit2 from an
  * in-memory index: nothing is checked out, nothing interpreted, and the
- * only files written on the host are objects in the staging clone.  A
- * regular file over max_file, or over what the task filesystem can hold,
- * is named and never read (worklist.h), and the patch or bundle streams
- * every large blob (changeout.h): no file's size changes the memory.
+ * only files written on the host are objects in the staging clone.
+ * Every entry of the listing of /work (worklist.h) is read or named left
+ * out, and what is named keeps the commit's version: a deletion is only
+ * what the listing shows absent.  A regular file over max_file, or over
+ * what the task filesystem can hold, or among the largest of files whose
+ * sizes together pass it, is named and never read, and the patch or
+ * bundle streams every large blob (changeout.h): no file's size changes
+ * the memory.
  */
 #ifndef AB_EXPORT_H
 #define AB_EXPORT_H

@@ -21,6 +21,7 @@
 #include "alloc.h"
 #include "engine.h"
 #include "err.h"
+#include "listing.h"
 #include "oneshot.h"
 #include "state.h"
 
@@ -28,24 +29,14 @@
  * fit.  A listing past it is refused: what it left out is not known. */
 #define AB_WORKLIST_MAX (32LL << 20)
 
-enum ab_work_kind { AB_WORK_FILE, AB_WORK_SOCKET, AB_WORK_DIR, AB_WORK_OTHER };
-
-struct ab_work_entry {
-	const char *path;	/* relative to /work, never "." */
-	enum ab_work_kind kind;
-	long long size;		/* a regular file's, else 0 */
-	unsigned long long ino;	/* a regular file's with more than one link */
-};
-
 /* Called with a path relative to /work and why the listing could not
  * reach it. */
 typedef void (*ab_worklist_found)(void *ctx, const char *path,
     const char *why);
 
 struct ab_worklist {
-	struct ab_oneshot o;
-	struct ab_work_entry *v;
-	size_t n;
+	struct ab_oneshot o;	/* its output holds the names */
+	struct ab_listing l;
 };
 
 /* Lists /work.  Each path find could not reach goes to FOUND; a
@@ -55,10 +46,5 @@ int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
     struct ab_engine *e, const struct ab_alloc *a, ab_worklist_found found,
     void *ctx, struct ab_err *err);
 void ab_worklist_close(struct ab_worklist *w);
-
-/* The parser alone, for the fuzz harness and the unit test: OUT as the
- * listing container prints it (its bytes are rewritten in place). */
-int ab_worklist_parse(struct ab_worklist *w, char *out, size_t len,
-    struct ab_err *err);
 
 #endif

@@ -50,3 +50,7 @@ fuzz() {
 @test "fuzz: what ab-run shows of the model's text in an agent line: printable, cut, the credential masked" {
 	fuzz progress
 }
+
+@test "fuzz: the parser of /work's listing, which ab-export accounts for every entry with" {
+	fuzz listing
+}

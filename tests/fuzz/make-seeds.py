@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""make-seeds.py: writes the seed corpora of the tar, JSON, agent-stream
-and path harnesses under tests/fuzz/corpus/ (committed; run again only to
+"""make-seeds.py: writes the seed corpora of the tar, JSON, agent-stream,
+path and listing harnesses under tests/fuzz/corpus/ (committed; run again only to
 change them).  Each seed is a well-formed input, or one broken in one
 place, so that fuzzing starts next to every branch the reader has."""
 import io
@@ -213,6 +213,21 @@ def appserver():
         b"/work/../x", b"/work/.CODEX/y", b"/work/f/x", b"/work/d"]))
 
 
+def listings():
+    def names(*runs):
+        return b"".join((b"/work" + n + b"\0") * k for n, k in runs) + b"\0"
+    root = (b"", 3)
+    put("listing", "kinds", names(root, (b"/a", 1), (b"/d", 3), (b"/d/s", 2),
+                                  (b"/l", 4)) + b"5 1 7\n")
+    put("listing", "links", names(root, (b"/\xffx", 1), (b"/h1", 1),
+                                  (b"/h2", 1)) +
+        b"0 1 3\n4096 2 9\n4096 2 9\n")
+    put("listing", "empty", names(root))
+    put("listing", "newline", names(root, (b"/a\nb", 1)) + b"1 1 2\n")
+    put("listing", "short", names(root, (b"/a", 1)))
+    put("listing", "outside", names((b"/etc", 1)))
+
+
 if __name__ == "__main__":
     tars()
     jsons()
@@ -220,4 +235,5 @@ if __name__ == "__main__":
     progress()
     paths()
     appserver()
+    listings()
     sys.exit(0)
