@@ -188,6 +188,7 @@ lint:
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
+		tests/lib/*.sh \
 		tests/run-suite .ci/run
 	@shellcheck -s bash tests/*.bats tests/shared/*.bats
 	@echo "lint: clean"

@@ -1,10 +1,12 @@
 #!/bin/sh
+# shellcheck disable=SC2016 # the agent's shell text, run in the container
 # bench/export-sparse.sh: ab-export's peak memory and wall time when the
 # agent leaves files of holes, and for an ordinary large file
 # (`/usr/bin/time -f '%M %e'`).  One line a case: what ab-export(1) bounds.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$here/bin:$PATH
+# AB_BIN: another build's programs, to set this one beside them.
+PATH=${AB_BIN:-$here/bin}:$PATH
 work=$(mktemp -d /tmp/ab-bench.XXXXXX)
 AB_STATE_DIR=$work/state
 export AB_STATE_DIR
@@ -61,5 +63,11 @@ case_run "one 1,000 MiB file of holes, --max-file 2G" \
 case_run "one 4 GiB file of holes" 'truncate -s 4294967296 holes'
 case_run "200,000 files of 1 TiB of holes" \
 	'mkdir many && seq 1 200000 | sed "s|^|many/f|" | xargs truncate -s 1099511627776'
+case_run "40 files of holes, 50 to 89 MiB (2,780 MiB)" \
+	'i=50; while [ $i -lt 90 ]; do truncate -s ${i}M h$i; i=$((i + 1)); done'
+case_run "2,000 files beside a 1,000 MiB file of holes" \
+	'mkdir d && seq 1 2000 | sed "s|^|d/f|" | xargs touch && truncate -s 1000M d/holes'
+case_run "a name not UTF-8 beside a 200 MiB file of holes" \
+	'truncate -s 200M holes && echo x >"$(printf "\\377x")"'
 case_run "one ordinary 200 MiB file, --max-file 256M" \
 	'head -c 209715200 /dev/urandom >big' --max-file 256M
