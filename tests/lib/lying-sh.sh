@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /bin/sh as a hostile image could have it, for ab-export's listing (a
 # script of find -print0, then find -exec stat): the first line of
 # /work/.lie says how its find lies.  Anything else runs as it is.
