@@ -86,21 +86,27 @@ static int parse(int argc, char **argv, struct opts *o)
 }
 
 /* The agent names the paths: quoted as git quotes them, so that none
- * can write control sequences to a terminal. */
+ * can write control sequences to a terminal, and whole, so that two
+ * long names are never told as one. */
 static void skipped(const char *path, const char *why)
 {
-	char q[4 * 200 + 1];
 	const unsigned char *p = (const unsigned char *)path;
 	size_t n = 0;
+	char *q;
 
-	for (; *p != '\0' && n + 4 < sizeof q && p - (const unsigned char *)path
-	    < 200; p++)
+	if ((q = malloc(4 * strlen(path) + 1)) == NULL) {
+		fprintf(stderr, "%s: left out an entry (out of memory to name "
+		    "it): %s\n", ab_prog, why);
+		return;
+	}
+	for (; *p != '\0'; p++)
 		if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
-			n += (size_t)snprintf(q + n, sizeof q - n, "\\%03o", *p);
+			n += (size_t)snprintf(q + n, 5, "\\%03o", *p);
 		else
 			q[n++] = (char)*p;
 	q[n] = '\0';
 	fprintf(stderr, "%s: left out \"%s\": %s\n", ab_prog, q, why);
+	free(q);
 }
 
 /* FILE by outfile.h's rule; never renamed into place once the deadline

@@ -105,6 +105,27 @@ out:
 	return rc;
 }
 
+/* A change of mode alone, as git prints it: libgit2 adds "Binary files
+ * differ" for a binary blob, with no hunk, and git apply refuses that
+ * whole patch. */
+static int mode_delta(const git_diff_delta *d, int fd, struct ab_err *err)
+{
+	struct ab_buf b;
+	int rc = 0;
+
+	ab_buf_init(&b, 0);
+	if (ab_buf_adds(&b, "diff --git ") < 0 ||
+	    name(&b, "a/", d->old_file.path) < 0 || ab_buf_addc(&b, ' ') < 0 ||
+	    name(&b, "b/", d->new_file.path) < 0 ||
+	    ab_buf_addf(&b, "\nold mode %06o\nnew mode %06o\n",
+	    d->old_file.mode, d->new_file.mode) < 0)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	else if (ab_write_all(fd, b.data, b.len) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot write the patch");
+	ab_buf_free(&b);
+	return rc;
+}
+
 static int one_delta(git_repository *repo, git_odb *odb, git_diff *diff,
     size_t i, int fd, struct ab_err *err)
 {
@@ -112,6 +133,9 @@ static int one_delta(git_repository *repo, git_odb *odb, git_diff *diff,
 	git_patch *p;
 	int over = 0, rc;
 
+	if (d->status == GIT_DELTA_MODIFIED &&
+	    git_oid_equal(&d->old_file.id, &d->new_file.id))
+		return mode_delta(d, fd, err);
 	if (blob_over(odb, &d->old_file, &over) < 0 ||
 	    blob_over(odb, &d->new_file, &over) < 0)
 		return ab_git_fail(err, AB_EENGINE, "cannot read a blob's size");

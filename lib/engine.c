@@ -330,7 +330,7 @@ static int perform(struct ab_engine *e, const struct ab_req *q,
 {
 	CURL *h = e->easy;
 	struct curl_slist *hdrs;
-	char url[1024];
+	char url[AB_URL_MAX];
 	long long left;
 	CURLcode rc;
 

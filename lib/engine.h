@@ -142,12 +142,16 @@ int ab_engine_info(struct ab_engine *e, struct ab_info *info,
 int ab_engine_info_rt(struct ab_engine *e, struct ab_info *info,
     const char *name, struct ab_runtime *rt, struct ab_err *err);
 
+/* The longest URL of a request: a path of /work (PATH_MAX) with each of
+ * its bytes escaped, and the rest. */
+#define AB_URL_MAX (3 * 4096 + 1024)
+
 /* A concurrent request on its own connection. */
 struct ab_stream {
 	void *h;		/* CURL * */
 	struct ab_engine *e;
 	void *hdrs;
-	char url[700];
+	char url[AB_URL_MAX];
 	long status;
 	int headers_done;
 	int done;
