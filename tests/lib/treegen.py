@@ -109,8 +109,9 @@ NAME_MAX = 255
 
 
 class Gen:
-    def __init__(self, seed, prefix=b'', max_file=1 << 20):
+    def __init__(self, seed, prefix=b'', max_file=1 << 20, big=True):
         self.seed = seed
+        self.big = big          # False: no file over max_file is drawn
         self.rng = random.Random(seed)
         self.prefix = prefix
         self.max_file = max_file
@@ -407,6 +408,8 @@ class Gen:
         m = self.max_file
         size = self.rng.choice([0, 1, 4096, m - 1, m, m + 1, 3 * m, 1 << 30,
                                 1 << 40])
+        if not self.big and size > m:
+            size = m
         parent = self.rng.choice(self.dirs())
         p = self.fresh(parent, hostile=self.rng.random() < .3)
         if p:
@@ -446,7 +449,10 @@ class Gen:
         elif kind == 'dotgit':
             target = self.rng.choice([b'.git/config', b'sub/.GIT/x', b'../.git'])
         elif kind == 'long':
-            target = b'/'.join([b't' * 200] * self.rng.randrange(1, 25))
+            # Up to the kernel's bound on a link's target, 4095 bytes.
+            target = b'/'.join([b't' * 200] * self.rng.randrange(1, 21))
+            if self.rng.random() < .3:
+                target = (target + b'/' + b'u' * 4095)[:4095]
         else:
             target = b'no-such-' + self.word()
         self.op('S', target, p)
@@ -527,7 +533,7 @@ class Gen:
             self.rng.choices(funcs, weights)[0]()
         # Half the trees hold a file of holes over the size beside names
         # that are not UTF-8: the reading around it must carry them.
-        if self.rng.random() < .5:
+        if self.rng.random() < .5 and self.big:
             dirs = [d for d in self.dirs() if any(
                 p.rpartition(b'/')[0] == d and b'\xff' in p for p in self.tree)]
             if dirs:
@@ -581,11 +587,21 @@ def case_issue36_untracked(g):
     g.op('F', g.prefix + b'nl\nname', '644', b'x\n')
 
 
-CASES = {'issue36': case_issue36, 'issue36-untracked': case_issue36_untracked}
+def case_long_beside_big(g):
+    """A folder whose path is long holds a file of holes and another
+    entry: reading around the big file asks for that entry by its path."""
+    d = g.prefix + b'/'.join([b'\xc3\xa9' * 60] * 4)
+    g.base_file(d + b'/kept.txt', b'kept\n', 0o100644)
+    g.op('H', d + b'/big', str(g.max_file + 1))
+    g.op('F', g.prefix + b'new.txt', '644', b'hi\n')
 
 
-def generate(seed=None, prefix=b'', max_file=1 << 20, case=None):
-    g = Gen(seed if seed is not None else 0, prefix, max_file)
+CASES = {'issue36': case_issue36, 'issue36-untracked': case_issue36_untracked,
+         'long-beside-big': case_long_beside_big}
+
+
+def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
+    g = Gen(seed if seed is not None else 0, prefix, max_file, big)
     if case is not None:
         CASES[case](g)
     else:
