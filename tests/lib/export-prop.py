@@ -65,6 +65,7 @@ import treegen  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MAX_FILE = 1 << 20
+TAMPER = False      # --tamper: the patch loses its last file before git applies it
 # Files up to this are read back from /work by the test; larger ones
 # only when stat says they hold bytes (none the generator makes).
 READ_MAX = 4 << 20
@@ -399,7 +400,10 @@ class Oracle:
                     self.bad(p, 'named as left out (%s) but not in /work' % why)
                 continue
             if not self.reason_true(p, why):
-                self.bad(p, 'left out for an untrue reason: %s' % why)
+                self.bad(p, 'left out as "a hard link" while none of its names '
+                         'is exported' if why == 'a hard link' and
+                         self.w[p]['nlink'] > 1 else
+                         'left out for an untrue reason: %s' % why)
         # R1, R3: /work's entries in the checkout.
         for p, e in sorted(w.items()):
             if self.covered(p):
@@ -558,6 +562,9 @@ def check_batch(env, b, tmp, notes):
         brc, berr = export(alloc, 'bundle', bfile, dl, b.max_file)
     finally:
         run(['ab-clean', alloc])
+    for name, err in (('patch.err', perr), ('bundle.err', berr)):
+        with open(os.path.join(tmp, name), 'wb') as f:
+            f.write(err)
     findings = []
     for rc, err, out in ((prc, perr, pfile), (brc, berr, bfile)):
         why = export_ok(rc, err, out)
@@ -575,6 +582,12 @@ def check_batch(env, b, tmp, notes):
     co = os.path.join(tmp, 'co')
     must(GIT + ['clone', '-q', '--no-checkout', repo, co])
     must(GIT + ['-C', co, 'checkout', '-q', commit])
+    if TAMPER:
+        # The oracle's own check: a patch that lost its last file.
+        with open(pfile, 'rb') as f:
+            text = f.read()
+        with open(pfile, 'wb') as f:
+            f.write(text[:text.rindex(b'\ndiff --git ') + 1])
     if os.path.getsize(pfile) > 0:
         r = run(GIT + ['-C', co, 'apply', '--index', pfile])
         if r.returncode != 0:
@@ -651,7 +664,12 @@ def main():
     ap.add_argument('--no-big', action='store_true',
                     help='draw no file over --max-file (to look past the '
                     'reading around such files)')
+    ap.add_argument('--tamper', action='store_true',
+                    help='drop the last file of the patch before applying it: '
+                    'the oracle must fail')
     a = ap.parse_args()
+    global TAMPER
+    TAMPER = a.tamper
     if a.long is not None:
         batches, s, n = [], a.start, 0
         while n < a.long:

@@ -414,7 +414,8 @@ class Gen:
         p = self.fresh(parent, hostile=self.rng.random() < .3)
         if p:
             self.op('H', p, str(size))
-            self.tree[p] = 'x' if size > m else 'f'
+            # Bytes appended could take it over the size: only when drawn big.
+            self.tree[p] = 'x' if size > m else 'f' if self.big else 'r'
 
     def a_symlink(self):
         parent = self.rng.choice(self.dirs())
@@ -596,8 +597,50 @@ def case_long_beside_big(g):
     g.op('F', g.prefix + b'new.txt', '644', b'hi\n')
 
 
-CASES = {'issue36': case_issue36, 'issue36-untracked': case_issue36_untracked,
-         'long-beside-big': case_long_beside_big}
+def case_binary_mode(g):
+    """A binary file of the base made executable, its bytes unchanged."""
+    g.base_file(g.prefix + b'tool.bin', b'\x00\x01\xffELF\x00', 0o100644)
+    g.base_file(g.prefix + b'text.txt', b'text\n', 0o100644)
+    g.op('C', '755', g.prefix + b'tool.bin')
+    g.op('C', '755', g.prefix + b'text.txt')
+
+
+def case_hardlink_refused(g):
+    """A base file hard-linked from a name that is refused and comes first
+    in the archive: the base file is not the agent's to lose."""
+    g.base_file(g.prefix + b'z.txt', b'keep me\n', 0o100644)
+    g.op('D', g.prefix + b'a\\b', '755')
+    g.op('L', g.prefix + b'z.txt', g.prefix + b'a\\b/x')
+
+
+def case_long_names_cut(g):
+    """Two empty folders whose names share their first 220 bytes: each
+    named as left out must be told from the other."""
+    for end in (b'1', b'2'):
+        g.op('D', g.prefix + b'n' * 220 + end, '755')
+    g.op('D', g.prefix + b'd' * 230, '755')
+    g.op('F', g.prefix + b'd' * 230 + b'/' + b'\x01ctl', '644', b'x\n')
+
+
+def case_plain(g):
+    """Ordinary work, nothing awkward: changed, deleted, renamed, made,
+    a mode and symlinks.  Every export must pass it."""
+    for n in (b'a.txt', b'gone.txt', b'old.txt', b'sub/b.txt', b'tool'):
+        g.base_file(g.prefix + n, n + b'\n', 0o100644)
+    g.op('A', g.prefix + b'a.txt', b'more\n')
+    g.op('R', g.prefix + b'gone.txt')
+    g.op('M', g.prefix + b'old.txt', g.prefix + b'new.txt')
+    g.op('C', '755', g.prefix + b'tool')
+    g.op('F', g.prefix + b'sub/bin.dat', '644', bytes(range(256)))
+    g.op('S', b'../a.txt', g.prefix + b'sub/link')
+    g.op('D', g.prefix + b'made/deeper', '755')
+    g.op('F', g.prefix + b'made/deeper/c.txt', '755', b'c\n')
+
+
+CASES = {'plain': case_plain, 'issue36': case_issue36, 'issue36-untracked': case_issue36_untracked,
+         'long-beside-big': case_long_beside_big,
+         'binary-mode': case_binary_mode, 'hardlink-refused': case_hardlink_refused,
+         'long-names-cut': case_long_names_cut}
 
 
 def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
