@@ -140,7 +140,7 @@ gate: all
 	@AB_BIN=$(CURDIR)/$(BIN) python3 tests/gate/gate.py $(GATE_ARGS)
 
 # ab-export's property test (tests/lib/export-prop.py) on PROPERTY_TREES
-# drawn trees from seed PROPERTY_START on (make check runs 56 and the
+# drawn trees from seed PROPERTY_START on (make check runs 53 and the
 # fixed cases, tests/export-property.bats); each failure is printed with
 # the command that replays it.
 PROPERTY_TREES ?= 2000
