@@ -1,5 +1,5 @@
 # agentbox: one Makefile.  `make`, `make check`, `make asan`, `make demo`,
-# `make install` (PREFIX, DESTDIR), `make lint`.
+# `make install` (PREFIX, DESTDIR), `make lint`, `make property`.
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -72,7 +72,7 @@ IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
-.PHONY: all deps tools check asan demo demo-agents bench gate fuzz fuzz-report \
+.PHONY: all deps tools check asan demo demo-agents bench gate property fuzz fuzz-report \
 	print-fuzz-lib print-fuzz-ldlibs install lint \
 	clean
 
@@ -140,6 +140,16 @@ fuzz: all
 GATE_ARGS ?= --trials 3
 gate: all
 	@AB_BIN=$(CURDIR)/$(BIN) python3 tests/gate/gate.py $(GATE_ARGS)
+
+# ab-export's property test (tests/lib/export-prop.py) on PROPERTY_TREES
+# drawn trees from seed PROPERTY_START on (make check runs 53 and the
+# fixed cases, tests/export-property.bats); each failure is printed with
+# the command that replays it.
+PROPERTY_TREES ?= 2000
+PROPERTY_START ?= 1000
+property: all
+	@AB_BIN=$(CURDIR)/$(BIN) python3 tests/lib/export-prop.py \
+		--long $(PROPERTY_TREES) --start $(PROPERTY_START)
 
 # Executions and line coverage (llvm-cov) of each harness in
 # FUZZ_SECONDS, for bench/RESULTS.md.
