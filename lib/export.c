@@ -35,6 +35,11 @@ struct xp {
 	char **named, **big, **crowd, **split, **defer;
 	size_t nnamed, nbig, ncrowd, nsplit, ndefer, cap_named, cap_big,
 	    cap_crowd, cap_split, cap_defer;
+	/* Hard links whose first name was left out, read again alone, and
+	 * those first names. */
+	char **relink, **relinked;
+	size_t nrelink, nrelinked, cap_relink, cap_relinked;
+	int late;		/* reading again: a hard link is named */
 	struct ab_worklist w;
 	/* What comes before the archive's names, the last component of the
 	 * path asked for, and the names wanted of it (NULL: all). */
@@ -103,6 +108,21 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int sort_uniq(char **v, size_t *n)
+{
+	size_t i, j;
+
+	if (*n > 0)
+		qsort(v, *n, sizeof *v, cmp_str);
+	for (i = j = 0; i < *n; i++)
+		if (j > 0 && strcmp(v[j - 1], v[i]) == 0)
+			free(v[i]);
+		else
+			v[j++] = v[i];
+	*n = j;
+	return 0;
+}
+
 static int has(char **v, size_t n, const char *s)
 {
 	return n > 0 && bsearch(&s, v, n, sizeof *v, cmp_str) != NULL;
@@ -118,12 +138,12 @@ static int refused_over(const struct xp *x, const char *path)
 	return 0;
 }
 
-static int refused_at(const struct xp *x, const char *path)
+static int in_list(char *const *v, size_t n, const char *s)
 {
 	size_t i;
 
-	for (i = 0; i < x->nrefused; i++)
-		if (strcmp(path, x->refused[i]) == 0)
+	for (i = 0; i < n; i++)
+		if (strcmp(s, v[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -272,6 +292,29 @@ static int archive_name(struct xp *x, const char *name, char *full,
 	return 0;
 }
 
+/* Of names hard-linked together the archive carries the first as a
+ * file and the rest as links to it.  When that first one was left out,
+ * one other name is read again alone, as a file (relink()); the rest
+ * are named. */
+static int hard_link(struct xp *x, const char *path,
+    const struct ab_tarread_entry *ent, struct ab_err *err)
+{
+	char full[2 * AB_PATHCHECK_PATH_MAX + 16];
+	const char *target;
+
+	if (archive_name(x, ent->link, full, sizeof full, err) < 0)
+		return -1;
+	/* Left out or not, the target's path under /work. */
+	target = strncmp(full, "work/", 5) == 0 ? full + 5 : full;
+	if (x->late || git_index_get_bypath(x->idx, target, 0) != NULL ||
+	    in_list(x->relinked, x->nrelinked, target))
+		return skip(x, path, "a hard link"), 0;
+	if (push(&x->relink, &x->nrelink, &x->cap_relink, path) < 0 ||
+	    push(&x->relinked, &x->nrelinked, &x->cap_relinked, target) < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	return 0;
+}
+
 static int entry(struct xp *x, const struct ab_tarread_entry *ent,
     struct ab_err *err)
 {
@@ -305,7 +348,7 @@ static int entry(struct xp *x, const struct ab_tarread_entry *ent,
 			return skip(x, path, why.msg), 0;
 		return link_entry(x, path, ent->link, err);
 	case AB_TR_HARDLINK:
-		return skip(x, path, "a hard link"), 0;
+		return hard_link(x, path, ent, err);
 	default:
 		return skip(x, path, "not a file, directory or symlink"), 0;
 	}
@@ -381,12 +424,22 @@ static int refused_under(const struct xp *x, const char *dir)
  * named already. */
 static void empty_dirs(struct xp *x)
 {
-	size_t i;
+	const struct ab_work_entry *we;
+	size_t i, n;
 
-	for (i = 0; i < x->ndirs; i++)
-		if (!has_under(x, x->dirs[i]) && !refused_under(x, x->dirs[i]) &&
-		    git_index_get_bypath(x->idx, x->dirs[i], 0) == NULL)
-			skip(x, x->dirs[i], "an empty directory");
+	/* The listing's, not only the archives': a directory read entry by
+	 * entry comes in no archive.  Names added below are of directories
+	 * already passed, so the sorted part is all a later one looks up. */
+	sort_uniq(x->refused, &x->nrefused);
+	n = x->nrefused;
+	for (i = 0; i < x->w.l.n; i++) {
+		we = &x->w.l.v[i];
+		if (we->kind == AB_WORK_DIR && !has(x->refused, n, we->path) &&
+		    !refused_over(x, we->path) && !has_under(x, we->path) &&
+		    !refused_under(x, we->path) &&
+		    git_index_get_bypath(x->idx, we->path, 0) == NULL)
+			skip(x, we->path, "an empty directory");
+	}
 }
 
 /* -- The whole step. */
@@ -462,21 +515,6 @@ out:
 	x->prefix = x->top = x->want = NULL;
 	ab_buf_free(&url);
 	return rc;
-}
-
-static int sort_uniq(char **v, size_t *n)
-{
-	size_t i, j;
-
-	if (*n > 0)
-		qsort(v, *n, sizeof *v, cmp_str);
-	for (i = j = 0; i < *n; i++)
-		if (j > 0 && strcmp(v[j - 1], v[i]) == 0)
-			free(v[i]);
-		else
-			v[j++] = v[i];
-	*n = j;
-	return 0;
 }
 
 /* The directories above a file not read: read child by child. */
@@ -694,7 +732,8 @@ static int read_around(struct xp *x, struct ab_engine *e,
 		    has(x->split, x->nsplit, we->path) ||
 		    has(x->big, x->nbig, we->path) ||
 		    has(x->crowd, x->ncrowd, we->path) ||
-		    refused_over(x, we->path) || refused_at(x, we->path))
+		    refused_over(x, we->path) ||
+		    in_list(x->refused, x->nrefused, we->path))
 			continue;
 		if (!ab_json_text_ok(last(we->path), strlen(last(we->path)))) {
 			if (push(&x->defer, &x->ndefer, &x->cap_defer,
@@ -755,6 +794,25 @@ static void unarchivable(void *ctx, const char *path, const char *why)
 	skip(ctx, path, why);
 }
 
+/* Each hard link hard_link() kept for it, read alone as a file. */
+static int relink(struct xp *x, struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_err *err)
+{
+	const char *p;
+	size_t i;
+
+	x->late = 1;
+	for (i = 0; i < x->nrelink; i++) {
+		p = x->relink[i];
+		if (!ab_json_text_ok(last(p), strlen(last(p)))) {
+			if (push(&x->defer, &x->ndefer, &x->cap_defer, p) < 0)
+				return ab_fail(err, AB_EENGINE, "out of memory");
+		} else if (read_archive(x, e, a, p, NULL, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
@@ -765,10 +823,15 @@ static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
 	if (ab_worklist_open(&x->w, s, e, a, unarchivable, x, err) < 0 ||
 	    first_pass(x, a, err) < 0)
 		return -1;
-	if (x->nbig + x->ncrowd == 0)
-		return read_archive(x, e, a, "", NULL, err);
-	name_big(x, a);
-	if (read_around(x, e, a, err) < 0)
+	if (x->nbig + x->ncrowd == 0) {
+		if (read_archive(x, e, a, "", NULL, err) < 0)
+			return -1;
+	} else {
+		name_big(x, a);
+		if (read_around(x, e, a, err) < 0)
+			return -1;
+	}
+	if (relink(x, e, a, err) < 0)
 		return -1;
 	return read_deferred(x, e, a, err);
 }
@@ -923,6 +986,8 @@ static void xp_free(struct xp *x)
 	free_list(x->crowd, x->ncrowd);
 	free_list(x->split, x->nsplit);
 	free_list(x->defer, x->ndefer);
+	free_list(x->relink, x->nrelink);
+	free_list(x->relinked, x->nrelinked);
 	ab_worklist_close(&x->w);
 }
 

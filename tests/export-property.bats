@@ -83,3 +83,7 @@ prop() {
 @test "long names left out are named whole, each told from the others" {
 	prop --case long-names-cut
 }
+
+@test "empty folders whose names are not UTF-8, beside a file of holes, are named" {
+	prop --case empty-not-utf8
+}

@@ -279,6 +279,14 @@ def left_out(err):
 
 # -- The oracle.
 
+def utf8(b):
+    try:
+        b.decode('utf-8')
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def ancestors(p):
     parts = p.split(b'/')
     return [b'/'.join(parts[:i]) for i in range(1, len(parts))]
@@ -380,7 +388,32 @@ class Oracle:
         if why.startswith('its path is longer than'):
             # The engine's own prefix of the volume is unknown here.
             return len(b'/work/' + p) >= 3900
+        if why.startswith('among the largest files, which together pass'):
+            return e['k'] == 'f' and self.crowded(e)
+        if why.startswith('its name is not UTF-8, which the engine'):
+            folder = p.rpartition(b'/')[0]
+            return not utf8(p.rpartition(b'/')[2]) and any(
+                f['k'] == 'f' and f['size'] > self.max_file
+                for q, f in self.w.items()
+                if not folder or q.startswith(folder + b'/'))
+        if why.startswith('the agent made it unreadable'):
+            return e['k'] == 'd' and (e['mode'] & 0o500) != 0o500
+        # Among them "listed in /work, but the engine's archive did not
+        # carry it": never true of an engine that archives what is there.
         return False
+
+    def crowded(self, e):
+        """Whether files under the size, a hard link's bytes once, pass
+        what /work holds, and none exported is larger than e."""
+        small = {}
+        for q, f in self.w.items():
+            if f['k'] == 'f' and f['size'] <= min(self.max_file,
+                                                  self.task_bytes):
+                small[f['ino'] if f['nlink'] > 1 else ('p', q)] = f['size']
+        return (sum(small.values()) > self.task_bytes and
+                e['size'] <= min(self.max_file, self.task_bytes) and
+                all(f['size'] <= e['size'] for q, f in self.w.items()
+                    if f['k'] == 'f' and q in self.t))
 
     def check(self):
         w, t = self.w, self.t

@@ -613,6 +613,17 @@ def case_hardlink_refused(g):
     g.op('L', g.prefix + b'z.txt', g.prefix + b'a\\b/x')
 
 
+def case_empty_not_utf8(g):
+    """Beside a file of holes, empty folders whose names are not UTF-8,
+    one of them under another such folder: read entry by entry, they come
+    in no archive, and must be named all the same."""
+    g.op('H', g.prefix + b'big', str(g.max_file + 1))
+    g.op('D', g.prefix + b'\xc0\xaf', '755')
+    g.op('D', g.prefix + b'k\xff', '755')
+    g.op('D', g.prefix + b'k\xff/\xfe', '755')
+    g.op('F', g.prefix + b'k\xff/f', '644', b'f\n')
+
+
 def case_long_names_cut(g):
     """Two empty folders whose names share their first 220 bytes: each
     named as left out must be told from the other."""
@@ -640,7 +651,8 @@ def case_plain(g):
 CASES = {'plain': case_plain, 'issue36': case_issue36, 'issue36-untracked': case_issue36_untracked,
          'long-beside-big': case_long_beside_big,
          'binary-mode': case_binary_mode, 'hardlink-refused': case_hardlink_refused,
-         'long-names-cut': case_long_names_cut}
+         'long-names-cut': case_long_names_cut,
+         'empty-not-utf8': case_empty_not_utf8}
 
 
 def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
