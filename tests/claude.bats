@@ -183,13 +183,13 @@ finished (ok)"
 ./widen.sh"
 }
 
-# The record's stdout: Claude Code's stream-json lines; NOUT the results
-# of the Bash calls in it, as the CLI reported them to the model.
+# The results of the Bash calls in the record's stdout (Claude Code's
+# stream-json lines), as the CLI reported them to the model.
 tool_results() {
 	record_field '[b.get("content") for x in r["stdout"]["text"].splitlines() if "\"tool_result\"" in x for b in json.loads(x)["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]'
 }
 
-@test "execution: a command printing NUL bytes ends ok, its output in the result as Claude Code reported it" {
+@test "execution: a command printing NUL bytes ends ok, its output and a final message holding a NUL in the result as Claude Code reported them" {
 	local nrepo=$BATS_TEST_TMPDIR/nul ncommit
 	git init -q "$nrepo"
 	printf 'a\0b\0c\n' >"$nrepo/bin.dat"
@@ -197,11 +197,11 @@ tool_results() {
 	git -C "$nrepo" -c user.name=t -c user.email=t@t commit -qm nul
 	ncommit=$(git -C "$nrepo" rev-parse HEAD)
 	REPO=$nrepo COMMIT=$ncommit claude execution \
-		'{"turns":[{"tool":"Bash","input":{"command":"cat bin.dat"}},{"text":"done"}]}' \
+		'{"turns":[{"tool":"Bash","input":{"command":"cat bin.dat"}},{"text":"it printed a\u0000b"}]}' \
 		--allow-command cat
 	assert_equal "$STATUS" 0
 	assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["final_message"], r["agent"]["refused"]]')" \
-		'["exited", "ok", "done", []]'
+		'["exited", "ok", "it printed a\u0000b", []]'
 	assert_equal "$(tool_results)" '["a\u0000b\u0000c"]'
 	[[ $(record_field 'r["stdout"]["text"]') == *'"content":"a\u0000b\u0000c"'* ]] ||
 		fail "the output is not in the record as Claude Code escaped it"
