@@ -218,7 +218,7 @@ static int sign_in_masked(struct ctx *c, const struct ab_buf *b,
 	static const char *const keys[] = { "tokens.id_token",
 	    "tokens.access_token", "tokens.refresh_token", "OPENAI_API_KEY" };
 	struct ab_json j;
-	size_t i;
+	size_t i, n;
 	char *v;
 	int rc = 0;
 
@@ -226,10 +226,13 @@ static int sign_in_masked(struct ctx *c, const struct ab_buf *b,
 		return ab_fail(err, AB_EREFUSED, "the sign-in's copy is not "
 		    "JSON");
 	for (i = 0; rc == 0 && i < sizeof keys / sizeof keys[0]; i++) {
-		if ((v = ab_json_str(&j, ab_json_get(&j, 0, keys[i]))) == NULL)
+		/* By its length: a token holding a NUL is masked whole,
+		 * not skipped. */
+		if ((v = ab_json_strn(&j, ab_json_get(&j, 0, keys[i]),
+		    &n)) == NULL)
 			continue;
-		rc = ab_progress_secret(&c->progress, v, strlen(v));
-		explicit_bzero(v, strlen(v));
+		rc = ab_progress_secret(&c->progress, v, n);
+		explicit_bzero(v, n);
 		free(v);
 	}
 	explicit_bzero(j.text, j.len);

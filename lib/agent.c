@@ -36,18 +36,18 @@ void ab_agent_free(struct ab_agent *a)
 	ab_buf_free(&a->edits);
 }
 
-/* A string field, unescaped, cut at the buffer's bound (flagged). */
+/* A string field, unescaped (NULs and all: a message may quote a binary
+ * file), cut at the buffer's bound (flagged). */
 static void keep_str(const struct ab_json *j, int t, struct ab_buf *b,
     int *cut)
 {
-	char *v = ab_json_str(j, t);
 	size_t n, room;
+	char *v = ab_json_strn(j, t, &n);
 
 	ab_buf_reset(b);
 	*cut = 0;
 	if (v == NULL)
 		return;
-	n = strlen(v);
 	room = b->max - 1;
 	if (n > room) {
 		/* Cut on a character boundary: never half a UTF-8 sequence. */
@@ -293,13 +293,29 @@ static void codex_line(struct ab_agent *a, const struct ab_json *j)
  * the credential is masked whole around where the line is cut. */
 #define RAW_MAX (64u << 10)
 
+/* N bytes of S; a NUL, which a value may hold, as the text \u0000, as
+ * the CLI escaped it: neither dropped unseen nor cutting the line. */
+static void raw_addn(struct ab_buf *b, const char *s, size_t n)
+{
+	const char *z;
+	size_t k;
+
+	while (n > 0 && b->len < RAW_MAX) {
+		z = memchr(s, '\0', n);
+		k = z != NULL ? (size_t)(z - s) : n;
+		ab_buf_add(b, s, k < RAW_MAX - b->len ? k : RAW_MAX - b->len);
+		if (z == NULL)
+			return;
+		if (b->len < RAW_MAX)
+			ab_buf_add(b, "\\u0000", 6);
+		s += k + 1;
+		n -= k + 1;
+	}
+}
+
 static void raw_add(struct ab_buf *b, const char *s)
 {
-	size_t n = strlen(s);
-
-	if (b->len >= RAW_MAX)
-		return;
-	ab_buf_add(b, s, n < RAW_MAX - b->len ? n : RAW_MAX - b->len);
+	raw_addn(b, s, strlen(s));
 }
 
 static void say(struct ab_agent *a, const struct ab_buf *b)
@@ -344,9 +360,9 @@ static void refused(struct ab_agent *a, const char *id, const char *what)
 	ab_buf_free(&b);
 }
 
-/* NAME(ARG), NAME ARG or NAME, the name cut short. */
+/* NAME(ARG), NAME ARG or NAME, the name cut short; ARG is ARGN bytes. */
 static void named(struct ab_buf *b, const char *name, const char *arg,
-    int paren)
+    size_t argn, int paren)
 {
 	size_t n = name != NULL ? strlen(name) : 0;
 
@@ -357,7 +373,7 @@ static void named(struct ab_buf *b, const char *name, const char *arg,
 	if (arg == NULL)
 		return;
 	raw_add(b, paren ? "(" : " ");
-	raw_add(b, arg);
+	raw_addn(b, arg, argn);
 	if (paren)
 		raw_add(b, ")");
 }
@@ -375,12 +391,12 @@ static void claude_call(struct ab_agent *a, const struct ab_json *j, int blk)
 	char *id = ab_json_str(j, ab_json_key(j, blk, "id"));
 	char *arg = NULL;
 	struct ab_buf b;
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; arg == NULL && i < sizeof said / sizeof said[0]; i++)
-		arg = ab_json_str(j, ab_json_key(j, in, said[i].key));
+		arg = ab_json_strn(j, ab_json_key(j, in, said[i].key), &n);
 	ab_buf_init(&b, 0);
-	named(&b, name, arg, arg != NULL && said[i - 1].paren);
+	named(&b, name, arg, n, arg != NULL && said[i - 1].paren);
 	call(a, id, &b);
 	ab_buf_free(&b);
 	free(name);
@@ -401,15 +417,17 @@ static void claude_calls(struct ab_agent *a, const struct ab_json *j)
 			claude_call(a, j, blk);
 }
 
-static void turn_end(struct ab_agent *a, int failed, const char *why)
+/* WHY is N bytes (the error kept, NULs and all). */
+static void turn_end(struct ab_agent *a, int failed, const char *why,
+    size_t n)
 {
 	struct ab_buf b;
 
 	ab_buf_init(&b, 0);
 	raw_add(&b, failed ? "turn failed" : "turn ended");
-	if (failed && why != NULL && why[0] != '\0') {
+	if (failed && why != NULL && n > 0) {
 		raw_add(&b, ": ");
-		raw_add(&b, why);
+		raw_addn(&b, why, n);
 	}
 	say(a, &b);
 	ab_buf_free(&b);
@@ -431,8 +449,11 @@ static void claude_progress(struct ab_agent *a, const struct ab_json *j)
 		free(id);
 		free(name);
 	} else if (ab_json_str_eq(j, type, "result")) {
-		turn_end(a, a->is_error, a->is_error && a->error.len > 0 ?
-		    a->error.data : a->subtype);
+		if (a->is_error && a->error.len > 0)
+			turn_end(a, 1, a->error.data, a->error.len);
+		else
+			turn_end(a, a->is_error, a->subtype,
+			    strlen(a->subtype));
 	}
 }
 
@@ -440,9 +461,10 @@ static void claude_progress(struct ab_agent *a, const struct ab_json *j)
 static void codex_command(struct ab_buf *b, const struct ab_json *j,
     int item)
 {
-	char *cmd = ab_json_str(j, ab_json_key(j, item, "command"));
+	size_t n = 0;
+	char *cmd = ab_json_strn(j, ab_json_key(j, item, "command"), &n);
 
-	named(b, "shell", cmd != NULL ? cmd : "", 1);
+	named(b, "shell", cmd != NULL ? cmd : "", cmd != NULL ? n : 0, 1);
 	free(cmd);
 }
 
@@ -463,7 +485,7 @@ static void codex_changes(struct ab_buf *b, const struct ab_json *j,
 		if (i > 0)
 			raw_add(b, ", ");
 		named(b, kind != NULL ? kind : "change", path != NULL ? path :
-		    "?", 0);
+		    "?", path != NULL ? strlen(path) : 1, 0);
 		if (move != NULL) {
 			raw_add(b, " -> ");
 			raw_add(b, move);
@@ -502,7 +524,8 @@ static void codex_item_progress(struct ab_agent *a, const struct ab_json *j,
 	} else if (!started && declined &&
 	    ab_json_str_eq(j, type, "request")) {
 		method = ab_json_str(j, ab_json_key(j, item, "method"));
-		named(&b, "request", method != NULL ? method : "?", 0);
+		named(&b, "request", method != NULL ? method : "?",
+		    method != NULL ? strlen(method) : 1, 0);
 		refused(a, NULL, b.data);
 		free(method);
 	}
@@ -519,9 +542,9 @@ static void codex_progress(struct ab_agent *a, const struct ab_json *j)
 	else if (ab_json_str_eq(j, type, "item.completed"))
 		codex_item_progress(a, j, 0);
 	else if (ab_json_str_eq(j, type, "turn.completed"))
-		turn_end(a, 0, NULL);
+		turn_end(a, 0, NULL, 0);
 	else if (ab_json_str_eq(j, type, "turn.failed"))
-		turn_end(a, 1, a->error.data);
+		turn_end(a, 1, a->error.data, a->error.len);
 }
 
 static void line(struct ab_agent *a)
@@ -627,7 +650,7 @@ static void str_or_null(struct ab_jw *w, const char *key,
 {
 	ab_jw_key(w, key);
 	if (present && b->data != NULL &&
-	    ab_json_text_ok(b->data, b->len))
+	    ab_json_utf8_ok(b->data, b->len))
 		ab_jw_strn(w, b->data, b->len);
 	else
 		ab_jw_null(w);

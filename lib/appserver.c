@@ -23,28 +23,44 @@ static void jw_line(struct ab_buf *out, struct ab_buf *b)
 	ab_buf_free(b);
 }
 
-/* A string cut to cap bytes on a character boundary (the writer refuses
- * half a UTF-8 sequence). */
-static void kstr_cut(struct ab_jw *w, const char *k, const char *v,
-    size_t cap)
+/* N bytes of text, NULs and all, cut to cap bytes on a character
+ * boundary (the writer refuses half a UTF-8 sequence). */
+static void kstrn_cut(struct ab_jw *w, const char *k, const char *v,
+    size_t n, size_t cap)
 {
-	size_t n = strlen(v);
-
 	if (n > cap) {
 		n = cap;
 		while (n > 0 && ((unsigned char)v[n] & 0xc0) == 0x80)
 			n--;
 	}
-	ab_jw_key(w, k);
-	ab_jw_strn(w, v, n);
+	ab_jw_kstrn(w, k, v, n);
 }
 
-/* The string at T, or "" (never NULL): a malloc'd copy. */
+static void kstr_cut(struct ab_jw *w, const char *k, const char *v,
+    size_t cap)
+{
+	kstrn_cut(w, k, v, strlen(v), cap);
+}
+
+/* The string at T, or "" (never NULL): a malloc'd copy.  For a word or
+ * an ID: one holding a NUL is "". */
 static char *str_or_empty(const struct ab_json *j, int t)
 {
 	char *v = ab_json_str(j, t);
 
 	return v != NULL ? v : strdup("");
+}
+
+/* Text the server reports (a command, what it printed, a message), NULs
+ * and all, its length in *n; "" when absent; NULL only without memory. */
+static char *text_or_empty(const struct ab_json *j, int t, size_t *n)
+{
+	char *v = ab_json_strn(j, t, n);
+
+	if (v != NULL)
+		return v;
+	*n = 0;
+	return strdup("");
 }
 
 static int copy_id(const struct ab_json *j, int t, char *dst)
@@ -60,8 +76,9 @@ static int copy_id(const struct ab_json *j, int t, char *dst)
 	return rc;
 }
 
-/* The turn's last event: {"type":"turn.failed","error":{"message":M}}. */
-static void event_failed(struct ab_as *s, const char *text)
+/* The turn's last event: {"type":"turn.failed","error":{"message":M}},
+ * M the N bytes of TEXT. */
+static void event_failed(struct ab_as *s, const char *text, size_t n)
 {
 	struct ab_buf b;
 	struct ab_jw w;
@@ -72,7 +89,7 @@ static void event_failed(struct ab_as *s, const char *text)
 	ab_jw_kstr(&w, "type", "turn.failed");
 	ab_jw_key(&w, "error");
 	ab_jw_obj(&w);
-	kstr_cut(&w, "message", text, AB_AS_TEXT_MAX);
+	kstrn_cut(&w, "message", text, n, AB_AS_TEXT_MAX);
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 	if (ab_jw_done(&w) == 0)
@@ -100,7 +117,7 @@ void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 			s->why[i] = '?';
 	s->state = AB_AS_ABORTED;
 	snprintf(msg, sizeof msg, "ab-codex stopped Codex: %s", s->why);
-	event_failed(s, msg);
+	event_failed(s, msg, strlen(msg));
 }
 
 /* --- what agentbox sends ---------------------------------------------- */
@@ -571,17 +588,18 @@ static void decline_command(struct ab_as *s, const struct ab_json *j,
 	struct ab_jw w;
 	char *cmd, *kind, *cwd;
 	struct ab_as_item *it;
+	size_t cmdn;
 
 	reply(s, j, id, "{\"decision\":\"decline\"}");
 	s->declined++;
 	copy_id(j, ab_json_key(j, params, "itemId"), itemid);
-	cmd = str_or_empty(j, ab_json_key(j, params, "command"));
+	cmd = text_or_empty(j, ab_json_key(j, params, "command"), &cmdn);
 	kind = str_or_empty(j, ab_json_key(j, params, "kind"));
 	cwd = str_or_empty(j, ab_json_key(j, params, "cwd"));
 	item_begin(&w, &b, "command_execution", itemid[0] ? itemid : NULL,
 	    "declined");
 	if (cmd != NULL)
-		kstr_cut(&w, "command", cmd, AB_AS_TEXT_MAX);
+		kstrn_cut(&w, "command", cmd, cmdn, AB_AS_TEXT_MAX);
 	if (kind != NULL && kind[0] != '\0')
 		kstr_cut(&w, "kind", kind, 32);
 	if (cwd != NULL)
@@ -711,24 +729,34 @@ static void thread_started(struct ab_as *s, const struct ab_json *j, int r)
 	send_turn_start(s);
 }
 
-static void failed(struct ab_as *s, const char *what, const char *msg)
+/* WHAT and the server's message (MSGN bytes, NULs and all), cut. */
+static void failed(struct ab_as *s, const char *what, const char *msg,
+    size_t msgn)
 {
 	char text[AB_AS_TEXT_MAX];
-	size_t n;
+	size_t n, i;
 
-	snprintf(text, sizeof text, "%s%s", what, msg != NULL ? msg : "");
+	n = strlen(what);
+	memcpy(text, what, n);
+	if (msgn > sizeof text - n)
+		msgn = sizeof text - n;
+	memcpy(text + n, msg, msgn);
 	/* The cut may have split a character: back to a whole one. */
-	for (n = strlen(text); n > 0 && !ab_json_text_ok(text, n); n--)
-		text[n - 1] = '\0';
-	snprintf(s->why, sizeof s->why, "%.*s", (int)sizeof s->why - 1, text);
+	for (n += msgn; n > 0 && !ab_json_utf8_ok(text, n); n--)
+		;
+	/* why is a C string for a terminal: a NUL or control byte is '?'. */
+	for (i = 0; i < n && i + 1 < sizeof s->why; i++)
+		s->why[i] = (unsigned char)text[i] < 0x20 ? '?' : text[i];
+	s->why[i] = '\0';
 	s->state = AB_AS_FAILED;
-	event_failed(s, text);
+	event_failed(s, text, n);
 }
 
 static void response(struct ab_as *s, const struct ab_json *j, int id)
 {
 	long long n = 0;
 	int e = ab_json_key(j, 0, "error");
+	size_t msgn;
 	char *msg;
 
 	if (ab_json_int(j, id, &n) < 0 || n < ID_INIT || n > ID_TURN ||
@@ -738,9 +766,9 @@ static void response(struct ab_as *s, const struct ab_json *j, int id)
 		return;
 	}
 	if (e >= 0) {
-		msg = str_or_empty(j, ab_json_key(j, e, "message"));
+		msg = text_or_empty(j, ab_json_key(j, e, "message"), &msgn);
 		if (n == ID_TURN)
-			failed(s, "turn/start: ", msg);
+			failed(s, "turn/start: ", msg ? msg : "", msg ? msgn : 0);
 		else
 			ab_as_abort(s, "%s: %.160s", n == ID_INIT ?
 			    "initialize" : "thread/start", msg ? msg : "");
@@ -779,6 +807,7 @@ static void usage_update(struct ab_as *s, const struct ab_json *j, int p)
 static void turn_completed(struct ab_as *s, const struct ab_json *j, int p)
 {
 	int turn = ab_json_key(j, p, "turn");
+	size_t n;
 	char *msg;
 
 	if (ab_json_str_eq(j, ab_json_key(j, turn, "status"), "completed")) {
@@ -789,15 +818,19 @@ static void turn_completed(struct ab_as *s, const struct ab_json *j, int p)
 		ab_buf_adds(&s->events, "}\n");
 		return;
 	}
-	msg = str_or_empty(j, ab_json_get(j, turn, "error.message"));
-	failed(s, msg != NULL && msg[0] ? "" : "the turn ended as ",
-	    msg != NULL && msg[0] ? msg : "interrupted or failed");
+	msg = text_or_empty(j, ab_json_get(j, turn, "error.message"), &n);
+	if (msg != NULL && n > 0)
+		failed(s, "", msg, n);
+	else
+		failed(s, "the turn ended as ", "interrupted or failed",
+		    strlen("interrupted or failed"));
 	free(msg);
 }
 
 static void error_note(struct ab_as *s, const struct ab_json *j, int p)
 {
-	char *msg = str_or_empty(j, ab_json_get(j, p, "error.message"));
+	size_t n;
+	char *msg = text_or_empty(j, ab_json_get(j, p, "error.message"), &n);
 	struct ab_buf b;
 	struct ab_jw w;
 
@@ -807,7 +840,7 @@ static void error_note(struct ab_as *s, const struct ab_json *j, int p)
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	ab_jw_kstr(&w, "type", "error");
-	kstr_cut(&w, "message", msg, AB_AS_TEXT_MAX);
+	kstrn_cut(&w, "message", msg, n, AB_AS_TEXT_MAX);
 	ab_jw_obj_end(&w);
 	free(msg);
 	if (ab_jw_done(&w) == 0)
@@ -818,14 +851,15 @@ static void error_note(struct ab_as *s, const struct ab_json *j, int p)
 
 static void agent_message(struct ab_as *s, const struct ab_json *j, int it)
 {
-	char *text = str_or_empty(j, ab_json_key(j, it, "text"));
+	size_t n;
+	char *text = text_or_empty(j, ab_json_key(j, it, "text"), &n);
 	struct ab_buf b;
 	struct ab_jw w;
 
 	if (text == NULL)
 		return;
 	item_begin(&w, &b, "agent_message", NULL, "completed");
-	kstr_cut(&w, "text", text, AB_AS_FINAL_MAX);
+	kstrn_cut(&w, "text", text, n, AB_AS_FINAL_MAX);
 	free(text);
 	item_end(s, &w, &b);
 }
@@ -835,7 +869,8 @@ static void agent_message(struct ab_as *s, const struct ab_json *j, int it)
 static void command_started(struct ab_as *s, const struct ab_json *j,
     int it, const char *id)
 {
-	char *cmd = ab_json_str(j, ab_json_key(j, it, "command"));
+	size_t n;
+	char *cmd = ab_json_strn(j, ab_json_key(j, it, "command"), &n);
 	struct ab_buf b;
 	struct ab_jw w;
 
@@ -850,7 +885,7 @@ static void command_started(struct ab_as *s, const struct ab_json *j,
 	ab_jw_kstr(&w, "type", "command_execution");
 	ab_jw_kstr(&w, "id", id);
 	ab_jw_kstr(&w, "status", "in_progress");
-	kstr_cut(&w, "command", cmd, AB_AS_TEXT_MAX);
+	kstrn_cut(&w, "command", cmd, n, AB_AS_TEXT_MAX);
 	free(cmd);
 	item_end(s, &w, &b);
 }
@@ -858,9 +893,13 @@ static void command_started(struct ab_as *s, const struct ab_json *j,
 static void command_done(struct ab_as *s, const struct ab_json *j, int it,
     const char *id)
 {
-	char *cmd = str_or_empty(j, ab_json_key(j, it, "command"));
+	size_t cmdn, outn = 0;
+	char *cmd = text_or_empty(j, ab_json_key(j, it, "command"), &cmdn);
 	char *st = str_or_empty(j, ab_json_key(j, it, "status"));
-	char *out = ab_json_str(j, ab_json_key(j, it, "aggregatedOutput"));
+	/* What the command printed, as Codex reported it: a binary file's
+	 * NULs come as \u0000 and go on the same way. */
+	char *out = ab_json_strn(j, ab_json_key(j, it, "aggregatedOutput"),
+	    &outn);
 	struct ab_as_item **slot = item_slot(s, id);
 	struct ab_buf b;
 	struct ab_jw w;
@@ -873,9 +912,10 @@ static void command_done(struct ab_as *s, const struct ab_json *j, int it,
 		item_begin(&w, &b, "command_execution", id,
 		    ab_json_text_ok(st, strlen(st)) && strlen(st) < 32 ? st :
 		    "unknown");
-		kstr_cut(&w, "command", cmd, AB_AS_TEXT_MAX);
-		if (out != NULL && out[0] != '\0')
-			kstr_cut(&w, "aggregated_output", out, AB_AS_OUTPUT_MAX);
+		kstrn_cut(&w, "command", cmd, cmdn, AB_AS_TEXT_MAX);
+		if (out != NULL && outn > 0)
+			kstrn_cut(&w, "aggregated_output", out, outn,
+			    AB_AS_OUTPUT_MAX);
 		if (ab_json_int(j, ab_json_key(j, it, "exitCode"), &code) == 0)
 			ab_jw_kint(&w, "exit_code", code);
 		item_end(s, &w, &b);

@@ -138,8 +138,10 @@ static long hex4(const char *p, size_t n)
 }
 
 /* Decodes the escape at p (p[0] is the backslash) into *cp and returns
- * its length in the source, or 0 when it is invalid or would smuggle a
- * NUL or half a surrogate pair into the value. */
+ * its length in the source, or 0 when it is invalid or would put half a
+ * surrogate pair into the value.  \u0000 is a character like any other
+ * (a command's output holds it); the accessors that hand a value out as
+ * a C string refuse it there, where a NUL would cut the value. */
 static size_t escape(const char *p, size_t n, unsigned long *cp)
 {
 	static const char in[] = "\"\\/bfnrt", out[] = "\"\\/\b\f\n\r\t";
@@ -155,7 +157,7 @@ static size_t escape(const char *p, size_t n, unsigned long *cp)
 		return 2;
 	}
 	hi = hex4(p + 2, n - 2);
-	if (hi <= 0 || (hi >= 0xdc00 && hi <= 0xdfff))
+	if (hi < 0 || (hi >= 0xdc00 && hi <= 0xdfff))
 		return 0;
 	if (hi < 0xd800 || hi > 0xdbff) {
 		*cp = hi;
@@ -719,7 +721,7 @@ static int str_eqn(const struct ab_json *j, int t, const char *s, size_t n)
 {
 	const jsmntok_t *tk;
 	const char *raw;
-	size_t rawn;
+	size_t rawn, un;
 	char *u;
 	int eq;
 
@@ -731,9 +733,10 @@ static int str_eqn(const struct ab_json *j, int t, const char *s, size_t n)
 	/* Without escapes the source is the value (parse checked it). */
 	if (memchr(raw, '\\', rawn) == NULL)
 		return rawn == n && memcmp(raw, s, n) == 0;
-	if ((u = ab_json_str(j, t)) == NULL)
+	/* The whole value, NULs and all: "a\u0000b" is not "a". */
+	if ((u = ab_json_strn(j, t, &un)) == NULL)
 		return 0;
-	eq = strlen(u) == n && memcmp(u, s, n) == 0;
+	eq = un == n && memcmp(u, s, n) == 0;
 	free(u);
 	return eq;
 }
@@ -802,7 +805,7 @@ int ab_json_member(const struct ab_json *j, int obj, int i)
 	return k;
 }
 
-char *ab_json_str(const struct ab_json *j, int t)
+char *ab_json_strn(const struct ab_json *j, int t, size_t *len)
 {
 	const jsmntok_t *tk;
 	size_t n, outn;
@@ -819,6 +822,24 @@ char *ab_json_str(const struct ab_json *j, int t)
 		return NULL;
 	}
 	s[outn] = '\0';
+	if (len != NULL)
+		*len = outn;
+	return s;
+}
+
+char *ab_json_str(const struct ab_json *j, int t)
+{
+	size_t n;
+	char *s;
+
+	if ((s = ab_json_strn(j, t, &n)) == NULL)
+		return NULL;
+	/* As a C string the value would end at its first NUL: an ID, a
+	 * path or a name read short.  Refused, so callers fail closed. */
+	if (memchr(s, '\0', n) != NULL) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -939,8 +960,9 @@ static int jw_begin(struct ab_jw *w)
 }
 
 /* Escapes as RFC 8259 requires, plus DEL, so the output is plain ASCII
- * punctuation around valid UTF-8.  Bad UTF-8 and NUL fail the writer:
- * the engine would replace or cut them without telling anyone. */
+ * punctuation around valid UTF-8; a NUL (only a length-taking call can
+ * pass one) is \u0000.  Bad UTF-8 fails the writer: the engine would
+ * replace it without telling anyone. */
 static void jw_string(struct ab_jw *w, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -959,13 +981,10 @@ static void jw_string(struct ab_jw *w, const char *s, size_t n)
 				jw_fail(w);
 			continue;
 		}
-		if (p[i] == '\0') {
-			jw_fail(w);
-			break;
-		}
 		jw_add(w, s + run, i - run);
 		run = i + 1;
-		if ((sh = strchr(raw, p[i])) != NULL) {
+		/* strchr finds a NUL too: the terminator. */
+		if (p[i] != '\0' && (sh = strchr(raw, p[i])) != NULL) {
 			e[0] = '\\';
 			e[1] = esc[sh - raw];
 			jw_add(w, e, 2);
@@ -1036,11 +1055,20 @@ void ab_jw_arr_end(struct ab_jw *w)
 
 void ab_jw_key(struct ab_jw *w, const char *k)
 {
+	if (k == NULL) {
+		jw_fail(w);
+		return;
+	}
+	ab_jw_keyn(w, k, strlen(k));
+}
+
+void ab_jw_keyn(struct ab_jw *w, const char *k, size_t n)
+{
 	unsigned char *st;
 
 	if (w->failed)
 		return;
-	if (k == NULL || w->depth == 0 || w->after_key ||
+	if ((k == NULL && n > 0) || w->depth == 0 || w->after_key ||
 	    !(w->comma[w->depth - 1] & JW_OBJ)) {
 		jw_fail(w);
 		return;
@@ -1049,7 +1077,7 @@ void ab_jw_key(struct ab_jw *w, const char *k)
 	if (*st & JW_WROTE)
 		jw_add(w, ",", 1);
 	*st |= JW_WROTE;
-	jw_string(w, k, strlen(k));
+	jw_string(w, k == NULL ? "" : k, n);
 	jw_add(w, ":", 1);
 	w->after_key = 1;
 }
@@ -1121,6 +1149,12 @@ void ab_jw_kstr(struct ab_jw *w, const char *k, const char *s)
 	ab_jw_str(w, s);
 }
 
+void ab_jw_kstrn(struct ab_jw *w, const char *k, const char *s, size_t n)
+{
+	ab_jw_key(w, k);
+	ab_jw_strn(w, s, n);
+}
+
 void ab_jw_kint(struct ab_jw *w, const char *k, long long v)
 {
 	ab_jw_key(w, k);
@@ -1142,13 +1176,18 @@ int ab_jw_done(const struct ab_jw *w)
 	return 0;
 }
 
-int ab_json_text_ok(const char *p, size_t n)
+int ab_json_utf8_ok(const char *p, size_t n)
 {
 	size_t i, k;
 
 	for (i = 0; i < n; i += k)
-		if (p[i] == '\0' ||
-		    (k = utf8_len((const unsigned char *)p + i, n - i)) == 0)
+		if ((k = utf8_len((const unsigned char *)p + i, n - i)) == 0)
 			return 0;
 	return 1;
+}
+
+int ab_json_text_ok(const char *p, size_t n)
+{
+	return n == 0 || (memchr(p, '\0', n) == NULL &&
+	    ab_json_utf8_ok(p, n));
 }

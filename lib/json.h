@@ -8,6 +8,12 @@
  * Writing: ab_jw appends to an ab_buf.  Strings are escaped as RFC 8259
  * requires and must be valid UTF-8 (invalid input makes the writer fail,
  * because the engine would silently replace such bytes).
+ *
+ * A NUL is a value like any other: a document may hold \u0000 in any
+ * string (a command's output does), and the length-taking calls read and
+ * write it.  What refuses it is every call that hands a value out as a C
+ * string, where it would cut the value short: an ID, a path or a name
+ * read with ab_json_str fails closed instead.
  */
 #ifndef AB_JSON_H
 #define AB_JSON_H
@@ -57,9 +63,13 @@ int ab_json_member(const struct ab_json *j, int obj, int i);
 int ab_json_skip(const struct ab_json *j, int t);
 
 /* A malloc'd, unescaped copy of string token T, or NULL when T is not a
- * string, holds \u0000, a lone surrogate, or invalid UTF-8. */
+ * string or its value holds a NUL (a C string would end there). */
 char *ab_json_str(const struct ab_json *j, int t);
-/* 1 when T is a string whose unescaped value equals S. */
+/* The same, NULs and all: the value's length in *len (when not NULL),
+ * and a NUL after it.  For text that is carried, never for a name. */
+char *ab_json_strn(const struct ab_json *j, int t, size_t *len);
+/* 1 when T is a string whose whole unescaped value equals S: one that
+ * holds a NUL never equals a C string. */
 int ab_json_str_eq(const struct ab_json *j, int t, const char *s);
 /* 0 with *out set when T is an integer in int64 range, no fraction or
  * exponent; -1 otherwise. */
@@ -84,6 +94,9 @@ void ab_jw_arr(struct ab_jw *w);
 void ab_jw_arr_end(struct ab_jw *w);
 void ab_jw_key(struct ab_jw *w, const char *k);
 void ab_jw_str(struct ab_jw *w, const char *s);
+/* N bytes of UTF-8, a NUL among them written \u0000.  The engine's
+ * requests are written from C strings: no NUL reaches it. */
+void ab_jw_keyn(struct ab_jw *w, const char *k, size_t n);
 void ab_jw_strn(struct ab_jw *w, const char *s, size_t n);
 void ab_jw_int(struct ab_jw *w, long long v);
 void ab_jw_bool(struct ab_jw *w, int v);
@@ -92,9 +105,13 @@ void ab_jw_null(struct ab_jw *w);
 void ab_jw_raw(struct ab_jw *w, const char *json, size_t n);
 /* Shorthands for a key and its value. */
 void ab_jw_kstr(struct ab_jw *w, const char *k, const char *s);
+void ab_jw_kstrn(struct ab_jw *w, const char *k, const char *s, size_t n);
 void ab_jw_kint(struct ab_jw *w, const char *k, long long v);
 void ab_jw_kbool(struct ab_jw *w, const char *k, int v);
-/* 1 when ab_jw_strn would take the N bytes at P: valid UTF-8, no NUL. */
+/* 1 when ab_jw_strn would take the N bytes at P: valid UTF-8. */
+int ab_json_utf8_ok(const char *p, size_t n);
+/* 1 when they are valid UTF-8 and hold no NUL: text as a C string can
+ * carry it. */
 int ab_json_text_ok(const char *p, size_t n);
 /* 0 when every call succeeded and all containers are closed. */
 int ab_jw_done(const struct ab_jw *w);

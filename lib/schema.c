@@ -145,8 +145,8 @@ static int nomem(struct ab_err *err)
 
 /* -- Strings. */
 
-/* -1 only when memory runs out: json.c has validated the text, and
- * refuses \u0000, so the copy has no NUL inside. */
+/* -1 only when memory runs out: json.c has validated the text.  The
+ * value may hold a NUL (\u0000): it is read by its length throughout. */
 static int str_get(const struct ab_json *j, int t, struct str *s)
 {
 	const char *p;
@@ -162,10 +162,9 @@ static int str_get(const struct ab_json *j, int t, struct str *s)
 		s->n = n - 2;
 		return 0;
 	}
-	if ((s->own = ab_json_str(j, t)) == NULL)
+	if ((s->own = ab_json_strn(j, t, &s->n)) == NULL)
 		return -1;
 	s->p = s->own;
-	s->n = strlen(s->own);
 	return 0;
 }
 

@@ -52,6 +52,15 @@ print(json.dumps(eval(sys.argv[2])))' "$LOG" "$1"
 	assert_equal "$stderr" ""
 }
 
+@test "ab-codex: a command's output holding NUL bytes goes on as Codex reported it, escaped, and the turn ends: exit 0" {
+	run_exact 0 client nul
+	assert_equal "$output" '{"type":"item.started","item":{"type":"command_execution","id":"c1","status":"in_progress","command":"cat bin.dat"}}
+{"type":"item.completed","item":{"type":"command_execution","id":"c1","status":"completed","command":"cat bin.dat","aggregated_output":"a\u0000b\u0000c\n","exit_code":0}}
+{"type":"item.completed","item":{"type":"agent_message","status":"completed","text":"done"}}
+{"type":"turn.completed","usage":{}}'
+	assert_equal "$stderr" ""
+}
+
 @test "ab-codex: a thread with another policy or reviewer, or a remote control, is stopped before its turn: exit 1" {
 	local mode
 	for mode in policy reviewer remote; do

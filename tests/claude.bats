@@ -183,6 +183,35 @@ finished (ok)"
 ./widen.sh"
 }
 
+# The results of the Bash calls in the record's stdout (Claude Code's
+# stream-json lines), as the CLI reported them to the model.
+tool_results() {
+	record_field '[b.get("content") for x in r["stdout"]["text"].splitlines() if "\"tool_result\"" in x for b in json.loads(x)["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]'
+}
+
+@test "execution: a command printing NUL bytes ends ok, its output and a final message holding a NUL in the result as Claude Code reported them" {
+	local nrepo=$BATS_TEST_TMPDIR/nul ncommit
+	git init -q "$nrepo"
+	printf 'a\0b\0c\n' >"$nrepo/bin.dat"
+	git -C "$nrepo" add -A
+	git -C "$nrepo" -c user.name=t -c user.email=t@t commit -qm nul
+	ncommit=$(git -C "$nrepo" rev-parse HEAD)
+	REPO=$nrepo COMMIT=$ncommit claude execution \
+		'{"turns":[{"tool":"Bash","input":{"command":"cat bin.dat"}},{"text":"it printed a\u0000b"}]}' \
+		--allow-command cat
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["final_message"], r["agent"]["refused"]]')" \
+		'["exited", "ok", "it printed a\u0000b", []]'
+	assert_equal "$(tool_results)" '["a\u0000b\u0000c"]'
+	[[ $(record_field 'r["stdout"]["text"]') == *'"content":"a\u0000b\u0000c"'* ]] ||
+		fail "the output is not in the record as Claude Code escaped it"
+	assert_equal "$(vlog '[t["text"] for x in L for t in x.get("tool_results", [])]')" \
+		'["a\u0000b\u0000c"]'
+	assert_equal "$(agent_lines "$stderr")" "Bash(cat bin.dat)
+turn ended
+finished (ok)"
+}
+
 # Each a way to run something other than the image's touch under the
 # approval of "touch /work/approved".  Claude Code refuses six of them;
 # it takes "command touch" and "\touch" for touch itself, and they run

@@ -451,6 +451,42 @@ hostile_steps() {
 ./widen.sh"
 }
 
+# A repository whose bin.dat holds NUL bytes; sets NREPO and NCOMMIT.
+nul_repo() {
+	NREPO=$BATS_TEST_TMPDIR/nul
+	git init -q "$NREPO"
+	printf 'a\0b\0c\n' >"$NREPO/bin.dat"
+	git -C "$NREPO" add -A
+	git -C "$NREPO" -c user.name=t -c user.email=t@t commit -qm nul
+	NCOMMIT=$(git -C "$NREPO" rev-parse HEAD)
+}
+
+@test "codex execution: a command printing NUL bytes ends ok, its output in the result as Codex reported it, with both kinds of model" {
+	local m opts
+	nul_repo
+	for m in default gpt-5.5; do
+		opts=()
+		[ "$m" = default ] || opts=(--model "$m")
+		vendor '{"turns":[{"shell":"cat bin.dat"},{"text":"done"}]}'
+		new_alloc "$NREPO" "$NCOMMIT"
+		run_profile "$(profile execution --allow-command cat "${opts[@]}")"
+		assert_equal "$STATUS" 0
+		assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["final_message"], r["agent"]["error"]]')" \
+			'["exited", "ok", "done", null]'
+		# ab-codex's events as the record keeps them: the command's
+		# output whole, its NULs escaped as Codex escaped them.
+		assert_equal "$(record_field '[json.loads(x)["item"].get("aggregated_output") for x in r["stdout"]["text"].splitlines() if "\"item.completed\"" in x and "\"command_execution\"" in x]')" \
+			'["a\u0000b\u0000c\n"]'
+		[[ $(record_field 'r["stdout"]["text"]') == *'"aggregated_output":"a\u0000b\u0000c\n"'* ]] ||
+			fail "$m: the output is not in the record as Codex escaped it"
+		agent_lines "$stderr" | grep -q '^shell(.*cat bin.dat' ||
+			fail "$m: no agent line for the command"
+		assert_equal "$(agent_lines "$stderr" | tail -2)" "turn ended
+finished (ok)"
+		ab-clean "$ALLOC"
+	done
+}
+
 @test "codex: agent lines tell commands as they start, file changes, and what ab-codex refused" {
 	codex execution '{"turns":[{"shell":"touch /work/approved"},{"shell":"touch /work/pwned-esc","args":{"sandbox_permissions":"require_escalated","justification":"needed","prefix_rule":["touch"]}},{"patch":"*** Begin Patch\n*** Add File: /work/.git/evil\n+x\n*** End Patch\n"},{"patch":"*** Begin Patch\n*** Add File: /work/ok.txt\n+x\n*** End Patch\n"},{"text":"done"}]}' \
 		--allow-command "touch /work/approved" --model gpt-5.5

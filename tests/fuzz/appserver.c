@@ -16,7 +16,9 @@
  *   lies under /work, has no empty, "." or ".." component, no control
  *   byte or backslash, no component that is .git or .codex in any case,
  *   and does not pass through the link; and a path of plain lowercase
- *   names that misses the link is never declined. */
+ *   names that misses the link is never declined.  Each path is asked
+ *   for again with a NUL and a byte after it (\u0000 in the message):
+ *   that one is always declined, whatever precedes the NUL. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -162,56 +164,71 @@ static int path_rule(const char *path, int *plain)
 	return 1;
 }
 
-static void paths(const uint8_t *p, size_t n)
+/* Announces a file change of the N bytes at PATH as item K-V and asks
+ * for it: 1 accepted, 0 declined, -1 not asked (the writer cannot take
+ * the path: not UTF-8). */
+static int ask(struct ab_as *s, int k, int v, const char *path, size_t n)
 {
-	char path[4200], *q;
-	const char *c = (const char *)p, *end = c + n;
 	struct ab_buf b, msg;
 	struct ab_jw w;
+	const char *q;
+	int accepted, declined;
+
+	/* The harness writes the messages, escaping what it must. */
+	ab_buf_init(&msg, 0);
+	ab_jw_init(&w, &msg);
+	ab_jw_obj(&w);
+	ab_jw_kstrn(&w, "path", path, n);
+	ab_jw_key(&w, "kind");
+	ab_jw_raw(&w, "{\"type\":\"add\"}", 14);
+	ab_jw_kstr(&w, "diff", "x");
+	ab_jw_obj_end(&w);
+	if (ab_jw_done(&w) != 0) {
+		ab_buf_free(&msg);
+		return -1;
+	}
+	ab_buf_init(&b, 0);
+	ab_buf_addf(&b, "{\"method\":\"item/started\",\"params\":{"
+	    "\"threadId\":\"t\",\"item\":{\"type\":\"fileChange\","
+	    "\"id\":\"i%d-%d\",\"changes\":[%s]}}}\n{\"method\":"
+	    "\"item/fileChange/requestApproval\",\"id\":%d,\"params\":"
+	    "{\"threadId\":\"t\",\"itemId\":\"i%d-%d\"}}\n", k, v, msg.data,
+	    100 + 2 * k + v, k, v);
+	ab_buf_reset(&s->to_server);
+	ab_as_feed(s, b.data, b.len);
+	q = s->to_server.data;
+	accepted = q != NULL && strstr(q, "\"accept\"") != NULL;
+	declined = q != NULL && strstr(q, "\"decline\"") != NULL;
+	if (accepted == declined)
+		abort();
+	ab_buf_free(&b);
+	ab_buf_free(&msg);
+	return accepted;
+}
+
+static void paths(const uint8_t *p, size_t n)
+{
+	char path[4200];
+	const char *c = (const char *)p, *end = c + n;
 	struct ab_as s;
-	int k, accepted, declined, ok, plain;
+	int k, a, ok, plain;
 	size_t len;
 
 	ab_as_init(&s, "/work", "m", "prompt", NULL, fake_lstat);
 	ab_as_feed(&s, thread_ok, strlen(thread_ok));
 	for (k = 0; k < PATHS_MAX && c < end; k++, c += len + 1) {
 		len = strnlen(c, (size_t)(end - c));
-		if (len >= sizeof path)
+		if (len + 2 >= sizeof path)
 			break;
 		memcpy(path, c, len);
-		path[len] = '\0';
-		/* The harness writes the messages, escaping what it must;
-		 * a path the writer cannot take (not UTF-8) is skipped. */
-		ab_buf_init(&msg, 0);
-		ab_jw_init(&w, &msg);
-		ab_jw_obj(&w);
-		ab_jw_kstr(&w, "path", path);
-		ab_jw_key(&w, "kind");
-		ab_jw_raw(&w, "{\"type\":\"add\"}", 14);
-		ab_jw_kstr(&w, "diff", "x");
-		ab_jw_obj_end(&w);
-		if (ab_jw_done(&w) != 0) {
-			ab_buf_free(&msg);
-			continue;
-		}
-		ab_buf_init(&b, 0);
-		ab_buf_addf(&b, "{\"method\":\"item/started\",\"params\":{"
-		    "\"threadId\":\"t\",\"item\":{\"type\":\"fileChange\","
-		    "\"id\":\"i%d\",\"changes\":[%s]}}}\n{\"method\":"
-		    "\"item/fileChange/requestApproval\",\"id\":%d,\"params\":"
-		    "{\"threadId\":\"t\",\"itemId\":\"i%d\"}}\n", k, msg.data,
-		    100 + k, k);
-		ab_buf_reset(&s.to_server);
-		ab_as_feed(&s, b.data, b.len);
-		q = s.to_server.data;
-		accepted = q != NULL && strstr(q, "\"accept\"") != NULL;
-		declined = q != NULL && strstr(q, "\"decline\"") != NULL;
+		memcpy(path + len, "\0x", 3);
 		ok = path_rule(path, &plain);
-		if (accepted == declined || (accepted && !ok) ||
-		    (plain && ok && !accepted))
+		a = ask(&s, k, 0, path, len);
+		if ((a == 1 && !ok) || (a == 0 && plain && ok))
 			abort();
-		ab_buf_free(&b);
-		ab_buf_free(&msg);
+		/* The same with a NUL and a byte after it. */
+		if (ask(&s, k, 1, path, len + 2) == 1)
+			abort();
 	}
 	lines_hold(&s.events);
 	ab_as_free(&s);

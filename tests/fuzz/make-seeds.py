@@ -75,6 +75,10 @@ def jsons():
         "nested": b'{"a":[{"b":[[[{}]]]},null,true,false]}',
         "dupkey": b'{"a":1,"a":2}',
         "nul": b'{"s":"\\u0000"}',
+        "nul-text": b'["a\\u0000b\\u0000c\\n", "\\u0000\\u00e9\\u0000",'
+                    b' "a"]',
+        "nul-keys": b'{"k\\u0000":1,"k":2,"k\\u0000x":{"\\u0000":"\\u0000"}}',
+        "nul-dupkey": b'{"a\\u0000":1,"a\\u0000":2}',
         "lone-surrogate": b'"\\ud800"',
         "trailing": b'{} {}',
         "deep": b'[' * 70 + b']' * 70,
@@ -128,6 +132,24 @@ def agents():
               b'"status":"declined","method":"item/permissions/'
               b'requestApproval"}}\n')
     put("agent", "claude-steps", b"\x00\x04" + steps)
+    # A binary file's cat: its NULs as the CLIs escape them.
+    nul = (b'{"type":"assistant","message":{"content":[{"type":"tool_use",'
+           b'"id":"t1","name":"Bash","input":{"command":"printf a\\u0000b"}'
+           b'}]}}\n'
+           b'{"type":"user","message":{"content":[{"type":"tool_result",'
+           b'"tool_use_id":"t1","content":"a\\u0000b\\u0000c\\n"}]}}\n'
+           b'{"type":"result","subtype":"success","is_error":false,'
+           b'"num_turns":2,"result":"a\\u0000b"}\n')
+    cnul = (b'{"type":"item.started","item":{"type":"command_execution",'
+            b'"id":"c1","status":"in_progress","command":"cat bin.dat"}}\n'
+            b'{"type":"item.completed","item":{"type":"command_execution",'
+            b'"id":"c1","status":"completed","command":"cat bin.dat",'
+            b'"aggregated_output":"a\\u0000b\\u0000c\\n","exit_code":0}}\n'
+            b'{"type":"item.completed","item":{"id":"item_1","type":'
+            b'"agent_message","text":"a\\u0000b"}}\n'
+            b'{"type":"turn.failed","error":{"message":"bad\\u0000byte"}}\n')
+    put("agent", "claude-nul", b"\x00\x05" + nul)
+    put("agent", "codex-nul", b"\x01\x03" + cnul)
     put("agent", "codex-steps", b"\x01\x06" + csteps + failed)
 
 
@@ -208,6 +230,17 @@ def appserver():
     put("appserver", "other-thread", b"\x00\x03" + msg(
         "item/fileChange/requestApproval", {"threadId": "u"}, 4))
     put("appserver", "garbage", b"\x00\x02{\n[]\n\xff\n")
+    put("appserver", "nul", b"\x00\x05" + msg("item/completed", {
+        "threadId": "t", "item": {
+            "type": "commandExecution", "id": "c", "status": "completed",
+            "command": "cat bin.dat", "aggregatedOutput": "a\0b\0c\n",
+            "exitCode": 0}}) + msg("item/started", {"threadId": "t", "item": dict(
+                fc, id="g", changes=[{"path": "/work/a\0b",
+                                      "kind": {"type": "add"}, "diff": ""}])}) +
+        msg("item/fileChange/requestApproval",
+            {"threadId": "t", "itemId": "g"}, 5) +
+        msg("item/started", {"threadId": "t\0", "item": {
+            "type": "agentMessage", "id": "m\0"}}))
     put("appserver", "paths", b"\x01" + b"\0".join([
         b"/work/a/b", b"/work/.git/x", b"/work/l/x", b"/tmp/x",
         b"/work/../x", b"/work/.CODEX/y", b"/work/f/x", b"/work/d"]))

@@ -11,6 +11,8 @@ answer and the turn scripted by MODE:
   other     a command approval for a thread ab-codex did not start
   hang      the turn starts and nothing more comes
   die       the server exits once the turn has started
+  nul       the turn runs `cat bin.dat`, whose output holds NUL bytes
+            (\u0000, as Codex reports them), and completes
 LOG gets one JSON line per message ab-codex sent, and first a line with
 the working directory and CODEX_HOME's config.toml as the server saw them.
 Test helper only: the real app-server is tested in tests/codex.bats."""
@@ -60,6 +62,23 @@ for line in sys.stdin:
             continue
         if mode == "die":
             sys.exit(3)
+        if mode == "nul":
+            cmd = {"type": "commandExecution", "id": "c1",
+                   "command": "cat bin.dat", "status": "inProgress"}
+            out({"method": "item/started",
+                 "params": {"threadId": "thr-1", "item": cmd}})
+            out({"method": "item/completed", "params": {
+                "threadId": "thr-1", "item": dict(
+                    cmd, status="completed", aggregatedOutput="a\0b\0c\n",
+                    exitCode=0)}})
+            out({"method": "item/completed", "params": {
+                "threadId": "thr-1", "item": {"type": "agentMessage",
+                                              "id": "m", "text": "done"}}})
+            out({"method": "turn/completed", "params": {
+                "threadId": "thr-1", "turn": {"id": "t1",
+                                              "status": "completed",
+                                              "items": []}}})
+            continue
         if mode == "other":
             out({"id": 0, "method": "item/commandExecution/requestApproval",
                  "params": {"threadId": "thr-2", "itemId": "c"}})

@@ -168,6 +168,44 @@ static void codex(void)
 	ab_buf_free(&out);
 }
 
+/* \u0000 in a CLI's stream: the text kept holds it, and the record
+ * writes it escaped, as the CLI did. */
+static void nul(void)
+{
+	struct ab_buf out;
+	const char *s;
+
+	provider = "codex";
+	s = "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c1\",\"status\":\"completed\","
+	    "\"command\":\"cat bin.dat\",\"aggregated_output\":"
+	    "\"a\\u0000b\\u0000c\\n\",\"exit_code\":0}}\n"
+	    CODEX_MSG("it printed a\\u0000b") CODEX_DONE;
+	run(s, strlen(s), 7, NULL, &out);
+	ok(has(&out, "status", "ok") && out.data != NULL &&
+	    strstr(out.data, "\"final_message\":\"it printed a\\u0000b\"") !=
+	    NULL, "codex: a turn whose output and message hold NULs is ok, "
+	    "the message whole");
+	ab_buf_free(&out);
+	s = "{\"type\":\"turn.failed\",\"error\":{\"message\":"
+	    "\"bad\\u0000byte\"}}\n";
+	run(s, strlen(s), 5, NULL, &out);
+	ok(has(&out, "status", "error") && out.data != NULL &&
+	    strstr(out.data, "\"message\":\"bad\\u0000byte\"") != NULL,
+	    "codex: an error holding a NUL is kept whole");
+	ab_buf_free(&out);
+	provider = "claude";
+	s = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+	    "\"result\":\"r\\u0000s\",\"permission_denials\":[{\"tool_name\":"
+	    "\"Bash\",\"tool_input\":{\"command\":\"printf a\\u0000b\"}}]}\n";
+	run(s, strlen(s), 3, NULL, &out);
+	ok(has(&out, "status", "ok") && out.data != NULL &&
+	    strstr(out.data, "\"final_message\":\"r\\u0000s\"") != NULL &&
+	    strstr(out.data, "\"command\":\"printf a\\u0000b\"") != NULL,
+	    "claude: a result and a refusal holding NULs are kept whole");
+	ab_buf_free(&out);
+}
+
 static long long steps_now;
 
 static long long steps_clock(void)
@@ -293,6 +331,16 @@ static void steps(void)
 	    "\"message\":\"unexpected status 401 Unauthorized\"}}\n",
 	    "turn failed: unexpected status 401 Unauthorized\nfinished\n"),
 	    "codex: a failed turn says why");
+	ok(lines_are("codex", "{\"type\":\"item.started\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c1\",\"command\":\"printf "
+	    "a\\u0000b\"}}\n{\"type\":\"turn.failed\",\"error\":{"
+	    "\"message\":\"bad\\u0000byte\"}}\n",
+	    "shell(printf a\\u0000b)\nturn failed: bad\\u0000byte\nfinished\n"),
+	    "codex: a NUL in a command or an error is shown escaped, not cut");
+	ok(lines_are("claude", ASSISTANT(TOOL_USE("t1", "Bash",
+	    "{\"command\":\"printf a\\u0000b\"}")),
+	    "Bash(printf a\\u0000b)\nfinished\n"),
+	    "claude: a NUL in a command is shown escaped, not cut");
 }
 
 int main(void)
@@ -300,6 +348,7 @@ int main(void)
 	struct ab_buf big, out;
 	size_t i;
 
+	nul();
 	status(RESULT("\"is_error\":false"), NULL, "ok", "a result is ok");
 	status("{\"type\":\"assistant\"}\n", NULL, "error",
 	    "no result line is an error");

@@ -451,6 +451,62 @@ static void test_turn_end(void)
 	ab_as_free(&s);
 }
 
+/* \u0000 in what Codex reports: text (a command's output, a message)
+ * goes on escaped as it came; an ID or a path holding one is refused. */
+static void test_nul(void)
+{
+	struct ab_as s;
+
+	started(&s, NULL);
+	feed(&s, "{\"method\":\"item/completed\",\"params\":{\"threadId\":"
+	    "\"thr-1\",\"item\":{\"type\":\"commandExecution\",\"id\":\"c1\","
+	    "\"command\":\"cat bin.dat\",\"status\":\"completed\","
+	    "\"aggregatedOutput\":\"a\\u0000b\\u0000c\\n\",\"exitCode\":0}}}\n"
+	    "{\"method\":\"item/completed\",\"params\":{\"threadId\":\"thr-1\","
+	    "\"item\":{\"type\":\"agentMessage\",\"id\":\"m\",\"text\":"
+	    "\"it holds a\\u0000b\"}}}\n");
+	ok(s.state == AB_AS_RUNNING && strcmp(s.events.data ? s.events.data :
+	    "", "{\"type\":\"item.completed\",\"item\":{\"type\":"
+	    "\"command_execution\",\"id\":\"c1\",\"status\":\"completed\","
+	    "\"command\":\"cat bin.dat\",\"aggregated_output\":"
+	    "\"a\\u0000b\\u0000c\\n\",\"exit_code\":0}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\","
+	    "\"status\":\"completed\",\"text\":\"it holds a\\u0000b\"}}\n") == 0,
+	    "a command's output and a message holding NULs go on, escaped");
+	ab_buf_reset(&s.events);
+	feed(&s, "{\"method\":\"item/started\",\"params\":{\"threadId\":"
+	    "\"thr-1\",\"item\":{\"type\":\"commandExecution\",\"id\":"
+	    "\"c\\u00002\",\"command\":\"true\",\"status\":\"inProgress\"}}}\n");
+	ok(s.state == AB_AS_RUNNING && s.events.len == 0,
+	    "an item whose ID holds a NUL is not followed");
+	feed(&s, "{\"method\":\"item/commandExecution/requestApproval\",\"id\":"
+	    "5,\"params\":{\"threadId\":\"thr-1\",\"itemId\":\"c3\",\"kind\":"
+	    "\"command\",\"command\":\"printf a\\u0000b\",\"cwd\":\"/work\"}}\n");
+	ok(sent(&s, "\"id\":5,\"result\":{\"decision\":\"decline\"}") &&
+	    emitted(&s, "\"command\":\"printf a\\u0000b\""),
+	    "a declined command holding a NUL is listed whole");
+	feed(&s, "{\"method\":\"item/started\",\"params\":{\"threadId\":"
+	    "\"thr-1\\u0000x\",\"item\":{\"type\":\"agentMessage\",\"id\":"
+	    "\"m2\"}}}\n");
+	ok(s.state == AB_AS_ABORTED && strstr(s.why, "did not start") != NULL,
+	    "a thread ID holding a NUL is another thread");
+	ab_as_free(&s);
+
+	ok(strcmp(decide(ADD("/work/a\\u0000b"), 1, ""), "decline") == 0,
+	    "a file change whose path holds a NUL is declined");
+
+	started(&s, NULL);
+	feed(&s, "{\"method\":\"turn/completed\",\"params\":{\"threadId\":"
+	    "\"thr-1\",\"turn\":{\"id\":\"t\",\"status\":\"failed\",\"error\":"
+	    "{\"message\":\"bad\\u0000byte\"},\"items\":[]}}}\n");
+	ok(s.state == AB_AS_FAILED && emitted(&s, "{\"type\":\"turn.failed\","
+	    "\"error\":{\"message\":\"bad\\u0000byte\"}}") &&
+	    strcmp(s.why, "bad?byte") == 0,
+	    "a failed turn's error holding a NUL: whole in the event, "
+	    "printable in why");
+	ab_as_free(&s);
+}
+
 static void test_path_ok(void)
 {
 	char why[256];
@@ -479,6 +535,7 @@ int main(void)
 	test_patch_updated();
 	test_requests();
 	test_turn_end();
+	test_nul();
 	test_path_ok();
 	printf("1..%d\n", ntest);
 	return nfail > 0;

@@ -193,7 +193,6 @@ static void test_strings(void)
 	    !ab_json_str_eq(&j, 2, "\xc3\xa9x"), "ab_json_str_eq unescapes");
 	ab_json_free(&j);
 
-	refuses("[\"\\u0000\"]", "invalid JSON string", "\\u0000 refused");
 	refuses("[\"\\ud800\"]", NULL, "lone high surrogate refused");
 	refuses("[\"\\ud800x\"]", NULL, "high surrogate then text refused");
 	refuses("[\"\\ud800\\u0041\"]", NULL,
@@ -214,6 +213,82 @@ static void test_strings(void)
 	refuses("[\"\\u12\"]", NULL, "short \\u escape refused");
 	refuses("[\"\\u12g4\"]", NULL, "non-hex \\u escape refused");
 	refuses("{\"\xff\":1}", NULL, "invalid UTF-8 in a key refused");
+}
+
+/* \u0000 is a character like any other; only the C-string accessor
+ * refuses a value that holds one. */
+static void test_nul(void)
+{
+	static const char text[] =
+	    "{\"s\":\"a\\u0000b\",\"z\":\"\\u0000\",\"k\\u0000\":1,\"k\":2,"
+	    "\"p\":\"plain\",\"o\":{\"x\\u0000\":{\"y\":1}}}";
+	struct ab_json j;
+	struct ab_err err;
+	struct ab_buf b;
+	struct ab_jw w;
+	const char *p;
+	char *v;
+	size_t n = 99;
+
+	ok(ab_json_parse(&j, text, strlen(text), &err) == 0,
+	    "a document with \\u0000 in values and keys parses");
+	ok(ab_json_str(&j, ab_json_key(&j, 0, "s")) == NULL &&
+	    ab_json_str(&j, ab_json_key(&j, 0, "z")) == NULL,
+	    "the C-string accessor refuses a value holding a NUL");
+	v = ab_json_strn(&j, ab_json_key(&j, 0, "s"), &n);
+	ok(v != NULL && n == 3 && memcmp(v, "a\0b", 4) == 0,
+	    "the length accessor returns every byte, and a NUL after them");
+	free(v);
+	v = ab_json_strn(&j, ab_json_key(&j, 0, "z"), &n);
+	ok(v != NULL && n == 1 && v[0] == '\0', "a value that is one NUL");
+	free(v);
+	v = ab_json_strn(&j, ab_json_key(&j, 0, "p"), NULL);
+	ok(v != NULL && strcmp(v, "plain") == 0,
+	    "the length accessor takes no length pointer");
+	free(v);
+	v = ab_json_str(&j, ab_json_key(&j, 0, "p"));
+	ok(v != NULL && strcmp(v, "plain") == 0,
+	    "the C-string accessor still reads a value without one");
+	free(v);
+	ok(ab_json_strn(&j, ab_json_key(&j, 0, "k"), &n) == NULL,
+	    "the length accessor refuses a number");
+	ok(!ab_json_str_eq(&j, ab_json_key(&j, 0, "s"), "a") &&
+	    !ab_json_str_eq(&j, ab_json_key(&j, 0, "z"), ""),
+	    "a value holding a NUL never equals what precedes it");
+	ok(ab_json_int(&j, ab_json_key(&j, 0, "k"), (long long *)&n) == 0 &&
+	    n == 2, "the key k is not the key k\\u0000");
+	ok(ab_json_get(&j, 0, "o.x.y") == -1 &&
+	    ab_json_key(&j, ab_json_key(&j, 0, "o"), "x") == -1,
+	    "a path does not reach through a key holding a NUL");
+	ab_json_span(&j, ab_json_key(&j, 0, "s"), &p, &n);
+	ok(n == 10 && memcmp(p, "\"a\\u0000b\"", 10) == 0,
+	    "the span is the escaped source");
+	ab_json_free(&j);
+
+	refuses("{\"k\\u0000\":1,\"k\\u0000\":2}", "duplicate key",
+	    "two keys holding the same NUL are duplicates");
+	accepts("{\"a\\u0000b\":1,\"a\\u0000c\":2,\"a\":3}",
+	    "keys differing after a NUL are not duplicates");
+	refuses("[\"\\u000\"]", NULL, "a short \\u000 is still refused");
+
+	ab_buf_init(&b, 0);
+	ab_jw_init(&w, &b);
+	ab_jw_obj(&w);
+	ab_jw_keyn(&w, "k\0", 2);
+	ab_jw_strn(&w, "a\0b\0c\n", 6);
+	ab_jw_kstrn(&w, "z", "\0", 1);
+	ab_jw_obj_end(&w);
+	p = "{\"k\\u0000\":\"a\\u0000b\\u0000c\\n\",\"z\":\"\\u0000\"}";
+	ok(ab_jw_done(&w) == 0 && b.len == strlen(p) &&
+	    memcmp(b.data, p, b.len) == 0,
+	    "the writer writes a NUL as \\u0000, in a key and a value");
+	ok(parses(b.data, b.len), "and the reader takes it back");
+	ab_buf_free(&b);
+
+	ok(!ab_json_text_ok("a\0b", 3) && ab_json_utf8_ok("a\0b", 3) &&
+	    !ab_json_utf8_ok("a\0\xff", 3) && ab_json_text_ok("ab", 2) &&
+	    ab_json_text_ok(NULL, 0),
+	    "text_ok refuses a NUL, utf8_ok takes it, both refuse bad UTF-8");
 }
 
 static void test_ints(void)
@@ -517,7 +592,7 @@ static int jw_refused(int which)
 		ab_jw_arr_end(&w);
 		break;
 	case 1:
-		ab_jw_strn(&w, "a\0b", 3);
+		ab_jw_strn(&w, NULL, 3);
 		break;
 	case 2:
 		ab_jw_obj(&w);
@@ -600,7 +675,7 @@ static void test_writer_refusals(void)
 {
 	static const char *desc[] = {
 		"writer refuses \\xff",
-		"writer refuses an embedded NUL",
+		"writer refuses no text of three bytes",
 		"writer refuses an unclosed object",
 		"writer refuses a close without an open",
 		"writer refuses ] for {",
@@ -641,6 +716,7 @@ int main(void)
 {
 	test_lookup();
 	test_strings();
+	test_nul();
 	test_ints();
 	test_parse();
 	test_big();

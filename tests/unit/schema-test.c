@@ -282,6 +282,16 @@ static void test_literals(void)
 {
 	valid("{\"enum\":[\"a\",\"b\"]}", "\"b\"");
 	valid("{\"enum\":[\"a\",\"b\"]}", "\"\\u0062\"");
+	/* A NUL is a character: values holding one are whole values. */
+	valid("{\"type\":\"string\"}", "\"a\\u0000b\"");
+	valid("{\"enum\":[\"a\\u0000b\"]}", "\"a\\u0000b\"");
+	invalid("{\"enum\":[\"a\"]}", "\"a\\u0000b\"",
+	    "(root): not one of the \"enum\" values");
+	invalid("{\"enum\":[\"a\\u0000b\"]}", "\"a\\u0000c\"", NULL);
+	invalid("{\"properties\":{\"k\\u0000\":{\"type\":\"null\"}}}",
+	    "{\"k\\u0000\":1}", "/k\\x00: not null");
+	valid("{\"properties\":{\"k\":{\"type\":\"null\"}}}",
+	    "{\"k\\u0000\":1}");
 	invalid("{\"enum\":[\"a\",\"b\"]}", "\"c\"",
 	    "(root): not one of the \"enum\" values");
 	invalid("{\"enum\":[1]}", "\"1\"", NULL);
