@@ -71,7 +71,7 @@ UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
 .PHONY: all deps tools check asan demo demo-agents bench gate fuzz fuzz-report \
-	print-fuzz-lib print-fuzz-ldlibs install lint \
+	print-fuzz-lib print-fuzz-ldlibs print-var install lint \
 	clean
 
 all: deps
@@ -149,6 +149,11 @@ print-fuzz-lib:
 
 print-fuzz-ldlibs:
 	@echo $(FUZZ_LDLIBS_$(NAME))
+
+# A variable's words, for the tests that check a list against it
+# (`make -s print-var NAME=TOOLS`).
+print-var:
+	@echo $($(NAME))
 
 # The suite runs against the real engine; AB_BIN says which build it tests.
 check: all

@@ -16,7 +16,8 @@
 
 static const char usage_text[] =
     "usage: ab-clean HANDLE... [--within SECONDS]\n"
-    "       ab-clean --sweep [--all] [--within SECONDS]\n";
+    "       ab-clean --sweep [--all] [--within SECONDS]\n"
+    "       ab-clean --version | --help\n";
 
 struct opts {
 	int sweep, all;
@@ -37,6 +38,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "sweep", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "within", required_argument, NULL, 'w' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -57,6 +59,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				    "seconds: %.40s", optarg);
 			o->within_ms = secs * 1000;
 			break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}

@@ -18,7 +18,8 @@ static const char usage_text[] =
     "                [--deadline FILE]\n"
     "       ab-image verify HANDLE [--deadline FILE]\n"
     "       ab-image remove HANDLE [--deadline FILE]\n"
-    "       ab-image list\n";
+    "       ab-image list\n"
+    "       ab-image --version | --help\n";
 
 struct opts {
 	const char *verb, *handle, *deadline, *dir, *recipe, *base, *wheels;
@@ -77,6 +78,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return usage(stderr, AB_EUSAGE);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return usage(stdout, -1);
+	if (strcmp(argv[1], "--version") == 0)
+		return ab_version();
 	o->verb = argv[1];
 	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
 		switch (c) {

@@ -21,7 +21,8 @@
 
 static const char usage_text[] =
     "usage: ab-validate PROFILE [--deadline FILE]\n"
-    "       ab-validate --container ID PROFILE [--deadline FILE]\n";
+    "       ab-validate --container ID PROFILE [--deadline FILE]\n"
+    "       ab-validate --version | --help\n";
 
 struct opts {
 	const char *profile, *container, *deadline;
@@ -46,6 +47,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	static const struct option longopts[] = {
 		{ "container", required_argument, NULL, 'c' },
 		{ "deadline", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -56,6 +58,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'c': o->container = optarg; break;
 		case 'd': o->deadline = optarg; break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# The command lines themselves: --version and --help of every program,
+# and the one-line errors of run-task's own checks.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
+load helpers
+
+RUN_TASK=$AB_ROOT/sh/run-task
+
+setup_file() {
+	ab_setup_file
+	REPO=$BATS_FILE_TMPDIR/repo
+	git init -q "$REPO"
+	echo one >"$REPO/a.txt"
+	git -C "$REPO" add a.txt
+	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
+	export REPO
+}
+
+teardown_file() {
+	ab_teardown_file
+}
+
+# Every program the Makefile builds: the tools and those of the images.
+programs() {
+	make -s --no-print-directory -C "$AB_ROOT" print-var NAME=TOOLS
+	make -s --no-print-directory -C "$AB_ROOT" print-var NAME=IMAGE_PROGS
+}
+
+# The version lib/version.h defines.
+version() {
+	sed -n 's/^#define AB_VERSION "\(.*\)"$/\1/p' "$AB_ROOT/lib/version.h"
+}
+
+@test "every program and run-task print the one version on --version" {
+	local v p n=0
+	v=$(version)
+	[ -n "$v" ]
+	for p in $(programs); do
+		run_exact 0 "$AB_BIN/$p" --version
+		assert_output "$v"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 12 ]
+	run_exact 0 "$RUN_TASK" --version
+	assert_output "$v"
+}
+
+@test "the result record carries the version --version prints" {
+	run_exact 0 "$RUN_TASK" --repo "$REPO" --commit HEAD --image "$AB_IMAGE" \
+		--phase planning --timeout 60 -- true
+	RECORD=$output
+	assert_equal "$(record_field 'r["agentbox"]')" "$(version)"
+}
+
+@test "every program prints its usage on stdout for --help and exits 0" {
+	local p
+	for p in $(programs); do
+		run_exact 0 "$AB_BIN/$p" --help
+		[ -z "$stderr" ] || fail "$p --help wrote on stderr: $stderr"
+		[[ $output == "usage: $p "* ]] || fail "$p --help: $output"
+		[[ $output == *"--version"* ]] || fail "$p --help lacks --version"
+	done
+}
+
+@test "run-task's --help names it as it was called" {
+	run_exact 0 "$RUN_TASK" --help
+	[[ ${lines[0]} == "usage: run-task --repo DIR "* ]]
+	ln -s "$RUN_TASK" "$BATS_TEST_TMPDIR/ab-run-task"
+	run_exact 0 "$BATS_TEST_TMPDIR/ab-run-task" --help
+	[[ ${lines[0]} == "usage: ab-run-task --repo DIR "* ]]
+	assert_line "       ab-run-task --version | --help"
+}
