@@ -15,7 +15,9 @@ setup_file() {
 	echo one >"$REPO/a.txt"
 	git -C "$REPO" add a.txt
 	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
-	export REPO
+	# The steps a test runs by hand share one deadline file.
+	AB_DEADLINE=$BATS_FILE_TMPDIR/deadline
+	export REPO AB_DEADLINE
 }
 
 teardown_file() {
@@ -71,4 +73,37 @@ version() {
 	run_exact 0 "$BATS_TEST_TMPDIR/ab-run-task" --help
 	[[ ${lines[0]} == "usage: ab-run-task --repo DIR "* ]]
 	assert_line "       ab-run-task --version | --help"
+}
+
+@test "run-task names an unknown option in one line and exits 2" {
+	run_exact 2 "$RUN_TASK" --foo
+	assert_equal "$stderr" "run-task: unknown option --foo (see run-task --help)"
+	run_exact 2 "$RUN_TASK" --repo "$REPO" --foo bar --commit HEAD
+	assert_equal "$stderr" "run-task: unknown option --foo (see run-task --help)"
+	run_exact 2 "$RUN_TASK" --phase
+	assert_equal "$stderr" "run-task: --phase needs a value"
+}
+
+@test "run-task's --repo that is no repository is one line of its own, exit 2" {
+	local d
+	for d in /nonexistent "$BATS_TEST_TMPDIR" "$AB_ROOT/tests"; do
+		run_exact 2 "$RUN_TASK" --repo "$d" --commit HEAD \
+			--phase planning --timeout 10 -- true
+		[ "${#stderr_lines[@]}" -eq 1 ] || fail "$d: $stderr"
+		[[ $stderr == "run-task: --repo $d: "* ]] || fail "$d: $stderr"
+	done
+}
+
+@test "a commit that does not exist exits 1 from run-task and from ab-seed" {
+	local none=0123456789abcdef0123456789abcdef01234567 alloc
+	run_exact 1 "$RUN_TASK" --repo "$REPO" --commit "$none" \
+		--phase planning --timeout 10 -- true
+	assert_equal "$stderr" "run-task: $none is not a commit of $REPO"
+	run_exact 1 "$RUN_TASK" --repo "$REPO" --commit no-such-branch \
+		--phase planning --timeout 10 -- true
+	ab_deadline_in "$AB_DEADLINE" 120
+	alloc=$(ab-alloc --image "$AB_IMAGE")
+	run_exact 1 ab-seed "$alloc" --repo "$REPO" --commit "$none"
+	assert_one_error_line ab-seed
+	ab-clean "$alloc" 2>/dev/null
 }
