@@ -14,8 +14,10 @@
 #include "tool.h"
 
 static const char usage_text[] =
-    "usage: ab-seed ALLOC --repo DIR --commit REV [--expect OID]\n"
-    "               [--depth N] [--deadline FILE]\n"
+    "usage: ab-seed ALLOC --repo DIR --commit OID [--depth N] "
+    "[--deadline FILE]\n"
+    "       ab-seed ALLOC --repo DIR --commit REV --expect OID [--depth N]\n"
+    "               [--deadline FILE]\n"
     "       ab-seed --version | --help\n";
 
 struct opts {

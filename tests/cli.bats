@@ -107,3 +107,19 @@ version() {
 	assert_one_error_line ab-seed
 	ab-clean "$alloc" 2>/dev/null
 }
+
+@test "ab-seed does what its synopsis says: an OID alone, or a name with --expect" {
+	local oid alloc
+	oid=$(git -C "$REPO" rev-parse HEAD)
+	run_exact 0 ab-seed --help
+	assert_line --partial "--commit OID [--depth N]"
+	assert_line --partial "--commit REV --expect OID"
+	ab_deadline_in "$AB_DEADLINE" 120
+	alloc=$(ab-alloc --image "$AB_IMAGE")
+	run_exact 2 ab-seed "$alloc" --repo "$REPO" --commit HEAD
+	run_exact 0 ab-seed "$alloc" --repo "$REPO" --commit HEAD --expect "$oid"
+	ab-clean "$alloc" 2>/dev/null
+	alloc=$(ab-alloc --image "$AB_IMAGE")
+	run_exact 0 ab-seed "$alloc" --repo "$REPO" --commit "$oid"
+	ab-clean "$alloc" 2>/dev/null
+}
