@@ -215,6 +215,12 @@ static int create(struct ctx *c, struct ab_err *err)
 		ab_inflight_end(&c->s, "alloc", c->a.id);
 		return ab_print_handle("ctr", r.id, err);
 	}
+	/* The name is the profile's own: a second validation of it, not
+	 * the engine's text about names. */
+	if (conflict)
+		ab_fail(err, AB_EREFUSED, "profile:%s was validated already: "
+		    "its container %s exists (one container per profile; "
+		    "ab-profile makes another)", c->p.id, c->k.name);
 	/* Only what this call created is removed: a held name is not ours,
 	 * and nothing without this allocation's labels is touched. */
 	forget(c);

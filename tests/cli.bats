@@ -123,3 +123,16 @@ version() {
 	run_exact 0 ab-seed "$alloc" --repo "$REPO" --commit "$oid"
 	ab-clean "$alloc" 2>/dev/null
 }
+
+@test "a second ab-validate of one profile is refused in one line of ours" {
+	local alloc prof
+	ab_deadline_in "$AB_DEADLINE" 120
+	alloc=$(ab-alloc --image "$AB_IMAGE")
+	ab-seed "$alloc" --repo "$REPO" --commit "$(git -C "$REPO" rev-parse HEAD)" \
+		>/dev/null 2>&1
+	prof=$(ab-profile --alloc "$alloc" --phase planning --attempt twice -- true)
+	run_exact 0 ab-validate "$prof"
+	run_exact 1 ab-validate "$prof"
+	assert_equal "$stderr" "ab-validate: $prof was validated already: its container agentbox-${prof#profile:} exists (one container per profile; ab-profile makes another)"
+	ab-clean "$alloc" 2>/dev/null
+}
