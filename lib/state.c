@@ -66,7 +66,7 @@ int ab_handle_parse(struct ab_handle *h, const char *text, const char *want,
 	if (!known_kind(h->kind) || !ab_is_id(colon + 1))
 		return ab_fail(err, AB_EREFUSED, "not a handle: %.80s", text);
 	if (want != NULL && strcmp(want, h->kind) != 0)
-		return ab_fail(err, AB_EREFUSED, "%.80s is not an %s handle",
+		return ab_fail(err, AB_EREFUSED, "%.80s: the handle must be %s:ID",
 		    text, want);
 	memcpy(h->id, colon + 1, AB_ID_LEN + 1);
 	return 0;

@@ -136,3 +136,9 @@ version() {
 	assert_equal "$stderr" "ab-validate: $prof was validated already: its container agentbox-${prof#profile:} exists (one container per profile; ab-profile makes another)"
 	ab-clean "$alloc" 2>/dev/null
 }
+
+@test "a handle of another kind is refused in plain words" {
+	local id=0123456789abcdef0123456789abcdef
+	run_exact 1 ab-run "profile:$id"
+	assert_equal "$stderr" "ab-run: profile:$id: the handle must be ctr:ID"
+}
