@@ -228,6 +228,19 @@ fail:
 	return -1;
 }
 
+int ab_state_find(struct ab_state *s, struct ab_err *err)
+{
+	struct stat st;
+
+	memset(s, 0, sizeof *s);
+	s->dirfd = -1;
+	if (default_path(s->path, sizeof s->path, err) < 0)
+		return -1;
+	if (lstat(s->path, &st) < 0 && errno == ENOENT)
+		return 1;
+	return ab_state_open(s, err);
+}
+
 void ab_state_close(struct ab_state *s)
 {
 	if (s->dirfd >= 0)

@@ -17,7 +17,13 @@ setup_file() {
 	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
 	# The steps a test runs by hand share one deadline file.
 	AB_DEADLINE=$BATS_FILE_TMPDIR/deadline
-	export REPO AB_DEADLINE
+	FILE_STATE=$AB_STATE_DIR
+	export REPO AB_DEADLINE FILE_STATE
+}
+
+# A test that made a state directory of its own leaves nothing of it.
+teardown() {
+	[ "$AB_STATE_DIR" = "$FILE_STATE" ] || ab_purge_state "$AB_STATE_DIR"
 }
 
 teardown_file() {
@@ -141,4 +147,25 @@ version() {
 	local id=0123456789abcdef0123456789abcdef
 	run_exact 1 ab-run "profile:$id"
 	assert_equal "$stderr" "ab-run: profile:$id: the handle must be ctr:ID"
+}
+
+@test "ab-image list makes no state directory" {
+	local d=$BATS_TEST_TMPDIR/none
+	AB_STATE_DIR=$d run_exact 0 ab-image list
+	assert_output ""
+	[ ! -e "$d" ]
+	HOME=$BATS_TEST_TMPDIR/home run_exact 0 env -u AB_STATE_DIR \
+		-u XDG_STATE_HOME ab-image list
+	[ ! -e "$BATS_TEST_TMPDIR/home" ]
+}
+
+@test "ab-image remove says what it removed" {
+	local img
+	AB_STATE_DIR=$(ab_new_state)
+	img=$(ab-image build 2>/dev/null)
+	run_exact 0 ab-image remove "$img"
+	assert_equal "$stderr" "ab-image: removed $img"
+	assert_output ""
+	run_exact 0 ab-image list
+	assert_output ""
 }
