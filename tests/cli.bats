@@ -169,3 +169,25 @@ version() {
 	run_exact 0 ab-image list
 	assert_output ""
 }
+
+@test "ab-clean --sweep --all --images leaves nothing of a state directory on the engine" {
+	local img alloc sid
+	AB_STATE_DIR=$(ab_new_state)
+	sid=$(ab_state_sid)
+	run_exact 2 ab-clean --sweep --images
+	img=$(ab-image build 2>/dev/null)
+	alloc=$(ab-alloc --image "$img")
+	run_exact 0 ab-clean --sweep --all --images
+	assert_equal "$output" "$alloc"$'\n'"$img"
+	assert_equal "${stderr_lines[-1]}" "ab-clean: removed"
+	run docker images -q --filter "label=org.agentbox.state=$sid"
+	assert_output ""
+	run docker ps -aq --filter "label=org.agentbox.state=$sid"
+	assert_output ""
+	run docker volume ls -q --filter "label=org.agentbox.state=$sid"
+	assert_output ""
+	run_exact 0 ab-image list
+	assert_output ""
+	run_exact 0 ab-clean --sweep --all --images
+	assert_equal "$stderr" "ab-clean: absent"
+}
