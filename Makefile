@@ -1,5 +1,5 @@
 # agentbox: one Makefile.  `make`, `make check`, `make asan`, `make demo`,
-# `make install` (PREFIX, DESTDIR), `make lint`.
+# `make install` and `make uninstall` (PREFIX, DESTDIR), `make lint`.
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -79,7 +79,7 @@ FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
 .PHONY: all deps test-deps tools test-programs check asan demo demo-agents \
 	bench gate fuzz fuzz-report print-fuzz-lib print-fuzz-ldlibs print-var \
-	install lint clean
+	install uninstall lint clean
 
 # The programs alone: what the demos and an install need.
 all: deps
@@ -224,6 +224,17 @@ install: all
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
+# What install put there, and nothing else; the state directories and
+# their engine objects are ab-clean's (README.md, "Removing everything").
+uninstall:
+	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(BINDIR)/ab-run-task
+	rm -f $(IMAGE_PROGS:%=$(DESTDIR)$(PREFIX)/lib/agentbox/%)
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/image/,Dockerfile \
+		default.manifest passwd group nsswitch.conf agents.manifest \
+		agents.lock probe.sh versions.sh demo-agent.sh)
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	-rmdir $(DESTDIR)$(PREFIX)/lib/agentbox $(DESTDIR)$(DATADIR)/image \
+		$(DESTDIR)$(DATADIR) 2>/dev/null
 
 clean:
 	rm -rf build build-asan bin bin-asan

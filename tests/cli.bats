@@ -191,3 +191,15 @@ version() {
 	run_exact 0 ab-clean --sweep --all --images
 	assert_equal "$stderr" "ab-clean: absent"
 }
+
+@test "make uninstall removes what make install put under DESTDIR" {
+	local d=$BATS_TEST_TMPDIR/inst
+	make -s -C "$AB_ROOT" install DESTDIR="$d" PREFIX=/usr >/dev/null
+	[ -x "$d/usr/bin/ab-run-task" ]
+	[ -x "$d/usr/lib/agentbox/ab-proxy" ]
+	make -s -C "$AB_ROOT" uninstall DESTDIR="$d" PREFIX=/usr >/dev/null
+	run find "$d" ! -type d
+	assert_output ""
+	[ ! -e "$d/usr/lib/agentbox" ]
+	[ ! -e "$d/usr/share/agentbox" ]
+}
