@@ -201,13 +201,16 @@ bench: all
 	@sh sh/ensure-deps $(BENCH_PACKAGES)
 	@sh bench/all.sh
 
-# Unsafe string functions have no place here (curl's CHECKSRC idea).
+# Unsafe string functions have no place here (curl's CHECKSRC idea); a
+# man page groff warns about (a synopsis line it cannot break) neither.
 lint: test-deps
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/run-suite .ci/run
 	@shellcheck -s bash tests/*.bats tests/shared/*.bats
+	@! for f in man/*.1; do groff -mandoc -Tutf8 -ww -z "$$f" 2>&1; done | \
+		grep . || { echo "lint: groff warns on a man page" >&2; exit 1; }
 	@echo "lint: clean"
 
 install: all
