@@ -187,11 +187,14 @@ asan: test-deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 		sh tests/run-suite
 
-demo: all
+# What the build prints goes to stderr: stdout is the result record alone.
+demo:
+	@$(MAKE) --no-print-directory all >&2
 	@sh sh/demo
 
 # The real Claude Code against the tests' scripted vendor: no account.
-demo-agents: all
+demo-agents:
+	@$(MAKE) --no-print-directory all >&2
 	@sh sh/demo-agents
 
 # Benchmarks (bench/RESULTS.md); gnuplot draws the charts, valgrind and
