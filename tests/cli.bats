@@ -203,3 +203,8 @@ version() {
 	[ ! -e "$d/usr/lib/agentbox" ]
 	[ ! -e "$d/usr/share/agentbox" ]
 }
+
+@test "the changelog's newest entry is the version" {
+	run grep -m1 '^## ' "$AB_ROOT/CHANGELOG.md"
+	assert_output "## $(version)"
+}
