@@ -1,5 +1,6 @@
 # agentbox: one Makefile.  `make`, `make check`, `make asan`, `make demo`,
-# `make install` (PREFIX, DESTDIR), `make lint`, `make property`.
+# `make install` and `make uninstall` (PREFIX, DESTDIR), `make lint`,
+# `make property`.
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -8,13 +9,20 @@ MANDIR ?= $(PREFIX)/share/man
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-# Debian packages every target needs; `make` installs the missing ones as
-# root and otherwise prints the apt-get command to run.
-PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
-	libssl-dev pkg-config git python3 time bats \
-	bats-support bats-assert shellcheck busybox-static ca-certificates \
-	openssl clang libclang-rt-dev python3-pip strace llvm curl ansible-core \
-	parallel iproute2 iptables openssh-client openssh-server runsc
+# Debian packages; `make` installs the missing ones as root and otherwise
+# prints the apt-get command to run.  README.md lists these very words
+# (tests/readme.bats checks).  To compile the programs:
+BUILD_PACKAGES = gcc make pkg-config libcurl4-openssl-dev libjsmn-dev \
+	libgit2-dev zlib1g-dev libssl-dev
+# What the programs and the demos use on the host: the default image's
+# files (busybox, git, the CA bundle), pip for the agents image's wheels,
+# python3 and openssl for the demos.
+RUN_PACKAGES = git busybox-static ca-certificates python3 python3-pip openssl
+# The tests alone (make check, asan, lint, fuzz, gate): the harness, the
+# fuzzers' compiler, the tests' own engines, sshd, vendor and gVisor.
+TEST_PACKAGES = time bats bats-support bats-assert shellcheck groff-base \
+	clang libclang-rt-dev llvm strace curl ansible-core parallel iproute2 \
+	iptables openssh-client openssh-server runsc
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the
@@ -72,17 +80,25 @@ IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
-.PHONY: all deps tools check asan demo demo-agents bench gate property fuzz fuzz-report \
-	print-fuzz-lib print-fuzz-ldlibs install lint \
-	clean
+.PHONY: all deps test-deps tools test-programs check asan demo demo-agents \
+	bench gate property fuzz fuzz-report print-fuzz-lib print-fuzz-ldlibs \
+	print-var install uninstall lint clean
 
+# The programs alone: what the demos and an install need.
 all: deps
 	@$(MAKE) --no-print-directory tools
 
 deps:
-	@sh sh/ensure-deps $(PACKAGES)
+	@sh sh/ensure-deps $(BUILD_PACKAGES) $(RUN_PACKAGES)
 
-tools: $(TOOL_BIN) $(IMAGE_BIN) $(UNIT_BIN) $(FUZZ_BIN)
+test-deps: deps
+	@sh sh/ensure-deps $(TEST_PACKAGES)
+
+tools: $(TOOL_BIN) $(IMAGE_BIN)
+
+# What the suite runs besides the programs: unit tests and fuzz harnesses.
+test-programs: test-deps
+	@$(MAKE) --no-print-directory tools $(UNIT_BIN) $(FUZZ_BIN)
 
 $(BUILD)/lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
@@ -126,7 +142,7 @@ $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h \
 
 # Each harness for FUZZ_SECONDS from its committed corpus; what it finds
 # new goes to $(BUILD)/fuzz/new-NAME, a crash to $(BUILD)/fuzz/crash-*.
-fuzz: all
+fuzz: test-programs
 	@for f in $(FUZZERS); do \
 		mkdir -p $(BUILD)/fuzz/new-$$f || exit 1; \
 		$(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) \
@@ -138,7 +154,7 @@ fuzz: all
 # by default three random trials per kind, alone and four at a time.
 # make check runs it reduced (tests/gate.bats).
 GATE_ARGS ?= --trials 3
-gate: all
+gate: test-programs
 	@AB_BIN=$(CURDIR)/$(BIN) python3 tests/gate/gate.py $(GATE_ARGS)
 
 # ab-export's property test (tests/lib/export-prop.py) on PROPERTY_TREES
@@ -147,7 +163,7 @@ gate: all
 # the command that replays it.
 PROPERTY_TREES ?= 2000
 PROPERTY_START ?= 1000
-property: all
+property: test-deps all
 	@AB_BIN=$(CURDIR)/$(BIN) python3 tests/lib/export-prop.py \
 		--long $(PROPERTY_TREES) --start $(PROPERTY_START)
 
@@ -162,16 +178,21 @@ print-fuzz-lib:
 print-fuzz-ldlibs:
 	@echo $(FUZZ_LDLIBS_$(NAME))
 
+# A variable's words, for the tests that check a list against it
+# (`make -s print-var NAME=TOOLS`).
+print-var:
+	@echo $($(NAME))
+
 # The suite runs against the real engine; AB_BIN says which build it tests.
-check: all
+check: test-programs
 	@AB_BIN=$(CURDIR)/$(BIN) AB_UNIT=$(CURDIR)/$(BUILD)/tests \
 		AB_FUZZ=$(CURDIR)/$(BUILD)/fuzz sh tests/run-suite
 
 # The same suite with every tool built with ASan and UBSan.
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
-asan: deps
-	@$(MAKE) --no-print-directory tools BUILD=build-asan BIN=bin-asan \
+asan: test-deps
+	@$(MAKE) --no-print-directory test-programs BUILD=build-asan BIN=bin-asan \
 		CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined"
 	@AB_BIN=$(CURDIR)/bin-asan AB_UNIT=$(CURDIR)/build-asan/tests \
 		AB_FUZZ=$(CURDIR)/build-asan/fuzz \
@@ -179,11 +200,14 @@ asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 		sh tests/run-suite
 
-demo: all
+# What the build prints goes to stderr: stdout is the result record alone.
+demo:
+	@$(MAKE) --no-print-directory all >&2
 	@sh sh/demo
 
 # The real Claude Code against the tests' scripted vendor: no account.
-demo-agents: all
+demo-agents:
+	@$(MAKE) --no-print-directory all >&2
 	@sh sh/demo-agents
 
 # Benchmarks (bench/RESULTS.md); gnuplot draws the charts, valgrind and
@@ -193,14 +217,17 @@ bench: all
 	@sh sh/ensure-deps $(BENCH_PACKAGES)
 	@sh bench/all.sh
 
-# Unsafe string functions have no place here (curl's CHECKSRC idea).
-lint:
+# Unsafe string functions have no place here (curl's CHECKSRC idea); a
+# man page groff warns about (a synopsis line it cannot break) neither.
+lint: test-deps
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run
 	@shellcheck -s bash tests/*.bats tests/shared/*.bats
+	@! for f in man/*.1; do groff -mandoc -Tutf8 -ww -z "$$f" 2>&1; done | \
+		grep . || { echo "lint: groff warns on a man page" >&2; exit 1; }
 	@echo "lint: clean"
 
 install: all
@@ -216,6 +243,18 @@ install: all
 	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+
+# What install put there, and nothing else; the state directories and
+# their engine objects are ab-clean's (README.md, "Removing everything").
+uninstall:
+	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(BINDIR)/ab-run-task
+	rm -f $(IMAGE_PROGS:%=$(DESTDIR)$(PREFIX)/lib/agentbox/%)
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/image/,Dockerfile \
+		default.manifest passwd group nsswitch.conf agents.manifest \
+		agents.lock probe.sh versions.sh demo-agent.sh)
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	-rmdir $(DESTDIR)$(PREFIX)/lib/agentbox $(DESTDIR)$(DATADIR)/image \
+		$(DESTDIR)$(DATADIR) 2>/dev/null
 
 clean:
 	rm -rf build build-asan bin bin-asan

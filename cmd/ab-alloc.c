@@ -16,7 +16,8 @@ static const char usage_text[] =
     "usage: ab-alloc --image IMAGE [--task-bytes N] [--task-inodes N]\n"
     "                [--git-bytes N] [--git-inodes N] [--inputs-bytes N]\n"
     "                [--inputs-inodes N] [--egress LIST [--egress-conns N]]\n"
-    "                [--sign-in] [--deadline FILE]\n";
+    "                [--sign-in] [--deadline FILE]\n"
+    "       ab-alloc --version | --help\n";
 
 struct opts {
 	const char *image, *deadline, *egress, *conns;
@@ -44,6 +45,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "egress", required_argument, NULL, 'e' },
 		{ "egress-conns", required_argument, NULL, 'c' },
 		{ "sign-in", no_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -61,6 +63,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'e': o->egress = optarg; break;
 		case 'c': o->conns = optarg; break;
 		case 's': o->sign_in = 1; break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}

@@ -16,10 +16,11 @@
 
 static const char usage_text[] =
     "usage: ab-clean HANDLE... [--within SECONDS]\n"
-    "       ab-clean --sweep [--all] [--within SECONDS]\n";
+    "       ab-clean --sweep [--all [--images]] [--within SECONDS]\n"
+    "       ab-clean --version | --help\n";
 
 struct opts {
-	int sweep, all;
+	int sweep, all, images;
 	long long within_ms;
 	char **handles;
 	int nhandles;
@@ -36,7 +37,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	static const struct option longopts[] = {
 		{ "sweep", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "images", no_argument, NULL, 'i' },
 		{ "within", required_argument, NULL, 'w' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -50,6 +53,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 's': o->sweep = 1; break;
 		case 'a': o->all = 1; break;
+		case 'i': o->images = 1; break;
 		case 'w':
 			if (ab_parse_size(optarg, 3600, "--within", &secs,
 			    &err) < 0 || strpbrk(optarg, "kKmMgG") != NULL)
@@ -57,6 +61,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				    "seconds: %.40s", optarg);
 			o->within_ms = secs * 1000;
 			break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}
@@ -65,6 +70,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->nhandles = argc - optind;
 	if (o->all && !o->sweep)
 		return ab_usage_error("--all goes with --sweep");
+	if (o->images && !o->all)
+		return ab_usage_error("--images goes with --sweep --all");
 	if (o->sweep == (o->nhandles > 0))
 		return usage(stderr, AB_EUSAGE);
 	return 0;
@@ -214,6 +221,39 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	return rc;
 }
 
+/* --images: every image the state directory registered, once no
+ * allocation of it is left to use one.  A failure is named and the rest
+ * still go; the last failure is the error. */
+static int images(struct ab_state *s, struct ab_engine *e, int *removed,
+    struct ab_err *err)
+{
+	char (*ids)[AB_ID_LEN + 1];
+	struct ab_handle h;
+	struct ab_err one;
+	size_t i, n;
+	int rc = 0;
+
+	if (ab_record_list(s, "image", &ids, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		memset(&h, 0, sizeof h);
+		snprintf(h.kind, sizeof h.kind, "image");
+		memcpy(h.id, ids[i], sizeof h.id);
+		if (ab_image_remove(s, e, &h, &one) < 0) {
+			if (rc < 0)
+				ab_report(err);
+			*err = one;
+			rc = -1;
+			continue;
+		}
+		printf("image:%s\n", h.id);
+		(*removed)++;
+	}
+	free(ids);
+	fflush(stdout);
+	return rc;
+}
+
 static int run(const struct opts *o, struct ab_err *err)
 {
 	struct ab_deadline budget;
@@ -234,6 +274,8 @@ static int run(const struct opts *o, struct ab_err *err)
 	e.cleanup = 1;
 	rc = o->sweep ? sweep(o, &s, &e, &removed, err) :
 	    handles(o, &s, &e, &removed, err);
+	if (rc == 0 && o->images)
+		rc = images(&s, &e, &removed, err);
 	ab_engine_close(&e);
 	ab_state_close(&s);
 	/* The last stderr line's word says whether anything changed

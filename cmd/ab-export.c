@@ -18,7 +18,8 @@
 static const char usage_text[] =
     "usage: ab-export ALLOC [--format patch|bundle] [-o FILE] "
     "[--message MSG]\n"
-    "                 [--strict] [--max-file SIZE] [--deadline FILE]\n";
+    "                 [--strict] [--max-file SIZE] [--deadline FILE]\n"
+    "       ab-export --version | --help\n";
 
 /* A regular file over this is left out, its bytes never read: a file
  * of holes costs the agent nothing and its reader a byte per byte. */
@@ -52,6 +53,7 @@ static int option(int c, struct opts *o)
 		return ab_parse_size(optarg, AB_VOL_MAX_BYTES, "--max-file",
 		    &o->x.max_file, &err) < 0 ? ab_report(&err) : 0;
 	case 'd': o->deadline = optarg; return 0;
+	case 'V': return ab_version();
 	case 'h': return usage(stdout, -1);
 	default: return usage(stderr, AB_EUSAGE);
 	}
@@ -66,6 +68,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "strict", no_argument, NULL, 's' },
 		{ "max-file", required_argument, NULL, 'M' },
 		{ "deadline", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};

@@ -18,7 +18,8 @@ static const char usage_text[] =
     "                [--deadline FILE]\n"
     "       ab-image verify HANDLE [--deadline FILE]\n"
     "       ab-image remove HANDLE [--deadline FILE]\n"
-    "       ab-image list\n";
+    "       ab-image list\n"
+    "       ab-image --version | --help\n";
 
 struct opts {
 	const char *verb, *handle, *deadline, *dir, *recipe, *base, *wheels;
@@ -77,6 +78,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return usage(stderr, AB_EUSAGE);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return usage(stdout, -1);
+	if (strcmp(argv[1], "--version") == 0)
+		return ab_version();
 	o->verb = argv[1];
 	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -114,12 +117,19 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static int list(struct ab_state *s, struct ab_err *err)
+/* Reads only: no state directory is made for it. */
+static int list(struct ab_err *err)
 {
 	char (*ids)[AB_ID_LEN + 1];
+	struct ab_state s;
 	size_t i, n;
+	int rc;
 
-	if (ab_record_list(s, "image", &ids, &n, err) < 0)
+	if ((rc = ab_state_find(&s, err)) != 0)
+		return rc > 0 ? 0 : -1;
+	rc = ab_record_list(&s, "image", &ids, &n, err);
+	ab_state_close(&s);
+	if (rc < 0)
 		return -1;
 	for (i = 0; i < n; i++)
 		printf("image:%s\n", ids[i]);
@@ -160,14 +170,11 @@ static int run(const struct opts *o, struct ab_err *err)
 	if (o->handle != NULL && ab_handle_parse(&h, o->handle, "image",
 	    err) < 0)
 		return -1;
+	if (strcmp(o->verb, "list") == 0)
+		return list(err);
 	if (ab_deadline_load(&dl, o->deadline, err) < 0 ||
 	    ab_state_open(&s, err) < 0)
 		return -1;
-	if (strcmp(o->verb, "list") == 0) {
-		rc = list(&s, err);
-		ab_state_close(&s);
-		return rc;
-	}
 	memset(&io, 0, sizeof io);
 	io.dir = image_dir(o->dir);
 	io.recipe = o->recipe;
@@ -188,8 +195,8 @@ static int run(const struct opts *o, struct ab_err *err)
 		rc = built(&s, &e, plan, &io, id, err);
 	else if (strcmp(o->verb, "verify") == 0)
 		rc = ab_image_verify(&s, &e, &h, 1, NULL, err);
-	else
-		rc = ab_image_remove(&s, &e, &h, err);
+	else if ((rc = ab_image_remove(&s, &e, &h, err)) == 0)
+		fprintf(stderr, "%s: removed image:%s\n", ab_prog, h.id);
 	if (rc == 0 && strcmp(o->verb, "verify") == 0)
 		rc = ab_print_handle("image", h.id, err);
 	ab_image_plan_free(plan);

@@ -68,14 +68,20 @@ static int bits_empty(void)
 	return fail("CapBnd");
 }
 
+static const char usage_text[] = "usage: ab-privs [--version | --help]\n";
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("%s\n", AB_VERSION);
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	if (argc != 1) {
-		fputs("usage: ab-privs [--version]\n", stderr);
+		fputs(usage_text, stderr);
 		return 2;
 	}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)

@@ -33,7 +33,8 @@ static const char usage_text[] =
     "                   --codex-auth FILE]\n"
     "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
     "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n"
-    "                  [--runtime NAME]\n";
+    "                  [--runtime NAME]\n"
+    "       ab-profile --version | --help\n";
 
 #define SCHEMA_MAX (64 * 1024)
 #define CA_MAX (512 * 1024)
@@ -143,6 +144,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "claude-token-file", required_argument, NULL, 'T' },
 		{ "codex-auth", required_argument, NULL, 'U' },
 		{ "runtime", required_argument, NULL, 'r' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -181,6 +183,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				return ab_usage_error("too many --allow-command");
 			allow[o->nallow++] = optarg;
 			break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}

@@ -40,7 +40,7 @@
 static const char usage_text[] =
     "usage: ab-proxy --socket PATH [--tally PATH] [--max-conns N]\n"
     "                [--lease EPOCH_MS] [--idle SECONDS] ENTRY...\n"
-    "       ab-proxy --version\n";
+    "       ab-proxy --version | --help\n";
 
 struct conf {
 	const char *socket;
@@ -596,6 +596,7 @@ static int parse(int argc, char **argv)
 		{ "lease", required_argument, NULL, 'l' },
 		{ "idle", required_argument, NULL, 'i' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ab_err err;
@@ -625,6 +626,9 @@ static int parse(int argc, char **argv)
 			break;
 		case 'V':
 			printf("%s\n", AB_VERSION);
+			exit(0);
+		case 'h':
+			fputs(usage_text, stdout);
 			exit(0);
 		default:
 			goto usage;

@@ -31,7 +31,7 @@
 
 static const char usage_text[] =
     "usage: ab-relay --socket PATH [--listen ADDR:PORT] [--max-conns N]\n"
-    "       ab-relay --version\n";
+    "       ab-relay --version | --help\n";
 
 static struct sockaddr_un proxy;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -159,6 +159,7 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "max-conns", required_argument, NULL, 'm' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *sock = NULL, *listen_at = "127.0.0.1:3128";
@@ -176,6 +177,9 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			printf("%s\n", AB_VERSION);
+			return 0;
+		case 'h':
+			fputs(usage_text, stdout);
 			return 0;
 		default:
 			goto usage;

@@ -26,7 +26,8 @@
 static const char usage_text[] =
     "usage: ab-run CTR [--deadline FILE] [--stdout FILE] [--stderr FILE]\n"
     "              [--output-limit BYTES] [--grace SECONDS] [--quiet]\n"
-    "       ab-run --show RESULT\n";
+    "       ab-run --show RESULT\n"
+    "       ab-run --version | --help\n";
 
 struct opts {
 	const char *ctr, *show, *deadline, *out, *err;
@@ -85,6 +86,7 @@ static int option(int c, struct opts *o)
 		    &o->limit, &err) == 0)
 			return 0;
 		return ab_usage_error("%s", err.msg);
+	case 'V': return ab_version();
 	case 'h': return usage(stdout, -1);
 	default: return usage(stderr, AB_EUSAGE);
 	}
@@ -100,6 +102,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "grace", required_argument, NULL, 'g' },
 		{ "show", required_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};

@@ -14,8 +14,11 @@
 #include "tool.h"
 
 static const char usage_text[] =
-    "usage: ab-seed ALLOC --repo DIR --commit REV [--expect OID]\n"
-    "               [--depth N] [--deadline FILE]\n";
+    "usage: ab-seed ALLOC --repo DIR --commit OID [--depth N] "
+    "[--deadline FILE]\n"
+    "       ab-seed ALLOC --repo DIR --commit REV --expect OID [--depth N]\n"
+    "               [--deadline FILE]\n"
+    "       ab-seed --version | --help\n";
 
 struct opts {
 	const char *alloc, *deadline;
@@ -46,6 +49,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "expect", required_argument, NULL, 'e' },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "deadline", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -63,6 +67,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				    "1000000000 commits");
 			break;
 		case 'd': o->deadline = optarg; break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}

@@ -21,7 +21,8 @@
 
 static const char usage_text[] =
     "usage: ab-validate PROFILE [--deadline FILE]\n"
-    "       ab-validate --container ID PROFILE [--deadline FILE]\n";
+    "       ab-validate --container ID PROFILE [--deadline FILE]\n"
+    "       ab-validate --version | --help\n";
 
 struct opts {
 	const char *profile, *container, *deadline;
@@ -46,6 +47,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	static const struct option longopts[] = {
 		{ "container", required_argument, NULL, 'c' },
 		{ "deadline", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -56,6 +58,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'c': o->container = optarg; break;
 		case 'd': o->deadline = optarg; break;
+		case 'V': return ab_version();
 		case 'h': return usage(stdout, -1);
 		default: return usage(stderr, AB_EUSAGE);
 		}
@@ -212,6 +215,12 @@ static int create(struct ctx *c, struct ab_err *err)
 		ab_inflight_end(&c->s, "alloc", c->a.id);
 		return ab_print_handle("ctr", r.id, err);
 	}
+	/* The name is the profile's own: a second validation of it, not
+	 * the engine's text about names. */
+	if (conflict)
+		ab_fail(err, AB_EREFUSED, "profile:%s was validated already: "
+		    "its container %s exists (one container per profile; "
+		    "ab-profile makes another)", c->p.id, c->k.name);
 	/* Only what this call created is removed: a held name is not ours,
 	 * and nothing without this allocation's labels is touched. */
 	forget(c);

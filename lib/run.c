@@ -11,6 +11,7 @@
 #include "oneshot.h"
 #include "run.h"
 #include "testhook.h"
+#include "version.h"
 
 #define PROBE_OK "agentbox-probe: ok "
 /* How long the output may trail the exit before it counts as cut. */
@@ -713,6 +714,7 @@ int ab_result_save(struct ab_state *s, const char *id,
 	ab_jw_kstr(&w, "alloc", ids->alloc);
 	ab_jw_kstr(&w, "attempt", ids->attempt);
 	ab_jw_kstr(&w, "phase", ids->phase);
+	ab_jw_kstr(&w, "agentbox", AB_VERSION);
 	ab_jw_kstr(&w, "reason", r->reason);
 	exit_fields(&w, r);
 	ab_jw_kbool(&w, "started", r->started);

@@ -66,7 +66,7 @@ int ab_handle_parse(struct ab_handle *h, const char *text, const char *want,
 	if (!known_kind(h->kind) || !ab_is_id(colon + 1))
 		return ab_fail(err, AB_EREFUSED, "not a handle: %.80s", text);
 	if (want != NULL && strcmp(want, h->kind) != 0)
-		return ab_fail(err, AB_EREFUSED, "%.80s is not an %s handle",
+		return ab_fail(err, AB_EREFUSED, "%.80s: the handle must be %s:ID",
 		    text, want);
 	memcpy(h->id, colon + 1, AB_ID_LEN + 1);
 	return 0;
@@ -226,6 +226,19 @@ int ab_state_open(struct ab_state *s, struct ab_err *err)
 fail:
 	ab_state_close(s);
 	return -1;
+}
+
+int ab_state_find(struct ab_state *s, struct ab_err *err)
+{
+	struct stat st;
+
+	memset(s, 0, sizeof *s);
+	s->dirfd = -1;
+	if (default_path(s->path, sizeof s->path, err) < 0)
+		return -1;
+	if (lstat(s->path, &st) < 0 && errno == ENOENT)
+		return 1;
+	return ab_state_open(s, err);
 }
 
 void ab_state_close(struct ab_state *s)

@@ -33,6 +33,9 @@ struct ab_handle {
  * creating it 0700; refuses one not owned by the euid, group or world
  * writable, or a symlink; creates its SID on first use. */
 int ab_state_open(struct ab_state *s, struct ab_err *err);
+/* The same for a tool that only reads: 1, with nothing created, when
+ * there is no state directory yet. */
+int ab_state_find(struct ab_state *s, struct ab_err *err);
 void ab_state_close(struct ab_state *s);
 
 /* 32 lowercase hex characters from getrandom(2). */

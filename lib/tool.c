@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "tool.h"
+#include "version.h"
 
 const char *ab_prog = "agentbox";
 
@@ -21,6 +22,12 @@ int ab_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return AB_EUSAGE;
+}
+
+int ab_version(void)
+{
+	printf("%s\n", AB_VERSION);
+	return -1;
 }
 
 void ab_progress_line(const char *line)

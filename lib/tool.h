@@ -12,6 +12,9 @@ extern const char *ab_prog;
 int ab_report(const struct ab_err *err);
 /* Prints "prog: msg" for a usage error and returns AB_EUSAGE. */
 int ab_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints AB_VERSION, the version records carry, on stdout; returns -1,
+ * which a parse() returns for "done, exit 0" as after --help. */
+int ab_version(void);
 /* "prog: line" on stderr: progress a user can watch. */
 void ab_progress_line(const char *line);
 /* Prints the handle KIND:ID and a newline on stdout, and flushes; a

@@ -132,3 +132,39 @@ leftovers() {
 	run_exact 0 ab-clean "$alloc"
 	assert_equal "$stderr" "ab-clean: absent"
 }
+
+# The first block of examples/ansible/README.md that runs task.yml, as
+# written there.
+readme_command() {
+	awk '/^    ansible-playbook examples\/ansible\/task.yml/ { on = 1 }
+		on && /^$/ { exit }
+		on { sub(/^    /, ""); print }' "$AB_ROOT/examples/ansible/README.md"
+}
+
+@test "the example's README command runs as written, from the top of a clone" {
+	local top=$BATS_TEST_TMPDIR/clone cmd
+	STATE=$(ab_new_state)
+	cmd=$(readme_command)
+	[[ $cmd == "ansible-playbook examples/ansible/task.yml"* ]]
+	# A clone's top: the example's files and a commit of them.
+	mkdir "$top"
+	cp -R "$AB_ROOT/examples" "$top/"
+	git -C "$top" init -q
+	git -C "$top" add examples
+	git -C "$top" commit -qm 'the clone'
+	cd "$top"
+	AB_STATE_DIR=$STATE run_exact 0 bash -c "$cmd"
+	grep -qxF '+++ b/FILES.txt' "$top/change.patch"
+	grep -qxF '+/work/examples/ansible:' "$top/change.patch"
+	run leftovers "$STATE"
+	assert_output ""
+}
+
+@test "a tool that is not there fails its step on its own message" {
+	local patch=$BATS_TEST_TMPDIR/change.patch
+	run_exact 2 playbook "$AB_STATE_DIR" -e "ab_patch=$patch" \
+		-e ab_bin=/nonexistent
+	assert_equal "$(task_said 'ab-image build')" fatal
+	assert_output --partial "No such file or directory"
+	refute_output --partial "has no element"
+}

@@ -53,6 +53,33 @@ assert r["phase"] == "execution" and r["probe"] == "ok"' "$output"
 	assert_output ""
 }
 
+@test "make demo: the build's log on stderr, the result record alone and indented on stdout" {
+	local bin sid sids=()
+	bin=$(demo_sids)
+	unset AB_STATE_DIR
+	# A build of its own, so that something is compiled and said.
+	AB_BIN=$bin run --separate-stderr make -C "$AB_ROOT" --no-print-directory \
+		demo BIN="$BATS_TEST_TMPDIR/b" BUILD="$BATS_TEST_TMPDIR/o"
+	assert_success
+	grep -q -- "-o $BATS_TEST_TMPDIR/b/ab-run " <<<"$stderr" ||
+		fail "the build's log is not on stderr"
+	python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["reason"] == "exited" and r["exit_status"] == 0, r["reason"]
+assert sys.argv[1].startswith("{\n    \"kind\": \"result\",\n"), sys.argv[1][:80]
+' "$output"
+	mapfile -t sids < <(sort -u "$BATS_TEST_TMPDIR/sids")
+	assert_equal "${#sids[@]}" 1
+	for sid in "${sids[@]}"; do
+		ab_register_sid "$sid"
+		run ab_leftovers "$sid"
+		assert_output ""
+		run ab_images "$sid"
+		assert_output ""
+	done
+}
+
 @test "demo-agents runs the real Claude Code and Codex CLI against the scripted vendor, and leaves nothing" {
 	[ -n "${AB_AGENTS_IMAGE:-}" ] || fail "the suite's agents image was not built"
 	AB_STATE_DIR=$AB_SUITE_STATE run --separate-stderr sh "$AB_ROOT/sh/demo-agents"

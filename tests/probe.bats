@@ -182,5 +182,5 @@ privs_run() {
 	PRIVS_ARGS=extra privs_run --user 10001:10001 --cap-drop ALL \
 		--security-opt no-new-privileges
 	assert_failure 2
-	assert_output "usage: ab-privs [--version]"
+	assert_output "usage: ab-privs [--version | --help]"
 }
