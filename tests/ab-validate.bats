@@ -229,7 +229,7 @@ mutation() {
 		"$(docker inspect "agentbox-${ALLOC#alloc:}-keeper" --format '{{.Image}}')" \
 		>/dev/null
 	run_exact 1 ab-validate "$prof"
-	assert_regex "$stderr" "409"
+	assert_equal "$stderr" "ab-validate: $prof was validated already: its container agentbox-${prof#profile:} exists (one container per profile; ab-profile makes another)"
 	docker inspect "agentbox-${prof#profile:}" >/dev/null
 	docker rm -f "agentbox-${prof#profile:}" >/dev/null
 }

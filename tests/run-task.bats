@@ -152,7 +152,8 @@ stopped() {
 	run_exact 2 task --phase execution --timeout 5s -- true
 	run_exact 2 task --phase execution --timeout 5 --bogus 1 -- true
 	run_exact 2 task --phase execution --timeout 5 stray -- true
-	run_exact 2 "$RUN_TASK" --repo "$REPO" --commit no-such-rev --phase execution \
+	# A commit that does not exist is 1, as from ab-seed.
+	run_exact 1 "$RUN_TASK" --repo "$REPO" --commit no-such-rev --phase execution \
 		--timeout 5 -- true
 	assert_one_error_line run-task
 	run_exact 2 task --phase execution --timeout
