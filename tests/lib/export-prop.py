@@ -396,6 +396,11 @@ class Oracle:
                 f['k'] == 'f' and f['size'] > self.max_file
                 for q, f in self.w.items()
                 if not folder or q.startswith(folder + b'/'))
+        if why.startswith('the engine could not archive it alone, and that'):
+            folder = p.rpartition(b'/')[0]
+            return any(f['k'] == 'f' and f['size'] > self.max_file
+                       for q, f in self.w.items()
+                       if not folder or q.startswith(folder + b'/'))
         if why.startswith('the agent made it unreadable'):
             return e['k'] == 'd' and (e['mode'] & 0o500) != 0o500
         # Among them "listed in /work, but the engine's archive did not
