@@ -54,6 +54,7 @@ import os
 import random
 import shutil
 import stat
+import signal
 import subprocess
 import sys
 import tempfile
@@ -722,6 +723,8 @@ def main():
     else:
         batches = [Batch([int(x) for x in a.batch.split(',')], max_file=a.max_file,
                          big=not a.no_big)]
+    # A TERM, as an interrupt, sweeps the run's state on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = Env()
     failed, refused, trees, t0 = 0, 0, 0, time.time()
     try:
