@@ -326,7 +326,8 @@ static int entry(struct xp *x, const struct ab_tarread_entry *ent,
 	if (archive_name(x, ent->path, full, sizeof full, err) < 0)
 		return -1;
 	if ((path = rel_path(x, full, buf, sizeof buf)) == NULL ||
-	    (x->want != NULL && strcmp(path, x->want) != 0))
+	    (x->want != NULL && strcmp(path, x->want) != 0 &&
+	    !under(path, x->want)))
 		return 0;
 	if (ab_path_check(path, &why) < 0)
 		return skip(x, path, why.msg), 0;
@@ -469,8 +470,26 @@ static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
 	return rc;
 }
 
+/* The engine would not give the archive of REL.  An entry it does not
+ * have (404) is not carried, and the listing's account names it; one it
+ * fails on alone (a symlink whose target is too long for a path: 500)
+ * is read from its folder's archive (read_deferred). */
+static int not_read(struct xp *x, const char *rel, long status,
+    struct ab_err *err)
+{
+	if (status == 404 && rel[0] != '\0')
+		return 0;
+	if (rel[0] != '\0' && x->want == NULL) {
+		if (push(&x->defer, &x->ndefer, &x->cap_defer, rel) < 0)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		return 0;
+	}
+	return ab_fail(err, status == 404 ? AB_EREFUSED : AB_EENGINE,
+	    "read /work back: engine said %ld", status);
+}
+
 /* One archive of REL under /work ("" for /work itself), all of it or
- * only the entry WANT. */
+ * only the entry WANT and what lies under it. */
 static int read_archive(struct xp *x, struct ab_engine *e,
     const struct ab_alloc *a, const char *rel, const char *want,
     struct ab_err *err)
@@ -479,6 +498,7 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 	char prefix[AB_PATHCHECK_PATH_MAX + 2] = "";
 	const char *slash = strrchr(rel, '/');
 	struct ab_buf url;
+	long refused;
 	int rc = -1;
 
 	ab_buf_init(&url, 0);
@@ -493,13 +513,11 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 		ab_fail(err, AB_EENGINE, "out of memory");
 		goto out;
 	}
-	/* An entry the engine does not have is not carried: the listing's
-	 * account names it (account()). */
 	if (ab_tarread_open_if(&x->tr, e, url.data, x->budget,
-	    "read /work back", err) < 0)
+	    "read /work back", &refused, err) < 0)
 		goto out;
 	if (x->tr == NULL) {
-		rc = 0;
+		rc = not_read(x, rel, refused, err);
 		goto out;
 	}
 	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
@@ -781,9 +799,12 @@ static int read_deferred(struct xp *x, struct ab_engine *e,
 			continue;
 		}
 		ab_human_size(x->budget, size, sizeof size);
-		snprintf(why, sizeof why, "its name is not UTF-8, which the "
-		    "engine's archive carries only with its folder, and that "
-		    "folder holds more than is left to read (%s)", size);
+		snprintf(why, sizeof why, "%s, and that folder holds more "
+		    "than is left to read (%s)", ab_json_text_ok(last(
+		    x->defer[i]), strlen(last(x->defer[i]))) ? "the engine "
+		    "could not archive it alone" : "its name is not UTF-8, "
+		    "which the engine's archive carries only with its folder",
+		    size);
 		skip(x, x->defer[i], why);
 	}
 	return 0;

@@ -374,7 +374,7 @@ int ab_tarread_open_mem(struct ab_tarread **tp, const void *p, size_t n,
 }
 
 static int open_get(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, int if_there,
+    const char *path, long long max, const char *what, long *refused,
     struct ab_err *err)
 {
 	struct ab_tarread *t;
@@ -384,7 +384,8 @@ static int open_get(struct ab_tarread **tp, struct ab_engine *e,
 	if (ab_stream_open(e, &t->s, "GET", path, on_bytes, t, what, err) == 0) {
 		if (t->s.status == 200)
 			return 0;
-		if (t->s.status == 404 && if_there) {
+		if (refused != NULL) {
+			*refused = t->s.status;
 			ab_tarread_close(t);
 			*tp = NULL;
 			return 0;
@@ -401,13 +402,14 @@ static int open_get(struct ab_tarread **tp, struct ab_engine *e,
 int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
     const char *path, long long max, const char *what, struct ab_err *err)
 {
-	return open_get(tp, e, path, max, what, 0, err);
+	return open_get(tp, e, path, max, what, NULL, err);
 }
 
 int ab_tarread_open_if(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, struct ab_err *err)
+    const char *path, long long max, const char *what, long *refused,
+    struct ab_err *err)
 {
-	return open_get(tp, e, path, max, what, 1, err);
+	return open_get(tp, e, path, max, what, refused, err);
 }
 
 int ab_tarread_next(struct ab_tarread *t,

@@ -35,10 +35,12 @@ struct ab_tarread;
  * On failure *T is NULL and nothing is left to close. */
 int ab_tarread_open(struct ab_tarread **t, struct ab_engine *e,
     const char *path, long long max, const char *what, struct ab_err *err);
-/* The same, but a PATH the engine does not have (404) is 0 with *T
- * NULL: for an entry the caller accounts for otherwise. */
+/* The same, but a reply other than 200 is 0 with *T NULL and its status
+ * in *REFUSED: for an entry the caller can read, or account for,
+ * otherwise. */
 int ab_tarread_open_if(struct ab_tarread **t, struct ab_engine *e,
-    const char *path, long long max, const char *what, struct ab_err *err);
+    const char *path, long long max, const char *what, long *refused,
+    struct ab_err *err);
 /* The same reader over N bytes at P (copied), as if the engine had sent
  * them and ended: for the fuzzing harness (tests/fuzz/tarread.c). */
 int ab_tarread_open_mem(struct ab_tarread **t, const void *p, size_t n,

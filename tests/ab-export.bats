@@ -458,6 +458,20 @@ ab-export: left out "new\012line": unsafe path "new\x0aline": control byte'
 		'back\slash' "$(printf 'new\nline')")"
 }
 
+@test "an entry the engine cannot archive alone, beside a file of holes, is read from its folder's archive" {
+	local p=$BATS_TEST_TMPDIR/p.patch co=$BATS_TEST_TMPDIR/co target
+	# A symlink whose target is as long as a path may be (4,095 bytes):
+	# its archive alone is the engine's 500.
+	target=$(printf 't%.0s' $(seq 1 200))/$(printf 'u%.0s' $(seq 1 3894))
+	agent execution 'cd /work && mkdir d && truncate -s 200M d/big && ln -s '"$target"' d/zz && echo ok >d/ok'
+	run_exact 0 ab-export "$ALLOC" -o "$p"
+	assert_equal "$stderr" 'ab-export: left out "d/big": larger than --max-file (100.0 MiB): its bytes were not read'
+	checkout "$co"
+	git -C "$co" apply "$p"
+	assert_equal "$(readlink "$co/d/zz")" "$target"
+	assert_equal "$(cat "$co/d/ok")" ok
+}
+
 @test "what is left out keeps the commit's version: a file of the commit grown into holes is not deleted" {
 	local p=$BATS_TEST_TMPDIR/p.patch
 	agent execution 'cd /work && truncate -s 300M keep && rm -r sub && mkfifo sub && echo new >new'

@@ -54,6 +54,7 @@ import os
 import random
 import shutil
 import stat
+import signal
 import subprocess
 import sys
 import tempfile
@@ -396,6 +397,11 @@ class Oracle:
                 f['k'] == 'f' and f['size'] > self.max_file
                 for q, f in self.w.items()
                 if not folder or q.startswith(folder + b'/'))
+        if why.startswith('the engine could not archive it alone, and that'):
+            folder = p.rpartition(b'/')[0]
+            return any(f['k'] == 'f' and f['size'] > self.max_file
+                       for q, f in self.w.items()
+                       if not folder or q.startswith(folder + b'/'))
         if why.startswith('the agent made it unreadable'):
             return e['k'] == 'd' and (e['mode'] & 0o500) != 0o500
         # Among them "listed in /work, but the engine's archive did not
@@ -717,6 +723,8 @@ def main():
     else:
         batches = [Batch([int(x) for x in a.batch.split(',')], max_file=a.max_file,
                          big=not a.no_big)]
+    # A TERM, as an interrupt, sweeps the run's state on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = Env()
     failed, refused, trees, t0 = 0, 0, 0, time.time()
     try:
