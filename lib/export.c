@@ -423,21 +423,41 @@ static int refused_under(const struct xp *x, const char *dir)
 
 /* Git cannot carry an empty directory; one emptied by a refusal was
  * named already. */
+/* 1 when something under DIR is among the first N names, which are
+ * sorted (account()): DIR is not empty, its entries were told of.  A
+ * prefix's names are one run of a sorted list. */
+static int named_under(const struct xp *x, size_t n, const char *dir)
+{
+	char key[2 * AB_PATHCHECK_PATH_MAX + 16];
+	size_t lo = 0, hi = n, mid;
+
+	snprintf(key, sizeof key, "%s/", dir);
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(x->named[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && under(x->named[lo], dir);
+}
+
 static void empty_dirs(struct xp *x)
 {
 	const struct ab_work_entry *we;
-	size_t i, n;
+	size_t i, n, named;
 
 	/* The listing's, not only the archives': a directory read entry by
 	 * entry comes in no archive.  Names added below are of directories
 	 * already passed, so the sorted part is all a later one looks up. */
 	sort_uniq(x->refused, &x->nrefused);
 	n = x->nrefused;
+	named = x->nnamed;
 	for (i = 0; i < x->w.l.n; i++) {
 		we = &x->w.l.v[i];
 		if (we->kind == AB_WORK_DIR && !has(x->refused, n, we->path) &&
 		    !refused_over(x, we->path) && !has_under(x, we->path) &&
-		    !refused_under(x, we->path) &&
+		    !refused_under(x, we->path) && !named_under(x, named, we->path) &&
 		    git_index_get_bypath(x->idx, we->path, 0) == NULL)
 			skip(x, we->path, "an empty directory");
 	}

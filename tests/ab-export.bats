@@ -474,9 +474,12 @@ ab-export: left out "new\012line": unsafe path "new\x0aline": control byte'
 
 @test "what is left out keeps the commit's version: a file of the commit grown into holes is not deleted" {
 	local p=$BATS_TEST_TMPDIR/p.patch
-	agent execution 'cd /work && truncate -s 300M keep && rm -r sub && mkfifo sub && echo new >new'
+	# A folder holding only what is left out is not "an empty directory".
+	agent execution 'cd /work && truncate -s 300M keep && rm -r sub && mkfifo sub && echo new >new &&
+		mkdir only && truncate -s 300M only/holes'
 	run_exact 0 ab-export "$ALLOC" -o "$p"
 	assert_equal "$stderr" 'ab-export: left out "keep": larger than --max-file (100.0 MiB): its bytes were not read
+ab-export: left out "only/holes": larger than --max-file (100.0 MiB): its bytes were not read
 ab-export: left out "sub": not a file, directory or symlink'
 	assert_equal "$(grep '^diff --git' "$p")" 'diff --git a/new b/new'
 }
