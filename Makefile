@@ -14,12 +14,13 @@ PACKAGES = gcc make libcurl4-openssl-dev libjsmn-dev libgit2-dev zlib1g-dev \
 	libssl-dev pkg-config git python3 time bats \
 	bats-support bats-assert shellcheck busybox-static ca-certificates \
 	openssl clang libclang-rt-dev python3-pip strace llvm curl ansible-core \
-	parallel iproute2 iptables openssh-client openssh-server runsc
+	parallel iproute2 iptables openssh-client openssh-server runsc mmdebstrap
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the
-# manifest's "tool" directive: linked with libc alone, never sanitized
-# (the image carries no sanitizer runtime).
+# manifest's "tool" directive: linked statically with libc alone, never
+# sanitized (the image carries no sanitizer runtime), so they run on any
+# base image whatever its libc (ab-image build --base).
 IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
 # What each of them links of lib/.
 IMAGE_LIB_ab-proxy = egress tally json buf err
@@ -28,7 +29,7 @@ IMAGE_LIB_ab-codex = appserver json buf pathcheck err
 IMAGE_LIB_ab-privs =
 LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/image.c lib/json.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/outfile.c \
-	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/run.c lib/runtime.c lib/schema.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
+	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/roottar.c lib/run.c lib/runtime.c lib/schema.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c lib/wheel.c lib/worklist.c lib/zip.c
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test \
@@ -105,7 +106,7 @@ $(BUILD)/image/lib/%.o: lib/%.c lib/*.h
 $(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
 		$$(addprefix $(BUILD)/image/lib/,$$(addsuffix .o,$$(IMAGE_LIB_$$*)))
 	@mkdir -p $(@D)
-	$(CC) $(IMAGE_CFLAGS) -o $@ $^ -pthread
+	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ -pthread
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
