@@ -25,14 +25,16 @@ typedef void (*ab_progress)(const char *line);
 struct ab_image_opts {
 	const char *dir;	/* the image directory */
 	const char *recipe;	/* "default", "agents" or "production" */
-	const char *base;	/* production: NAME@sha256:HEX */
+	const char *base;	/* production, or agentbox's layer on it:
+				 * NAME@sha256:HEX or sha256:HEX */
+	const char *packages;	/* a root of these Debian packages */
 	const char *wheels;	/* agents: a directory of the pinned wheels */
 	struct ab_deadline dl;	/* for fetching wheels */
 	int rebuild;
 	ab_progress progress;
 };
 
-/* Refuses a production base that is not pinned by digest. */
+/* Refuses a base that is not an image ID or pinned by digest. */
 int ab_image_check_base(const char *base, struct ab_err *err);
 /* Reads and hashes the recipe and every input, asking no engine, so a
  * bad recipe is refused before anything exists. */

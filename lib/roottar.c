@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,17 @@ enum { ROOT, LAYER };
 
 struct ab_roottar {
 	int fd, phase;
+	const struct ab_rootfs *rf;
 	/* bytes ready to hand out */
-	char out[CHUNK];
-	size_t out_len, out_off;
+	struct ab_buf emit;
+	size_t emit_off;
 	/* the root's current entry */
 	long long left;		/* data bytes (padded) still to pass */
 	long long data;		/* of which real data */
+	int skip;		/* left out: the layer has the path */
+	int held;		/* a long name's entry: held until its owner */
 	struct ab_buf *capture;	/* what the entry's data goes into */
-	int capture_kind;	/* 0 name, 1 passwd, 2 group */
+	struct ab_buf pending;	/* long-name entries not yet passed on */
 	struct ab_buf longname;	/* a pax or GNU long name's data */
 	int longname_pax;
 	char *next_name;	/* the name it gives the next entry */
@@ -41,6 +45,11 @@ static int not_tar(struct ab_err *err)
 {
 	return ab_fail(err, AB_EREFUSED, "the root filesystem is not a tar "
 	    "archive agentbox can read");
+}
+
+static int oom(struct ab_err *err)
+{
+	return ab_fail(err, AB_EENGINE, "out of memory");
 }
 
 /* A numeric field: octal, or base-256 when its first byte says so. */
@@ -101,17 +110,23 @@ static int read_full(int fd, char *p, size_t n, struct ab_err *err)
 	return (int)(got == n ? 1 : got == 0 ? 0 : -2);
 }
 
-/* "./etc/passwd", "/etc/passwd" and "etc/passwd" are one path. */
-static const char *plain_path(const char *s)
+/* "./etc/passwd", "/etc/passwd", "etc/passwd/" are one path; "." is "". */
+static void plain_path(const char *s, char *out, size_t cap)
 {
+	size_t n;
+
 	for (;;) {
 		if (s[0] == '/')
 			s++;
-		else if (s[0] == '.' && s[1] == '/')
-			s += 2;
+		else if (s[0] == '.' && (s[1] == '/' || s[1] == '\0'))
+			s += s[1] ? 2 : 1;
 		else
-			return s;
+			break;
 	}
+	snprintf(out, cap, "%s", s);
+	n = strlen(out);
+	while (n > 0 && out[n - 1] == '/')
+		out[--n] = '\0';
 }
 
 /* The pax record "path=..." of a pax header's data, or NULL. */
@@ -134,18 +149,32 @@ static char *pax_path(const struct ab_buf *b)
 	return NULL;
 }
 
+static int by_path(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct ab_rentry *)e)->path);
+}
+
+/* The layer has PATH, or it is an account file the layer writes anew:
+ * the root's entry is left out (the engine refuses a path twice). */
+static int replaced(const struct ab_roottar *t, const char *path)
+{
+	return strcmp(path, "etc/passwd") == 0 ||
+	    strcmp(path, "etc/group") == 0 ||
+	    bsearch(path, t->rf->e, t->rf->n, sizeof *t->rf->e,
+	    by_path) != NULL;
+}
+
 static int name_done(struct ab_roottar *t, struct ab_err *err);
 
 static int header(struct ab_roottar *t, struct ab_err *err)
 {
-	unsigned char *h = (unsigned char *)t->out;
-	char name[257];
-	const char *path;
+	unsigned char h[BLOCK];
+	char name[257], path[PATH_MAX];
 	long long size;
 	int i, rc;
 	char type;
 
-	rc = read_full(t->fd, t->out, BLOCK, err);
+	rc = read_full(t->fd, (char *)h, BLOCK, err);
 	if (rc == -1)
 		return -1;
 	if (rc == -2)
@@ -156,34 +185,41 @@ static int header(struct ab_roottar *t, struct ab_err *err)
 		t->phase = LAYER;	/* the end marker stays out */
 		return 0;
 	}
-	if (!checksum_ok(h) || number(h + 124, 12, &size) < 0)
+	if (!checksum_ok(h) || number(h + 124, 12, &size) < 0 || size < 0)
 		return not_tar(err);
 	type = (char)h[156];
-	t->out_len = BLOCK;
-	t->out_off = 0;
 	t->data = size;
 	t->left = (size + BLOCK - 1) / BLOCK * BLOCK;
 	t->capture = NULL;
-	if (type == 'x' || type == 'L') {
+	t->skip = t->held = 0;
+	if (type == 'x' || type == 'L' || type == 'K') {
+		/* Held with its owner, which may be left out. */
 		if (size > NAME_MAX_BYTES)
 			return not_tar(err);
+		t->held = 1;
+		if (ab_buf_add(&t->pending, h, BLOCK) < 0)
+			return not_tar(err);
+		if (type == 'K')
+			return 0;
 		ab_buf_reset(&t->longname);
 		t->capture = &t->longname;
 		t->longname_pax = type == 'x';
 		return size == 0 ? name_done(t, err) : 0;
 	}
-	if (type == 'g' || type == 'K')
-		return 0;
+	if (type == 'g')
+		return ab_buf_add(&t->emit, h, BLOCK) < 0 ? oom(err) : 0;
 	if (t->next_name != NULL) {
-		path = plain_path(t->next_name);
+		plain_path(t->next_name, path, sizeof path);
 	} else {
 		if (memcmp(h + 257, "ustar", 5) == 0 && h[345] != '\0')
 			snprintf(name, sizeof name, "%.155s/%.100s",
 			    (char *)h + 345, (char *)h);
 		else
 			snprintf(name, sizeof name, "%.100s", (char *)h);
-		path = plain_path(name);
+		plain_path(name, path, sizeof path);
 	}
+	free(t->next_name);
+	t->next_name = NULL;
 	for (i = 0; i < 2; i++)
 		if (strcmp(path, i ? "etc/group" : "etc/passwd") == 0) {
 			ab_buf_reset(&t->acct[i]);
@@ -191,8 +227,12 @@ static int header(struct ab_roottar *t, struct ab_err *err)
 			if (type == '0' || type == '\0')
 				t->capture = &t->acct[i];
 		}
-	free(t->next_name);
-	t->next_name = NULL;
+	t->skip = replaced(t, path);
+	if (!t->skip && ((t->pending.len > 0 && ab_buf_add(&t->emit,
+	    t->pending.data, t->pending.len) < 0) ||
+	    ab_buf_add(&t->emit, h, BLOCK) < 0))
+		return oom(err);
+	ab_buf_reset(&t->pending);
 	return 0;
 }
 
@@ -213,6 +253,7 @@ static int name_done(struct ab_roottar *t, struct ab_err *err)
 
 static int root_step(struct ab_roottar *t, struct ab_err *err)
 {
+	char chunk[CHUNK];
 	size_t n;
 	long long real;
 	int rc;
@@ -220,20 +261,21 @@ static int root_step(struct ab_roottar *t, struct ab_err *err)
 	if (t->left == 0)
 		return header(t, err);
 	n = t->left < CHUNK ? (size_t)t->left : CHUNK;
-	rc = read_full(t->fd, t->out, n, err);
+	rc = read_full(t->fd, chunk, n, err);
 	if (rc == -1)
 		return -1;
 	if (rc != 1)
 		return not_tar(err);
 	real = t->data < (long long)n ? t->data : (long long)n;
 	if (t->capture != NULL && real > 0 &&
-	    ab_buf_add(t->capture, t->out, (size_t)real) < 0)
+	    ab_buf_add(t->capture, chunk, (size_t)real) < 0)
 		return ab_fail(err, AB_EREFUSED, "the root filesystem's "
 		    "/etc/passwd, /etc/group or a long name is too large");
+	if (t->held ? ab_buf_add(&t->pending, chunk, n) < 0 :
+	    !t->skip && ab_buf_add(&t->emit, chunk, n) < 0)
+		return t->held ? not_tar(err) : oom(err);
 	t->data -= real;
 	t->left -= (long long)n;
-	t->out_len = n;
-	t->out_off = 0;
 	if (t->left == 0 && t->capture == &t->longname)
 		return name_done(t, err);
 	return 0;
@@ -333,8 +375,11 @@ int ab_roottar_open(struct ab_roottar **rt, int fd, struct ab_rootfs *layer,
 
 	*rt = NULL;
 	if (t == NULL)
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return oom(err);
 	t->fd = fd;
+	t->rf = layer;
+	ab_buf_init(&t->emit, 0);
+	ab_buf_init(&t->pending, NAME_MAX_BYTES + 2 * BLOCK + CHUNK);
 	ab_buf_init(&t->longname, NAME_MAX_BYTES);
 	for (i = 0; i < 2; i++) {
 		ab_buf_init(&t->acct[i], ACCOUNTS_MAX);
@@ -362,19 +407,20 @@ long ab_roottar_read(void *arg, char *p, size_t n, struct ab_err *err)
 	struct ab_roottar *t = arg;
 	size_t k;
 
-	while (t->phase == ROOT && t->out_off == t->out_len) {
-		t->out_len = t->out_off = 0;
+	while (t->phase == ROOT && t->emit_off == t->emit.len) {
+		ab_buf_reset(&t->emit);
+		t->emit_off = 0;
 		if (root_step(t, err) < 0)
 			return -1;
 		if (t->phase == LAYER && layer_open(t, err) < 0)
 			return -1;
 	}
-	if (t->phase == ROOT) {
-		k = t->out_len - t->out_off;
+	if (t->emit_off < t->emit.len) {
+		k = t->emit.len - t->emit_off;
 		if (k > n)
 			k = n;
-		memcpy(p, t->out + t->out_off, k);
-		t->out_off += k;
+		memcpy(p, t->emit.data + t->emit_off, k);
+		t->emit_off += k;
 		return (long)k;
 	}
 	return ab_tar_read(t->tar, p, n, err);
@@ -388,6 +434,8 @@ void ab_roottar_close(struct ab_roottar *t)
 		return;
 	if (t->tar != NULL)
 		ab_tar_close(t->tar);
+	ab_buf_free(&t->emit);
+	ab_buf_free(&t->pending);
 	ab_buf_free(&t->longname);
 	for (i = 0; i < 2; i++) {
 		ab_buf_free(&t->acct[i]);

@@ -6,11 +6,13 @@
 #include "oneshot.h"
 #include "worklist.h"
 
-/* The image's find (busybox's, or GNU's in a Debian-based image), which
- * has no -printf: the kind is told by repetition.  A path is printed
- * once, a socket twice, a regular file over the size three times; find
- * visits a path once, so a run of equal names is one path's. */
-#define FIND_ARGS(size) { "/bin/find", "/work", "-path", "/work/.git", \
+/* agentbox's busybox find, which every image has wherever its root came
+ * from, and which has no -printf: the kind is told by repetition.  A
+ * path is printed once, a socket twice, a regular file over the size
+ * three times; find visits a path once, so a run of equal names is one
+ * path's. */
+#define FIND_ARGS(size) { "/usr/lib/agentbox/busybox", "find", "/work", \
+    "-path", "/work/.git", \
     "-prune", "-o", "-type", "s", "-print0", "-print0", "-o", "-type", "f", \
     "-size", (size), "-print0", "-print0", "-print0", "-o", "-print0", NULL }
 static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
