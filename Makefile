@@ -198,10 +198,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/agentbox
 	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(PREFIX)/lib/agentbox/
 	install -m 0755 sh/run-task $(DESTDIR)$(BINDIR)/ab-run-task
-	install -m 0644 image/Dockerfile image/default.manifest image/passwd image/group \
+	install -m 0644 image/default.manifest image/passwd image/group \
 		image/nsswitch.conf image/agents.manifest image/agents.lock \
+		image/agents.layer image/default.layer \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
+		image/claude.sh \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 

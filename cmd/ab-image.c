@@ -13,7 +13,7 @@
 #include "tool.h"
 
 static const char usage_text[] =
-    "usage: ab-image build [--recipe default|agents|production] [--dir DIR]\n"
+    "usage: ab-image build [--recipe default|agents] [--dir DIR]\n"
     "                [--base IMAGE | --packages LIST] [--wheels DIR]\n"
     "                [--rebuild] [--deadline FILE]\n"
     "       ab-image verify HANDLE [--deadline FILE]\n"
@@ -106,19 +106,20 @@ static int parse(int argc, char **argv, struct opts *o)
 	} else {
 		return ab_usage_error("unknown verb %s", o->verb);
 	}
+	/* Its pins contradicted the adapters': the user's own image with
+	 * agentbox's layer on top replaces it. */
+	if (strcmp(o->recipe, "production") == 0)
+		return ab_usage_error("the production recipe is gone: give "
+		    "--recipe agents --base IMAGE");
 	if (strcmp(o->recipe, "default") != 0 &&
-	    strcmp(o->recipe, "agents") != 0 &&
-	    strcmp(o->recipe, "production") != 0)
+	    strcmp(o->recipe, "agents") != 0)
 		return ab_usage_error("unknown recipe %s", o->recipe);
 	if (o->wheels != NULL && strcmp(o->recipe, "agents") != 0)
 		return ab_usage_error("--wheels goes with --recipe agents");
-	if (o->base != NULL && strcmp(o->recipe, "agents") != 0 &&
-	    strcmp(o->recipe, "production") != 0)
+	if (o->base != NULL && strcmp(o->recipe, "agents") != 0)
 		return ab_usage_error("--base goes with --recipe agents");
-	if (o->packages != NULL && (o->base != NULL ||
-	    strcmp(o->recipe, "production") == 0))
-		return ab_usage_error("--packages goes with --recipe default "
-		    "or agents, without --base");
+	if (o->packages != NULL && o->base != NULL)
+		return ab_usage_error("--packages goes without --base");
 	return 0;
 }
 
@@ -162,8 +163,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	char id[AB_ID_LEN + 1];
 	int rc;
 
-	if ((strcmp(o->recipe, "production") == 0 || o->base != NULL) &&
-	    ab_image_check_base(o->base, err) < 0)
+	if (o->base != NULL && ab_image_check_base(o->base, err) < 0)
 		return -1;
 	if (o->handle != NULL && ab_handle_parse(&h, o->handle, "image",
 	    err) < 0)

@@ -1,4 +1,5 @@
 #!/usr/lib/agentbox/busybox sh
+# shellcheck shell=sh
 # Claude Code in an image built on another base (ab-image build --base or
 # --packages): its glibc-linked binary runs under the loader and the
 # libraries agentbox ships beside it, whatever libc the base has.  The

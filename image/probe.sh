@@ -1,4 +1,5 @@
 #!/usr/lib/agentbox/busybox sh
+# shellcheck shell=sh
 # probe.sh [ARGV...]: the entrypoint of every agentbox image.  It checks the
 # container from inside before anything else runs, then execs ARGV.
 #
@@ -26,6 +27,7 @@
 # the user's own base (ab-image build --base) has none or others.  The
 # agent gets the PATH the profile pinned (the image's), restored at exec.
 agent_path=${PATH:-/usr/bin:/bin}
+# shellcheck disable=SC2123 # on purpose: no directory of the image's
 PATH=/usr/lib/agentbox
 export PATH
 

@@ -1,4 +1,5 @@
 #!/usr/lib/agentbox/busybox sh
+# shellcheck shell=sh
 # versions.sh NAME...: prints "NAME VERSION" for each component asked for,
 # as the component itself reports it.  ab-image runs it in a locked
 # container and compares every line with the image's version labels.

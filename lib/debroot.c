@@ -61,7 +61,7 @@ static int host_suite(char suite[64], struct ab_err *err)
 	int rc = -1;
 
 	ab_buf_init(&b, 64 * 1024);
-	if (ab_file_read_at(AT_FDCWD, "/etc/os-release", &b, NULL, err) < 0) {
+	if (ab_file_read_at(AT_FDCWD, "/usr/lib/os-release", &b, NULL, err) < 0) {
 		ab_buf_free(&b);
 		return -1;
 	}
@@ -115,6 +115,9 @@ static int run(struct ab_debroot *d, const char *const *opts, const char *out,
 	if (pid == 0) {
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
+		/* Nothing of this process's but the output: mmdebstrap hands
+		 * its own pipes to dash, which takes descriptors 0-9 only. */
+		close_range(3, ~0U, 0);
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}

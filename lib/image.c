@@ -27,7 +27,6 @@
 #include "version.h"
 
 #define MAX_VERSIONS 16
-#define DOCKERFILE_MAX (64 * 1024)
 #define LINE_MAX_BYTES (1 << 20)
 #define PACKAGES_MAX (32 * 1024)
 /* What agentbox needs of a root made from Debian packages: git, a shell
@@ -723,53 +722,7 @@ static int import_layered(struct ab_engine *e, struct ab_rootfs *rf,
 	return rc;
 }
 
-/* --- the production recipe ----------------------------------------- */
-
-static const char *const context_files[] = { "Dockerfile", "probe.sh",
-    "versions.sh", NULL };
-
-struct context {
-	const char *dir;
-	int i, fd;
-	long long left;
-};
-
-static int ctx_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
-{
-	struct context *c = arg;
-	char path[PATH_MAX];
-	struct stat st;
-
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	if (context_files[c->i] == NULL)
-		return 0;
-	te->path = context_files[c->i++];
-	snprintf(path, sizeof path, "%s/%s", c->dir, te->path);
-	c->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (c->fd < 0 || fstat(c->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return ab_fail(err, AB_EUSAGE, "image recipe: %s is missing "
-		    "or not a regular file", path);
-	te->type = AB_TAR_FILE;
-	te->mode = st.st_mode & 0111 ? 0755 : 0644;
-	te->size = c->left = (long long)st.st_size;
-	return 1;
-}
-
-static long ctx_data(void *arg, char *p, size_t n, struct ab_err *err)
-{
-	struct context *c = arg;
-	ssize_t got;
-
-	if ((long long)n > c->left)
-		n = (size_t)c->left;
-	got = n ? read(c->fd, p, n) : 0;
-	if (got < 0)
-		return ab_fail_errno(err, AB_EENGINE, "read");
-	c->left -= got;
-	return (long)got;
-}
+/* --- the base's reference ------------------------------------------ */
 
 /* The name part of a pinned reference: registry, path and tag characters. */
 static int plain_ref(const char *base, const char *at)
@@ -805,98 +758,6 @@ int ab_image_check_base(const char *base, struct ab_err *err)
 		    "base %s is not pinned: give an image ID (sha256:HEX) or "
 		    "NAME@sha256:DIGEST", base);
 	return 0;
-}
-
-/* Reads the pins the Dockerfile declares: "LABEL org.agentbox.version.N=V"
- * lines and "ENV PATH=...", and hashes the whole context. */
-static int production_spec(const char *dir, const char *base,
-    struct spec *sp, struct ab_err *err)
-{
-	char path[PATH_MAX], *line, *next, *eq;
-	const char *pre = "LABEL org.agentbox.version.";
-	struct ab_sha256 h;
-	struct ab_buf b;
-	int i, rc = 0;
-
-	if (ab_sha256_init(&h, err) < 0)
-		return -1;
-	ab_sha256_add(&h, "agentbox production image 1\n", 28);
-	ab_sha256_add(&h, base, strlen(base) + 1);
-	for (i = 0; context_files[i] != NULL && rc == 0; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, context_files[i]);
-		ab_buf_init(&b, DOCKERFILE_MAX);
-		rc = ab_file_read_at(AT_FDCWD, path, &b, NULL, err);
-		if (rc == 0)
-			ab_sha256_add(&h, b.data ? b.data : "", b.len + 1);
-		for (line = b.data; rc == 0 && i == 0 && line; line = next) {
-			next = strchr(line, '\n');
-			if (next != NULL)
-				*next++ = '\0';
-			if (strncmp(line, pre, strlen(pre)) == 0 &&
-			    (eq = strchr(line, '=')) != NULL) {
-				*eq = '\0';
-				rc = spec_add_version(sp, line + strlen(pre),
-				    eq + 1, err);
-			} else if (strncmp(line, "ENV PATH=", 9) == 0) {
-				snprintf(sp->path_env, sizeof sp->path_env,
-				    "%s", line + 9);
-			}
-		}
-		ab_buf_free(&b);
-	}
-	if (rc == 0 && (sp->nv == 0 || sp->path_env[0] != '/'))
-		rc = ab_fail(err, AB_EUSAGE, "%s/Dockerfile pins no versions "
-		    "or no PATH", dir);
-	if (rc < 0) {
-		ab_sha256_free(&h);
-		return -1;
-	}
-	return ab_sha256_hex(&h, sp->recipe, err);
-}
-
-static int build_production(struct ab_engine *e, const char *dir,
-    const char *base, const struct spec *sp, ab_progress show,
-    char digest[80], struct ab_err *err)
-{
-	struct ab_tar_source src;
-	struct context c;
-	struct ab_buf q, args, labels;
-	struct ab_jw w;
-	int rc = 0;
-
-	ab_buf_init(&q, 0);
-	ab_buf_init(&args, 0);
-	ab_buf_init(&labels, 0);
-	ab_jw_init(&w, &args);
-	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "BASE", base);
-	ab_jw_obj_end(&w);
-	ab_jw_init(&w, &labels);
-	labels_json(&w, sp);
-	/* The classic builder: BuildKit needs a session this client has
-	 * not got.  rm and forcerm: no intermediate container outlives it. */
-	ab_buf_addf(&q, "/build?version=1&rm=1&forcerm=1&pull=0&t=agentbox:%s"
-	    "&buildargs=", sp->id);
-	ab_url_escape(&q, args.data ? args.data : "");
-	ab_buf_adds(&q, "&labels=");
-	if (ab_url_escape(&q, labels.data ? labels.data : "") < 0 ||
-	    q.data == NULL)
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
-	memset(&c, 0, sizeof c);
-	c.dir = dir;
-	c.fd = -1;
-	src.next = ctx_next;
-	src.data = ctx_data;
-	src.ctx = &c;
-	if (rc == 0)
-		rc = send_tar(e, q.data, &src, "build the image", show, digest,
-		    err);
-	if (c.fd >= 0)
-		close(c.fd);
-	ab_buf_free(&q);
-	ab_buf_free(&args);
-	ab_buf_free(&labels);
-	return rc;
 }
 
 /* --- another root: the user's base, or Debian packages -------------- */
@@ -1222,7 +1083,6 @@ static int register_new(struct ab_state *s, struct ab_engine *e,
 struct ab_image_plan {
 	struct spec sp;
 	struct ab_rootfs rf;
-	int prod;
 	int cached;	/* some input's hash came from the cache */
 	/* agentbox's layer on another root */
 	int layered;
@@ -1318,29 +1178,21 @@ int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	p->rf.fd = -1;
 	memcpy(p->sp.sid, s->sid, sizeof p->sp.sid);
-	p->prod = strcmp(o->recipe, "production") == 0;
-	if (p->prod) {
-		snprintf(p->sp.kind, sizeof p->sp.kind, "production");
-		rc = ab_image_check_base(o->base, err);
-		if (rc == 0)
-			rc = production_spec(o->dir, o->base, &p->sp, err);
-	} else {
-		p->layered = o->base != NULL || o->packages != NULL;
+	p->layered = o->base != NULL || o->packages != NULL;
+	rc = o->base != NULL ? ab_image_check_base(o->base, err) : 0;
+	if (rc == 0)
 		rc = rootfs_plan(s, o, p, err);
-		/* The package set is known before any engine is asked, so a
-		 * package that does not exist is refused before anything is
-		 * made. */
-		if (rc == 0 && o->packages != NULL) {
-			if (o->progress != NULL)
-				o->progress("resolving the packages with "
-				    "mmdebstrap");
-			rc = ab_debroot_resolve(&p->deb, o->packages,
-			    DEBROOT_NEEDS, &o->dl, err);
-			snprintf(p->root_path, sizeof p->root_path, "%s",
-			    DEFAULT_PATH);
-			if (rc == 0)
-				rc = root_key(p, err);
-		}
+	/* The package set is known before any engine is asked, so a package
+	 * that does not exist is refused before anything is made. */
+	if (rc == 0 && o->packages != NULL) {
+		if (o->progress != NULL)
+			o->progress("resolving the packages with mmdebstrap");
+		rc = ab_debroot_resolve(&p->deb, o->packages, DEBROOT_NEEDS,
+		    &o->dl, err);
+		snprintf(p->root_path, sizeof p->root_path, "%s",
+		    DEFAULT_PATH);
+		if (rc == 0)
+			rc = root_key(p, err);
 	}
 	if (rc < 0) {
 		ab_image_plan_free(p);
@@ -1397,15 +1249,11 @@ static int make_and_register(struct ab_state *s, struct ab_engine *e,
 
 	if (p->layered) {
 		rc = make_layered(e, p, o, err);
-	} else if (!p->prod) {
+	} else {
 		say(o->progress, "importing the %s image: %lld bytes",
 		    o->recipe, p->rf.bytes);
 		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
 		    err);
-	} else {
-		say(o->progress, "building from %s", o->base, 0);
-		rc = build_production(e, o->dir, o->base, sp, o->progress,
-		    sp->digest, err);
 	}
 	if (rc < 0) {
 		remove_by_label(e, sp->sid, sp->id);
