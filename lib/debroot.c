@@ -227,8 +227,9 @@ static int parse_set(struct ab_debroot *d, const struct ab_buf *got,
 				rc = ab_fail(err, AB_EENGINE, "out of memory");
 			d->count++;
 		}
-		free(v[i]);
 	}
+	for (i = 0; i < n; i++)
+		free(v[i]);
 	free(v);
 	if (rc == 0 && d->count == 0)
 		rc = ab_fail(err, AB_EENGINE, "mmdebstrap resolved no packages");
