@@ -9,6 +9,8 @@
 load helpers
 load lib/bases
 
+RUN_TASK=$AB_ROOT/sh/run-task
+
 setup_file() {
 	AB_STATE_DIR=$(ab_new_state)
 	export AB_STATE_DIR
@@ -51,7 +53,7 @@ image_id() {
 @test "--base: a Python base with no shell, its own USER, ENTRYPOINT and ENV: the agent runs python3 -m unittest under the lockdown" {
 	local repo=$BATS_TEST_TMPDIR/repo
 	new_repo "$repo" test_add.py=$'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n'
-	run_exact 0 run-task --repo "$repo" --commit HEAD --phase execution \
+	run_exact 0 "$RUN_TASK" --repo "$repo" --commit HEAD --phase execution \
 		--timeout 60 --image "$AB_PY_IMAGE" --quiet -- python3 -m unittest
 	RECORD=$output
 	assert_equal "$(record_field 'r["probe"]')" ok
@@ -99,7 +101,7 @@ image_id() {
 @test "--base: on a base with no /bin/sh a command that needs one is refused in one line" {
 	local repo=$BATS_TEST_TMPDIR/repo
 	new_repo "$repo" a=a
-	run_exact 126 run-task --repo "$repo" --commit HEAD --phase execution \
+	run_exact 126 "$RUN_TASK" --repo "$repo" --commit HEAD --phase execution \
 		--timeout 60 --image "$AB_PY_IMAGE" --quiet -- sh -c true
 	RECORD=$output
 	assert_equal "$(record_field 'r["probe"]')" \
@@ -111,7 +113,7 @@ image_id() {
 	base=$(ab_musl_base "$TAG-musl")
 	img=$(ab-image build --recipe agents --base "$base")
 	new_repo "$repo" a=a
-	run_exact 0 run-task --repo "$repo" --commit HEAD --phase execution \
+	run_exact 0 "$RUN_TASK" --repo "$repo" --commit HEAD --phase execution \
 		--timeout 60 --image "$img" --quiet -- claude --version
 	RECORD=$output
 	assert_equal "$(record_field 'r["stdout"]["text"]')" "2.1.332 (Claude Code)"
@@ -148,7 +150,7 @@ image_id() {
 	img=$(ab-image build --packages make,gcc,libc6-dev)
 	new_repo "$repo" Makefile=$'test: t\n\t./t\nt: t.c\n\tcc -o t t.c\n' \
 		t.c=$'#include <stdio.h>\nint main(void) { puts("c test passed"); return 0; }\n'
-	run_exact 0 run-task --repo "$repo" --commit HEAD --phase execution \
+	run_exact 0 "$RUN_TASK" --repo "$repo" --commit HEAD --phase execution \
 		--timeout 120 --image "$img" --quiet -- sh -c 'make test'
 	RECORD=$output
 	assert_regex "$(record_field 'r["stdout"]["text"]')" "c test passed"
@@ -162,4 +164,23 @@ image_id() {
 	assert_equal "$output" "$img"
 	assert_equal "${stderr##*$'\n'}" "ab-image: reused"
 	refute_regex "$stderr" "mmdebstrap.*root|importing"
+}
+
+@test "the README's make test example, taken from the README, runs as written" {
+	local repo=$BATS_TEST_TMPDIR/repo block
+	block=$(awk '/^## Your project.s tools in the image/ { s = 1 }
+		s && /^    sh\/run-task/ { p = 1 }
+		p && /^    / { print substr($0, 5); next }
+		p { exit }' "$AB_ROOT/README.md")
+	assert_regex "$block" "--packages make,gcc,libc6-dev"
+	assert_regex "$block" "make test"
+	new_repo "$repo" Makefile=$'test: t\n\t./t\nt: t.c\n\tcc -o t t.c\n' \
+		t.c=$'#include <stdio.h>\nint main(void) { puts("c test passed"); return 0; }\n'
+	# sh/run-task as the README names it, from the project's directory.
+	ln -s "$AB_ROOT/sh" "$repo/sh"
+	(cd "$repo" && bash -c "$block")
+	RECORD=$(cat "$repo/result.json")
+	assert_equal "$(record_field 'r["exit_status"]')" 0
+	assert_regex "$(record_field 'r["stdout"]["text"]')" "c test passed"
+	[ -f "$repo/change.patch" ]
 }
