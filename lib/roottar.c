@@ -158,7 +158,11 @@ static int by_path(const void *key, const void *e)
  * the root's entry is left out (the engine refuses a path twice). */
 static int replaced(const struct ab_roottar *t, const char *path)
 {
-	return strcmp(path, "etc/passwd") == 0 ||
+	/* agentbox's own directory holds the layer's files alone: nothing
+	 * of the root's stands first on the image's PATH or beside the
+	 * probe. */
+	return strncmp(path, "usr/lib/agentbox/", 17) == 0 ||
+	    strcmp(path, "etc/passwd") == 0 ||
 	    strcmp(path, "etc/group") == 0 ||
 	    bsearch(path, t->rf->e, t->rf->n, sizeof *t->rf->e,
 	    by_path) != NULL;

@@ -4,10 +4,12 @@
  *
  * The root's archive (the engine's export of the user's base, or
  * mmdebstrap's) is passed through as it is, block by block, up to its end
- * marker; its /etc/passwd and /etc/group are read on the way.  Then come
+ * marker, but for the paths the layer has (the engine refuses a path
+ * twice) and anything under /usr/lib/agentbox, which is the layer's
+ * alone; its /etc/passwd and /etc/group are read on the way.  Then come
  * the layer's entries (rootfs.h) and the two files again, with the agent
- * (uid and gid 10001) appended when the root has no such user or group:
- * in a tar the later entry of a path wins.  Nothing of the root is run.
+ * (uid and gid 10001) appended when the root has no such user or group.
+ * Nothing of the root is run.
  */
 #ifndef AB_ROOTTAR_H
 #define AB_ROOTTAR_H
