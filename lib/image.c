@@ -769,10 +769,13 @@ static int resolve_base(struct ab_engine *e, const char *ref, char id[80],
 {
 	struct ab_resp r;
 	struct ab_json j;
-	char url[200], *v = NULL;
+	char url[600], *v = NULL;
 	int env, i, rc = -1;
 
-	snprintf(url, sizeof url, "/images/%s/json", ref);
+	if (snprintf(url, sizeof url, "/images/%s/json", ref) >=
+	    (int)sizeof url)
+		return ab_fail(err, AB_EUSAGE, "base %.100s...: name too long",
+		    ref);
 	if (ab_engine_json(e, "GET", url, NULL, "inspect the base image", &r,
 	    err) < 0)
 		return -1;
