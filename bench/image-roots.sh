@@ -16,7 +16,7 @@ runs=${1:-5}
 bench_begin
 
 now() { date +%s.%N; }
-took() { echo "$1 $2" | awk '{printf "%.1f", $2 - $1}'; }
+took() { echo "$1 $2" | awk '{printf "%.2f", $2 - $1}'; }
 size_of() {
 	docker image inspect --format '{{.Size}}' "agentbox:${1#image:}" |
 		awk '{printf "%d MB", $1 / 1000000}'
