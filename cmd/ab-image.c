@@ -116,8 +116,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		return ab_usage_error("unknown recipe %s", o->recipe);
 	if (o->wheels != NULL && strcmp(o->recipe, "agents") != 0)
 		return ab_usage_error("--wheels goes with --recipe agents");
-	if (o->base != NULL && strcmp(o->recipe, "agents") != 0)
-		return ab_usage_error("--base goes with --recipe agents");
 	if (o->packages != NULL && o->base != NULL)
 		return ab_usage_error("--packages goes without --base");
 	return 0;

@@ -4,8 +4,8 @@
  * a root filesystem assembled on the host and imported, no registry, no
  * network) and "agents" (agents.manifest: the same, with both agent CLIs
  * taken out of the hash-pinned wheels of agents.lock).  Either can be put
- * on another root instead: the user's own image on the engine (--base,
- * agents only) or a root made from Debian packages (--packages), with
+ * on another root instead: the user's own image on the engine (--base)
+ * or a root made from Debian packages (--packages), with
  * agentbox's layer (default.layer, agents.layer) on top, in one import.
  * Each image is inspected, its labels checked one by one, and its
  * version probe run in a locked container before its ID is registered.

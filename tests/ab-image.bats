@@ -469,7 +469,7 @@ proxy_settled() {
 	assert_one_error_line ab-image
 	run_exact 2 ab-image verify
 	run_exact 2 ab-image build --recipe nonsense
-	run_exact 2 ab-image build --base "node@sha256:$(printf '%064d' 0)"
+	run_exact 2 ab-image build --packages make --base "node@sha256:$(printf '%064d' 0)"
 }
 
 @test "no recipe pins a CLI version the adapters refuse" {
