@@ -37,7 +37,8 @@ UNIT_TESTS = agent-test appserver-test egress-test gitstream-test json-test lock
 	zip-test
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
-FUZZERS = egress schema zip tarread json agent pathcheck appserver progress
+FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
+	roottar
 FUZZ_LIB_egress = lib/egress.c lib/err.c
 FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
@@ -45,6 +46,12 @@ FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
 FUZZ_LIB_tarread = lib/tarread.c lib/engine.c lib/runtime.c lib/endpoint.c lib/sshdial.c lib/hash.c lib/file.c lib/json.c \
 	lib/buf.c lib/err.c lib/deadline.c lib/testhook.c
 FUZZ_LDLIBS_tarread = -lcurl -lcrypto
+# roottar's layer comes from rootfs.c (its tar source), which links its
+# inputs' readers.
+FUZZ_LIB_roottar = lib/roottar.c lib/rootfs.c lib/tarstream.c lib/elfdeps.c \
+	lib/file.c lib/hash.c lib/hashcache.c lib/wheel.c lib/zip.c lib/git.c lib/pathcheck.c \
+	lib/testhook.c lib/deadline.c lib/buf.c lib/err.c
+FUZZ_LDLIBS_roottar = -lgit2 -lcrypto
 FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_agent = lib/agent.c lib/progress.c lib/schema.c lib/json.c lib/buf.c \
 	lib/err.c

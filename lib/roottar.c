@@ -288,11 +288,13 @@ static int root_step(struct ab_roottar *t, struct ab_err *err)
 /* 1 when a line of the account file has ID as its third field. */
 static int has_id(const struct ab_buf *b, const char *id)
 {
-	const char *p = b->data, *end = b->data + b->len, *eol, *f;
+	const char *p = b->data, *end, *eol, *f;
 	size_t k = strlen(id);
 	int i;
 
-	for (; p != NULL && p < end; p = eol + 1) {
+	if (p == NULL)
+		return 0;
+	for (end = p + b->len; p < end; p = eol + 1) {
 		eol = memchr(p, '\n', (size_t)(end - p));
 		if (eol == NULL)
 			eol = end;

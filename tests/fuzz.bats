@@ -50,3 +50,7 @@ fuzz() {
 @test "fuzz: what ab-run shows of the model's text in an agent line: printable, cut, the credential masked" {
 	fuzz progress
 }
+
+@test "fuzz: the pass of the user's base image's tar under agentbox's layer" {
+	fuzz roottar
+}
