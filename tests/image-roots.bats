@@ -145,7 +145,7 @@ image_id() {
 	assert_output ""
 }
 
-@test "--packages make,gcc,libc6-dev: make test compiles and runs a C test; the same list again is the same image" {
+@test "--packages make,gcc,libc6-dev: make test compiles and runs a C test; the same list again is the same image, another list another" {
 	local img repo=$BATS_TEST_TMPDIR/repo
 	img=$(ab-image build --packages make,gcc,libc6-dev)
 	new_repo "$repo" Makefile=$'test: t\n\t./t\nt: t.c\n\tcc -o t t.c\n' \
@@ -164,6 +164,12 @@ image_id() {
 	assert_equal "$output" "$img"
 	assert_equal "${stderr##*$'\n'}" "ab-image: reused"
 	refute_regex "$stderr" "mmdebstrap.*root|importing"
+	# Another list resolves to another set: another image.
+	run_exact 0 ab-image build --packages make
+	[[ $output =~ ^image:[0-9a-f]{32}$ ]]
+	[ "$output" != "$img" ]
+	assert_equal "${stderr##*$'\n'}" "ab-image: built"
+	run_exact 0 ab-image remove "$output"
 }
 
 @test "the README's make test example, taken from the README, runs as written" {
