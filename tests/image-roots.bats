@@ -98,6 +98,27 @@ image_id() {
 	assert_equal "$(find "$AB_STATE_DIR/image" -maxdepth 1 -type f | wc -l)" "$n"
 }
 
+@test "--base: --allow-command resolves a program on the base's PATH, and refuses one the base lacks" {
+	local repo=$BATS_TEST_TMPDIR/repo alloc dl=$BATS_TEST_TMPDIR/deadline
+	new_repo "$repo" a=a
+	ab_deadline_in "$dl" 300
+	alloc=$(ab-alloc --image "$AB_PY_IMAGE" --deadline "$dl")
+	ab-seed "$alloc" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)" \
+		--deadline "$dl" >/dev/null 2>&1
+	printf 'Run the tests.\n' >"$BATS_TEST_TMPDIR/prompt"
+	printf 'sk-ant-agentbox-test\n' >"$BATS_TEST_TMPDIR/key"
+	run_exact 0 ab-profile --alloc "$alloc" --phase execution --attempt t1 \
+		--deadline "$dl" --provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
+		--api-key-file "$BATS_TEST_TMPDIR/key" \
+		--allow-command 'python3 -m unittest'
+	run_exact 1 ab-profile --alloc "$alloc" --phase execution --attempt t2 \
+		--deadline "$dl" --provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
+		--api-key-file "$BATS_TEST_TMPDIR/key" --allow-command 'make test'
+	assert_one_error_line ab-profile
+	assert_regex "$stderr" "make is no program on image:.*/usr/local/bin:/usr/bin\)"
+	ab-clean "$alloc" >/dev/null
+}
+
 @test "--base: on a base with no /bin/sh a command that needs one is refused in one line" {
 	local repo=$BATS_TEST_TMPDIR/repo
 	new_repo "$repo" a=a
