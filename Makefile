@@ -210,7 +210,7 @@ install: all
 		image/agents.layer image/default.layer \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
-		image/claude.sh \
+		image/claude.sh image/bash.sh \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 

@@ -292,8 +292,8 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 	}
 	if (strcmp(f[0], "host") == 0 && (nf == 3 || nf == 4))
 		return add_host(r, f[1], mode, nf == 4 ? f[3] : f[1], err);
-	if (strcmp(f[0], "elf") == 0 && nf == 3)
-		return add_elf(r, f[1], mode, f[1], 0, err);
+	if (strcmp(f[0], "elf") == 0 && (nf == 3 || nf == 4))
+		return add_elf(r, f[1], mode, nf == 4 ? f[3] : f[1], 0, err);
 	if (strcmp(f[0], "tool") == 0 && nf == 4)
 		return tool_path(f[3], src, sizeof src, err) < 0 ? -1 :
 		    add_elf(r, f[1], mode, src, 0, err);
