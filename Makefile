@@ -16,8 +16,10 @@ BUILD_PACKAGES = gcc make pkg-config libcurl4-openssl-dev libjsmn-dev \
 	libgit2-dev zlib1g-dev libssl-dev
 # What the programs and the demos use on the host: the default image's
 # files (busybox, git, the CA bundle), pip for the agents image's wheels,
-# python3 and openssl for the demos.
-RUN_PACKAGES = git busybox-static ca-certificates python3 python3-pip openssl
+# python3 and openssl for the demos, mmdebstrap for ab-image build
+# --packages.
+RUN_PACKAGES = git busybox-static ca-certificates python3 python3-pip openssl \
+	mmdebstrap
 # The tests alone (make check, asan, lint, fuzz, gate): the harness, the
 # fuzzers' compiler, the tests' own engines, sshd, vendor and gVisor.
 TEST_PACKAGES = time bats bats-support bats-assert shellcheck groff-base \
@@ -26,17 +28,18 @@ TEST_PACKAGES = time bats bats-support bats-assert shellcheck groff-base \
 
 TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-export
 # Programs that run only inside containers, put into images by the
-# manifest's "tool" directive: linked with libc alone, never sanitized
-# (the image carries no sanitizer runtime).
+# manifest's "tool" directive: linked statically with libc alone, never
+# sanitized (the image carries no sanitizer runtime), so they run on any
+# base image whatever its libc (ab-image build --base).
 IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
 # What each of them links of lib/.
 IMAGE_LIB_ab-proxy = egress tally json buf err
 IMAGE_LIB_ab-relay = egress err
 IMAGE_LIB_ab-codex = appserver json buf pathcheck err
 IMAGE_LIB_ab-privs =
-LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
+LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/debroot.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/image.c lib/json.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/outfile.c \
-	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/run.c lib/runtime.c lib/schema.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
+	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/roottar.c lib/run.c lib/runtime.c lib/schema.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tool.c lib/wheel.c lib/worklist.c lib/zip.c
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test \
@@ -45,7 +48,7 @@ UNIT_TESTS = agent-test appserver-test egress-test gitstream-test json-test lock
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
 FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
-	listing
+	listing roottar
 FUZZ_LIB_egress = lib/egress.c lib/err.c
 FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
@@ -53,6 +56,12 @@ FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
 FUZZ_LIB_tarread = lib/tarread.c lib/engine.c lib/runtime.c lib/endpoint.c lib/sshdial.c lib/hash.c lib/file.c lib/json.c \
 	lib/buf.c lib/err.c lib/deadline.c lib/testhook.c
 FUZZ_LDLIBS_tarread = -lcurl -lcrypto
+# roottar's layer comes from rootfs.c (its tar source), which links its
+# inputs' readers.
+FUZZ_LIB_roottar = lib/roottar.c lib/rootfs.c lib/tarstream.c lib/elfdeps.c \
+	lib/file.c lib/hash.c lib/hashcache.c lib/wheel.c lib/zip.c lib/git.c lib/pathcheck.c \
+	lib/testhook.c lib/deadline.c lib/buf.c lib/err.c
+FUZZ_LDLIBS_roottar = -lgit2 -lcrypto
 FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_agent = lib/agent.c lib/progress.c lib/schema.c lib/json.c lib/buf.c \
 	lib/err.c
@@ -123,7 +132,7 @@ $(BUILD)/image/lib/%.o: lib/%.c lib/*.h
 $(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
 		$$(addprefix $(BUILD)/image/lib/,$$(addsuffix .o,$$(IMAGE_LIB_$$*)))
 	@mkdir -p $(@D)
-	$(CC) $(IMAGE_CFLAGS) -o $@ $^ -pthread
+	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ -pthread
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
@@ -237,10 +246,12 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/agentbox
 	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(PREFIX)/lib/agentbox/
 	install -m 0755 sh/run-task $(DESTDIR)$(BINDIR)/ab-run-task
-	install -m 0644 image/Dockerfile image/default.manifest image/passwd image/group \
+	install -m 0644 image/default.manifest image/passwd image/group \
 		image/nsswitch.conf image/agents.manifest image/agents.lock \
+		image/agents.layer image/default.layer \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
+		image/claude.sh image/bash.sh \
 		$(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 

@@ -23,6 +23,7 @@ run memory "$here/bench/memory.sh"
 run scale "$here/bench/scale.sh"
 run egress "$here/bench/egress.sh"
 run egress-scale "$here/bench/egress-scale.sh"
+run image-roots "$here/bench/image-roots.sh" "${RUNS:-5}"
 # bash: it starts an engine of its own with the tests' functions.
 echo "== gvisor: $here/bench/gvisor.sh"
 bash "$here/bench/gvisor.sh" "${RUNS:-5}" | tee "$out/gvisor.txt"

@@ -13,9 +13,9 @@
 #include "tool.h"
 
 static const char usage_text[] =
-    "usage: ab-image build [--recipe default|agents|production] [--dir DIR]\n"
-    "                [--base NAME@sha256:DIGEST] [--wheels DIR] [--rebuild]\n"
-    "                [--deadline FILE]\n"
+    "usage: ab-image build [--recipe default|agents] [--dir DIR]\n"
+    "                [--base IMAGE | --packages LIST] [--wheels DIR]\n"
+    "                [--rebuild] [--deadline FILE]\n"
     "       ab-image verify HANDLE [--deadline FILE]\n"
     "       ab-image remove HANDLE [--deadline FILE]\n"
     "       ab-image list\n"
@@ -23,6 +23,7 @@ static const char usage_text[] =
 
 struct opts {
 	const char *verb, *handle, *deadline, *dir, *recipe, *base, *wheels;
+	const char *packages;
 	int rebuild;
 };
 
@@ -65,6 +66,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "dir", required_argument, NULL, 'D' },
 		{ "recipe", required_argument, NULL, 'r' },
 		{ "base", required_argument, NULL, 'b' },
+		{ "packages", required_argument, NULL, 'P' },
 		{ "rebuild", no_argument, NULL, 'R' },
 		{ "wheels", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
@@ -87,6 +89,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'D': o->dir = optarg; break;
 		case 'r': o->recipe = optarg; break;
 		case 'b': o->base = optarg; break;
+		case 'P': o->packages = optarg; break;
 		case 'R': o->rebuild = 1; break;
 		case 'W': o->wheels = optarg; break;
 		case 'h': return usage(stdout, -1);
@@ -106,14 +109,18 @@ static int parse(int argc, char **argv, struct opts *o)
 	} else {
 		return ab_usage_error("unknown verb %s", o->verb);
 	}
+	/* Its pins contradicted the adapters': the user's own image with
+	 * agentbox's layer on top replaces it. */
+	if (strcmp(o->recipe, "production") == 0)
+		return ab_usage_error("the production recipe is gone: give "
+		    "--recipe agents --base IMAGE");
 	if (strcmp(o->recipe, "default") != 0 &&
-	    strcmp(o->recipe, "agents") != 0 &&
-	    strcmp(o->recipe, "production") != 0)
+	    strcmp(o->recipe, "agents") != 0)
 		return ab_usage_error("unknown recipe %s", o->recipe);
 	if (o->wheels != NULL && strcmp(o->recipe, "agents") != 0)
 		return ab_usage_error("--wheels goes with --recipe agents");
-	if (o->base != NULL && strcmp(o->recipe, "production") != 0)
-		return ab_usage_error("--base goes with --recipe production");
+	if (o->packages != NULL && o->base != NULL)
+		return ab_usage_error("--packages goes without --base");
 	return 0;
 }
 
@@ -164,8 +171,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	char id[AB_ID_LEN + 1];
 	int rc;
 
-	if (strcmp(o->recipe, "production") == 0 &&
-	    ab_image_check_base(o->base, err) < 0)
+	if (o->base != NULL && ab_image_check_base(o->base, err) < 0)
 		return -1;
 	if (o->handle != NULL && ab_handle_parse(&h, o->handle, "image",
 	    err) < 0)
@@ -179,6 +185,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	io.dir = image_dir(o->dir);
 	io.recipe = o->recipe;
 	io.base = o->base;
+	io.packages = o->packages;
 	io.rebuild = o->rebuild;
 	io.wheels = o->wheels;
 	io.dl = dl;

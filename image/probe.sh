@@ -1,4 +1,5 @@
-#!/bin/sh
+#!/usr/lib/agentbox/busybox sh
+# shellcheck shell=sh
 # probe.sh [ARGV...]: the entrypoint of every agentbox image.  It checks the
 # container from inside before anything else runs, then execs ARGV.
 #
@@ -21,10 +22,13 @@
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
-# The probe's own commands come from the image's /usr/bin and /bin; the
+# The probe's own commands are agentbox's busybox's applets (it runs them
+# whatever PATH says), never a program of the image's: an image built on
+# the user's own base (ab-image build --base) has none or others.  The
 # agent gets the PATH the profile pinned (the image's), restored at exec.
 agent_path=${PATH:-/usr/bin:/bin}
-PATH=/usr/bin:/bin
+# shellcheck disable=SC2123 # on purpose: no directory of the image's
+PATH=/usr/lib/agentbox
 export PATH
 
 refuse() {
@@ -199,7 +203,10 @@ check_egress() {
 check_ca() {
 	[ -n "${AB_PROBE_CA:-}" ] || return 0
 	[ -f "$AB_PROBE_CA" ] || refuse "trust anchors"
-	(umask 022 && cat /etc/ssl/certs/ca-certificates.crt "$AB_PROBE_CA" \
+	# The image's own anchors; agentbox's where its root has none.
+	anchors=/etc/ssl/certs/ca-certificates.crt
+	[ -f "$anchors" ] || anchors=/usr/lib/agentbox/ca-certificates.crt
+	(umask 022 && cat "$anchors" "$AB_PROBE_CA" \
 		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
 }
 
@@ -266,6 +273,24 @@ unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_B
 	AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
 	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
 	AB_PROBE_CODEX_AUTH
+# ARGV's program as execvp(3) finds it on the agent's PATH, named by its
+# path: busybox's shell would otherwise run an applet of the same name
+# (sh, cat) in place of the image's own program.
+if [ "${1#*/}" = "$1" ]; then
+	prog=
+	IFS=:
+	for d in $agent_path; do
+		case $d in /*) ;; *) continue ;; esac
+		if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
+			prog=$d/$1
+			break
+		fi
+	done
+	unset IFS
+	[ -n "$prog" ] || refuse "no program $1 on the image's PATH"
+	shift
+	set -- "$prog" "$@"
+fi
 echo "agentbox-probe: ok $nonce"
 PATH=$agent_path
 exec "$@" <"$stdin"

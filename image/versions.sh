@@ -1,4 +1,5 @@
-#!/bin/sh
+#!/usr/lib/agentbox/busybox sh
+# shellcheck shell=sh
 # versions.sh NAME...: prints "NAME VERSION" for each component asked for,
 # as the component itself reports it.  ab-image runs it in a locked
 # container and compares every line with the image's version labels.
@@ -6,7 +7,7 @@ set -eu
 for name in "$@"; do
 	case $name in
 	busybox)
-		v=$(busybox 2>&1 | head -n 1)
+		v=$(/usr/lib/agentbox/busybox 2>&1 | head -n 1)
 		v=${v#BusyBox v}
 		v=${v%% *} ;;
 	git)

@@ -350,7 +350,7 @@ static void codex_env(const struct ab_profile *p, struct ab_profile_lock *k,
 	env(k, n, "CODEX_HOME", AB_HOME "/.codex");
 	ab_profile_input_path(p, AB_IN_RULES, path, sizeof path);
 	env(k, n, "AB_PROBE_CODEX_RULES", path);
-	env(k, n, "SHELL", "/bin/bash");
+	env(k, n, "SHELL", AB_SHELL);
 	if (p->codex_auth[0] != '\0') {
 		ab_profile_input_path(p, AB_IN_AUTH, path, sizeof path);
 		env(k, n, "AB_PROBE_CODEX_AUTH", path);
@@ -384,7 +384,7 @@ void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
 	env(k, n, "CLAUDE_CODE_ENTRYPOINT", "local-agent");
 	/* Its Bash tool wants bash; exactly the listed tools, none deferred
 	 * behind a tool search. */
-	env(k, n, "SHELL", "/bin/bash");
+	env(k, n, "SHELL", AB_SHELL);
 	env(k, n, "ENABLE_TOOL_SEARCH", "false");
 	env(k, n, "DISABLE_AUTOUPDATER", "1");
 	env(k, n, "DISABLE_TELEMETRY", "1");

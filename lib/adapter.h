@@ -26,6 +26,9 @@ struct ab_profile_lock;
 
 #define AB_CLAUDE "/usr/local/bin/claude"
 #define AB_CODEX "/usr/local/bin/codex"
+/* The shell both CLIs run commands with: bash, agentbox's own in an image
+ * on another root (agents.layer), the image's /bin/bash otherwise. */
+#define AB_SHELL "/usr/lib/agentbox/cli/bash"
 /* agentbox's approval client for Codex (cmd/ab-codex.c), in the image. */
 #define AB_CODEX_CLIENT "/usr/lib/agentbox/ab-codex"
 #define AB_PROMPT_MAX (256 * 1024)

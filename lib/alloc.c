@@ -19,9 +19,10 @@ static const char *const roles[AB_NVOL] = { "task", "git", "inputs" };
 static const char *const targets[AB_NVOL] = { "/work", "/work/.git",
     AB_INPUTS_DIR };
 /* busybox sleep as PID 1 ignores SIGTERM: the keeper is killed, never
- * stopped politely (ab_owned_remove forces). */
-static const char *const keeper_entry[] = { "/bin/sleep", "2147483647",
-    NULL };
+ * stopped politely (ab_owned_remove forces).  agentbox's own busybox,
+ * which every image has wherever its root came from. */
+static const char *const keeper_entry[] = { "/usr/lib/agentbox/busybox",
+    "sleep", "2147483647", NULL };
 static const char *const keeper_env = "PATH=/usr/bin:/bin";
 
 void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)

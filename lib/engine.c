@@ -330,7 +330,10 @@ static int perform(struct ab_engine *e, const struct ab_req *q,
 {
 	CURL *h = e->easy;
 	struct curl_slist *hdrs;
-	char url[AB_URL_MAX];
+	/* An import's changes carry an image's labels, its package list
+	 * among them (ab-image build --packages); a path of /work is at
+	 * most AB_URL_MAX. */
+	char url[64 * 1024];
 	long long left;
 	CURLcode rc;
 

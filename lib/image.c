@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <openssl/evp.h>
 
 #include "buf.h"
+#include "debroot.h"
 #include "engineid.h"
 #include "file.h"
 #include "git.h"
@@ -19,13 +21,19 @@
 #include "oneshot.h"
 #include "owned.h"
 #include "rootfs.h"
+#include "roottar.h"
 #include "testhook.h"
 #include "tarstream.h"
 #include "version.h"
 
 #define MAX_VERSIONS 16
-#define DOCKERFILE_MAX (64 * 1024)
 #define LINE_MAX_BYTES (1 << 20)
+#define PACKAGES_MAX (32 * 1024)
+/* What agentbox needs of a root made from Debian packages: git, a shell
+ * (bash and dash are Essential), the trust anchors. */
+#define DEBROOT_NEEDS "git,ca-certificates"
+/* The engine's PATH for an image that sets none, and Debian's. */
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* What a registered image must be: the record, and the labels it implies. */
 struct spec {
@@ -39,6 +47,10 @@ struct spec {
 	int nv;
 	char vname[MAX_VERSIONS][64];
 	char vvalue[MAX_VERSIONS][128];
+	/* On another root: the user's base image ID, or every Debian
+	 * package of the root with its version ("NAME=V NAME=V"). */
+	char base[80];
+	char packages[PACKAGES_MAX];
 };
 
 /* A label value goes into a Dockerfile-syntax change and a shell-free
@@ -79,6 +91,10 @@ static void labels_json(struct ab_jw *w, const struct spec *sp)
 	ab_jw_kstr(w, "org.agentbox.state", sp->sid);
 	ab_jw_kstr(w, "org.agentbox.recipe", sp->recipe);
 	ab_jw_kstr(w, "org.agentbox.recipe-kind", sp->kind);
+	if (sp->base[0] != '\0')
+		ab_jw_kstr(w, "org.agentbox.base", sp->base);
+	if (sp->packages[0] != '\0')
+		ab_jw_kstr(w, "org.agentbox.packages", sp->packages);
 	for (i = 0; i < sp->nv; i++) {
 		snprintf(key, sizeof key, "org.agentbox.version.%s",
 		    sp->vname[i]);
@@ -285,6 +301,8 @@ static int write_record(struct ab_state *s, const struct spec *sp,
 	ab_jw_kstr(&w, "recipe_kind", sp->kind);
 	ab_jw_kstr(&w, "recipe", sp->recipe);
 	ab_jw_kstr(&w, "path", sp->path_env);
+	ab_jw_kstr(&w, "base", sp->base);
+	ab_jw_kstr(&w, "packages", sp->packages);
 	ab_jw_kstr(&w, "agentbox", AB_VERSION);
 	ab_jw_kint(&w, "created_ms", ab_now_ms());
 	ab_jw_key(&w, "versions");
@@ -336,6 +354,33 @@ static int spec_bounded(const struct spec *sp)
 	return 1;
 }
 
+/* "NAME=V NAME=V": Debian package names and versions, as debroot.c
+ * writes them; "" for none. */
+static int packages_bounded(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("=+.~:- ", *s)))
+			return 0;
+	return 1;
+}
+
+/* The fields of records written before images had other roots. */
+static int root_fields(const struct ab_json *j, struct spec *sp)
+{
+	sp->base[0] = sp->packages[0] = '\0';
+	if (ab_json_key(j, 0, "base") >= 0 && (copy_field(j, "base", sp->base,
+	    sizeof sp->base) < 0 || (sp->base[0] != '\0' &&
+	    (strncmp(sp->base, "sha256:", 7) != 0 ||
+	    !ab_git_is_hex(sp->base + 7, 64)))))
+		return -1;
+	if (ab_json_key(j, 0, "packages") >= 0 && (copy_field(j, "packages",
+	    sp->packages, sizeof sp->packages) < 0 ||
+	    !packages_bounded(sp->packages)))
+		return -1;
+	return 0;
+}
+
 /* Records written before engines were recorded have no "engine". */
 static int engine_field(const struct ab_json *j, struct spec *sp)
 {
@@ -362,7 +407,8 @@ static int read_spec(struct ab_state *s, const struct ab_handle *h,
 	    copy_field(&j, "recipe_kind", sp->kind, sizeof sp->kind) < 0 ||
 	    copy_field(&j, "recipe", sp->recipe, sizeof sp->recipe) < 0 ||
 	    copy_field(&j, "path", sp->path_env, sizeof sp->path_env) < 0 ||
-	    engine_field(&j, sp) < 0 || !spec_bounded(sp))
+	    engine_field(&j, sp) < 0 || root_fields(&j, sp) < 0 ||
+	    !spec_bounded(sp))
 		rc = ab_fail(err, AB_EREFUSED, "record of image:%s is corrupt",
 		    h->id);
 	vs = ab_json_key(&j, 0, "versions");
@@ -452,6 +498,7 @@ int ab_image_remove(struct ab_state *s, struct ab_engine *e,
 struct progress {
 	struct ab_buf line;
 	char id[80];
+	char msg[400];	/* an error reply's message */
 	ab_progress show;
 };
 
@@ -499,6 +546,9 @@ static int progress_line(struct progress *pg, const char *p, size_t n,
 	if ((v = ab_json_str(&j, ab_json_key(&j, 0, "stream"))) != NULL)
 		show_stream(pg, v);
 	free(v);
+	if ((v = ab_json_str(&j, ab_json_key(&j, 0, "message"))) != NULL)
+		snprintf(pg->msg, sizeof pg->msg, "%s", v);
+	free(v);
 	v = ab_json_str(&j, ab_json_key(&j, 0, "status"));
 	set_id(pg, v);
 	free(v);
@@ -529,12 +579,11 @@ static int progress_sink(void *ctx, const char *p, size_t n,
 }
 
 /* Sends a tar body and follows the progress stream to the image ID. */
-static int send_tar(struct ab_engine *e, const char *path,
-    const struct ab_tar_source *src, const char *what, ab_progress show,
-    char digest[80], struct ab_err *err)
+static int send_body(struct ab_engine *e, const char *path, ab_reader rd,
+    void *ctx, const char *what, ab_progress show, char digest[80],
+    struct ab_err *err)
 {
 	struct progress pg;
-	struct ab_tar *t;
 	struct ab_req q;
 	struct ab_resp r;
 	int rc;
@@ -542,21 +591,20 @@ static int send_tar(struct ab_engine *e, const char *path,
 	memset(&pg, 0, sizeof pg);
 	pg.show = show;
 	ab_buf_init(&pg.line, LINE_MAX_BYTES);
-	if (ab_tar_open(&t, src, err) < 0)
-		return -1;
 	memset(&q, 0, sizeof q);
 	q.method = "POST";
 	q.path = path;
 	q.content_type = "application/x-tar";
-	q.reader = ab_tar_read;
-	q.reader_ctx = t;
+	q.reader = rd;
+	q.reader_ctx = ctx;
 	q.sink = progress_sink;
 	q.sink_ctx = &pg;
 	q.what = what;
 	rc = ab_engine_call(e, &q, &r, err);
+	/* A refusal's reply went through the progress sink. */
 	if (rc == 0 && r.status != 200)
-		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine said %ld",
-		    what, r.status);
+		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine said %ld%s%s",
+		    what, r.status, pg.msg[0] ? ": " : "", pg.msg);
 	if (rc == 0 && pg.line.len > 0)
 		rc = progress_line(&pg, pg.line.data, pg.line.len, err);
 	if (rc == 0 && pg.id[0] == '\0')
@@ -566,6 +614,19 @@ static int send_tar(struct ab_engine *e, const char *path,
 		snprintf(digest, 80, "%s", pg.id);
 	ab_resp_free(&r);
 	ab_buf_free(&pg.line);
+	return rc;
+}
+
+static int send_tar(struct ab_engine *e, const char *path,
+    const struct ab_tar_source *src, const char *what, ab_progress show,
+    char digest[80], struct ab_err *err)
+{
+	struct ab_tar *t;
+	int rc;
+
+	if (ab_tar_open(&t, src, err) < 0)
+		return -1;
+	rc = send_body(e, path, ab_tar_read, t, what, show, digest, err);
 	ab_tar_close(t);
 	return rc;
 }
@@ -576,29 +637,29 @@ static int add_change(struct ab_buf *q, const char *change)
 	    -1 : 0;
 }
 
-static int import_default(struct ab_engine *e, struct ab_rootfs *rf,
-    const struct spec *sp, ab_progress show, char digest[80],
-    struct ab_err *err)
+/* The import's query: the image's whole configuration (nothing of a
+ * root's own, whose USER, ENTRYPOINT, CMD, ENV and WORKDIR are not
+ * carried over: the lockdown compares a container's exactly). */
+static int import_query(struct ab_buf *q, const struct ab_rootfs *rf,
+    const struct spec *sp, struct ab_err *err)
 {
-	struct ab_tar_source src;
-	struct ab_buf q, c;
+	struct ab_buf c;
 	int i, rc = 0;
 
-	ab_buf_init(&q, 0);
 	ab_buf_init(&c, 0);
 	/* The tag only keeps the image from being pruned as dangling (as the
 	 * untagged parent of some other image, say); it is never trusted. */
-	ab_buf_addf(&q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
+	ab_buf_addf(q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
 	    sp->id);
 	ab_buf_addf(&c, "USER %s", rf->user);
-	add_change(&q, c.data);
+	add_change(q, c.data);
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "ENV PATH=%s", rf->path_env);
-	add_change(&q, c.data);
+	ab_buf_addf(&c, "ENV PATH=%s", sp->path_env);
+	add_change(q, c.data);
 	ab_buf_reset(&c);
 	ab_buf_addf(&c, "ENTRYPOINT [\"%s\"]", rf->entrypoint);
-	add_change(&q, c.data);
-	add_change(&q, "WORKDIR /work");
+	add_change(q, c.data);
+	add_change(q, "WORKDIR /work");
 	ab_buf_reset(&c);
 	ab_buf_addf(&c, "LABEL org.agentbox.image=%s org.agentbox.state=%s "
 	    "org.agentbox.recipe=%s org.agentbox.recipe-kind=%s", sp->id,
@@ -606,64 +667,62 @@ static int import_default(struct ab_engine *e, struct ab_rootfs *rf,
 	for (i = 0; i < sp->nv; i++)
 		ab_buf_addf(&c, " org.agentbox.version.%s=%s", sp->vname[i],
 		    sp->vvalue[i]);
-	if (add_change(&q, c.data) < 0 || c.data == NULL)
+	if (sp->base[0] != '\0')
+		ab_buf_addf(&c, " org.agentbox.base=%s", sp->base);
+	/* Names, versions and spaces: quoted, nothing to escape. */
+	if (sp->packages[0] != '\0')
+		ab_buf_addf(&c, " org.agentbox.packages=\"%s\"",
+		    sp->packages);
+	if (add_change(q, c.data) < 0 || c.data == NULL || q->data == NULL)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	ab_buf_free(&c);
+	return rc;
+}
+
+static int import_default(struct ab_engine *e, struct ab_rootfs *rf,
+    const struct spec *sp, ab_progress show, char digest[80],
+    struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct ab_buf q;
+	int rc;
+
+	ab_buf_init(&q, 0);
+	rc = import_query(&q, rf, sp, err);
 	ab_rootfs_source(rf, &src);
 	if (rc == 0)
 		rc = send_tar(e, q.data, &src, "import the image", show,
 		    digest, err);
 	ab_buf_free(&q);
-	ab_buf_free(&c);
 	return rc;
 }
 
-/* --- the production recipe ----------------------------------------- */
-
-static const char *const context_files[] = { "Dockerfile", "probe.sh",
-    "versions.sh", NULL };
-
-struct context {
-	const char *dir;
-	int i, fd;
-	long long left;
-};
-
-static int ctx_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
+/* A root's tar (FD) with the layer on top, as one import. */
+static int import_layered(struct ab_engine *e, struct ab_rootfs *rf,
+    int fd, const struct spec *sp, ab_progress show, char digest[80],
+    struct ab_err *err)
 {
-	struct context *c = arg;
-	char path[PATH_MAX];
-	struct stat st;
+	struct ab_roottar *t;
+	struct ab_buf q;
+	int rc;
 
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	if (context_files[c->i] == NULL)
-		return 0;
-	te->path = context_files[c->i++];
-	snprintf(path, sizeof path, "%s/%s", c->dir, te->path);
-	c->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (c->fd < 0 || fstat(c->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return ab_fail(err, AB_EUSAGE, "image recipe: %s is missing "
-		    "or not a regular file", path);
-	te->type = AB_TAR_FILE;
-	te->mode = st.st_mode & 0111 ? 0755 : 0644;
-	te->size = c->left = (long long)st.st_size;
-	return 1;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot read the root "
+		    "filesystem back");
+	ab_buf_init(&q, 0);
+	rc = import_query(&q, rf, sp, err);
+	if (rc == 0)
+		rc = ab_roottar_open(&t, fd, rf, err);
+	if (rc == 0) {
+		rc = send_body(e, q.data, ab_roottar_read, t,
+		    "import the image", show, digest, err);
+		ab_roottar_close(t);
+	}
+	ab_buf_free(&q);
+	return rc;
 }
 
-static long ctx_data(void *arg, char *p, size_t n, struct ab_err *err)
-{
-	struct context *c = arg;
-	ssize_t got;
-
-	if ((long long)n > c->left)
-		n = (size_t)c->left;
-	got = n ? read(c->fd, p, n) : 0;
-	if (got < 0)
-		return ab_fail_errno(err, AB_EENGINE, "read");
-	c->left -= got;
-	return (long)got;
-}
+/* --- the base's reference ------------------------------------------ */
 
 /* The name part of a pinned reference: registry, path and tag characters. */
 static int plain_ref(const char *base, const char *at)
@@ -682,110 +741,211 @@ int ab_image_check_base(const char *base, struct ab_err *err)
 	const char *at = base ? strstr(base, "@sha256:") : NULL;
 	int i;
 
+	/* An image ID names one image, as the engine has it. */
+	if (base != NULL && strncmp(base, "sha256:", 7) == 0 &&
+	    strlen(base) == 71 && ab_git_is_hex(base + 7, 64))
+		return 0;
 	if (at == NULL || at == base)
 		return ab_fail(err, AB_EUSAGE,
-		    "production base %s is not pinned: give NAME@sha256:DIGEST",
-		    base ? base : "(none)");
+		    "base %s is not pinned: give an image ID (sha256:HEX) or "
+		    "NAME@sha256:DIGEST", base ? base : "(none)");
 	for (i = 0; i < 64; i++)
 		if (!((at[8 + i] >= '0' && at[8 + i] <= '9') ||
 		    (at[8 + i] >= 'a' && at[8 + i] <= 'f')))
 			break;
 	if (i != 64 || at[72] != '\0' || !plain_ref(base, at))
 		return ab_fail(err, AB_EUSAGE,
-		    "production base %s is not pinned: give NAME@sha256:DIGEST",
-		    base);
+		    "base %s is not pinned: give an image ID (sha256:HEX) or "
+		    "NAME@sha256:DIGEST", base);
 	return 0;
 }
 
-/* Reads the pins the Dockerfile declares: "LABEL org.agentbox.version.N=V"
- * lines and "ENV PATH=...", and hashes the whole context. */
-static int production_spec(const char *dir, const char *base,
-    struct spec *sp, struct ab_err *err)
-{
-	char path[PATH_MAX], *line, *next, *eq;
-	const char *pre = "LABEL org.agentbox.version.";
-	struct ab_sha256 h;
-	struct ab_buf b;
-	int i, rc = 0;
+/* --- another root: the user's base, or Debian packages -------------- */
 
-	if (ab_sha256_init(&h, err) < 0)
+/* The user's base, as the engine has it (never pulled): its ID and its
+ * PATH, which the image keeps after agentbox's own directories. */
+static int resolve_base(struct ab_engine *e, const char *ref, char id[80],
+    char path[256], struct ab_err *err)
+{
+	struct ab_resp r;
+	struct ab_json j;
+	char url[600], *v = NULL;
+	int env, i, rc = -1;
+
+	if (snprintf(url, sizeof url, "/images/%s/json", ref) >=
+	    (int)sizeof url)
+		return ab_fail(err, AB_EUSAGE, "base %.100s...: name too long",
+		    ref);
+	if (ab_engine_json(e, "GET", url, NULL, "inspect the base image", &r,
+	    err) < 0)
 		return -1;
-	ab_sha256_add(&h, "agentbox production image 1\n", 28);
-	ab_sha256_add(&h, base, strlen(base) + 1);
-	for (i = 0; context_files[i] != NULL && rc == 0; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, context_files[i]);
-		ab_buf_init(&b, DOCKERFILE_MAX);
-		rc = ab_file_read_at(AT_FDCWD, path, &b, NULL, err);
-		if (rc == 0)
-			ab_sha256_add(&h, b.data ? b.data : "", b.len + 1);
-		for (line = b.data; rc == 0 && i == 0 && line; line = next) {
-			next = strchr(line, '\n');
-			if (next != NULL)
-				*next++ = '\0';
-			if (strncmp(line, pre, strlen(pre)) == 0 &&
-			    (eq = strchr(line, '=')) != NULL) {
-				*eq = '\0';
-				rc = spec_add_version(sp, line + strlen(pre),
-				    eq + 1, err);
-			} else if (strncmp(line, "ENV PATH=", 9) == 0) {
-				snprintf(sp->path_env, sizeof sp->path_env,
-				    "%s", line + 9);
-			}
+	if (r.status == 404) {
+		ab_fail(err, AB_EREFUSED, "base image %s is not on the engine "
+		    "(agentbox never pulls: load or build it there first)", ref);
+		goto out;
+	}
+	if (r.status != 200) {
+		ab_engine_fail(&r, AB_EENGINE, "inspect the base image", err);
+		goto out;
+	}
+	if (ab_json_parse(&j, r.body.data, r.body.len, err) < 0) {
+		err->code = AB_EENGINE;
+		goto out;
+	}
+	if (copy_field(&j, "Id", id, 80) < 0 || strncmp(id, "sha256:", 7) ||
+	    !ab_git_is_hex(id + 7, 64)) {
+		ab_fail(err, AB_EENGINE, "the engine names base %s oddly", ref);
+	} else {
+		snprintf(path, 256, "%s", DEFAULT_PATH);
+		env = ab_json_get(&j, 0, "Config.Env");
+		for (i = 0; (v = ab_json_str(&j, ab_json_elem(&j, env, i)));
+		    i++) {
+			if (strncmp(v, "PATH=", 5) == 0 &&
+			    snprintf(path, 256, "%s", v + 5) >= 256)
+				path[0] = '\0';
+			free(v);
 		}
-		ab_buf_free(&b);
+		rc = 0;
 	}
-	if (rc == 0 && (sp->nv == 0 || sp->path_env[0] != '/'))
-		rc = ab_fail(err, AB_EUSAGE, "%s/Dockerfile pins no versions "
-		    "or no PATH", dir);
-	if (rc < 0) {
-		ab_sha256_free(&h);
-		return -1;
-	}
-	return ab_sha256_hex(&h, sp->recipe, err);
+	ab_json_free(&j);
+out:
+	ab_resp_free(&r);
+	return rc;
 }
 
-static int build_production(struct ab_engine *e, const char *dir,
-    const char *base, const struct spec *sp, ab_progress show,
-    char digest[80], struct ab_err *err)
+static int write_sink(void *ctx, const char *p, size_t n, struct ab_err *err)
 {
-	struct ab_tar_source src;
-	struct context c;
-	struct ab_buf q, args, labels;
-	struct ab_jw w;
-	int rc = 0;
+	int fd = *(int *)ctx;
+	ssize_t k;
 
-	ab_buf_init(&q, 0);
-	ab_buf_init(&args, 0);
-	ab_buf_init(&labels, 0);
-	ab_jw_init(&w, &args);
+	while (n > 0) {
+		k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return ab_fail_errno(err, AB_EENGINE, "cannot keep the "
+			    "base's filesystem");
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* A file for a root's tar, gone when closed: TMPDIR's, else /var/tmp's. */
+static int root_file(struct ab_err *err)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (dir == NULL || *dir != '/')
+		dir = "/var/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot make a file in "
+		    "%s for the root filesystem", dir);
+	return fd;
+}
+
+/* The base's filesystem, whole (a container created from it, never
+ * started, and exported), into FD. */
+static int export_base(struct ab_engine *e, const struct spec *sp, int fd,
+    struct ab_err *err)
+{
+	struct ab_buf body;
+	struct ab_jw w;
+	struct ab_req q;
+	struct ab_resp r;
+	struct ab_json j;
+	struct ab_err cerr;
+	char url[200], cid[80] = "", rnd[AB_ID_LEN + 1];
+	int rc = -1;
+
+	if (ab_new_id(rnd, err) < 0)
+		return -1;
+	ab_buf_init(&body, 0);
+	ab_jw_init(&w, &body);
 	ab_jw_obj(&w);
-	ab_jw_kstr(&w, "BASE", base);
+	ab_jw_kstr(&w, "Image", sp->base);
+	ab_jw_key(&w, "Entrypoint");
+	ab_jw_arr(&w);
+	ab_jw_str(&w, "/nonexistent");
+	ab_jw_arr_end(&w);
+	ab_jw_kbool(&w, "NetworkDisabled", 1);
+	ab_jw_key(&w, "Labels");
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "org.agentbox.state", sp->sid);
+	ab_jw_kstr(&w, "org.agentbox.image", sp->id);
+	ab_jw_kstr(&w, "org.agentbox.role", "image-export");
 	ab_jw_obj_end(&w);
-	ab_jw_init(&w, &labels);
-	labels_json(&w, sp);
-	/* The classic builder: BuildKit needs a session this client has
-	 * not got.  rm and forcerm: no intermediate container outlives it. */
-	ab_buf_addf(&q, "/build?version=1&rm=1&forcerm=1&pull=0&t=agentbox:%s"
-	    "&buildargs=", sp->id);
-	ab_url_escape(&q, args.data ? args.data : "");
-	ab_buf_adds(&q, "&labels=");
-	if (ab_url_escape(&q, labels.data ? labels.data : "") < 0 ||
-	    q.data == NULL)
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
-	memset(&c, 0, sizeof c);
-	c.dir = dir;
-	c.fd = -1;
-	src.next = ctx_next;
-	src.data = ctx_data;
-	src.ctx = &c;
-	if (rc == 0)
-		rc = send_tar(e, q.data, &src, "build the image", show, digest,
-		    err);
-	if (c.fd >= 0)
-		close(c.fd);
-	ab_buf_free(&q);
-	ab_buf_free(&args);
-	ab_buf_free(&labels);
+	ab_jw_key(&w, "HostConfig");
+	ab_jw_obj(&w);
+	ab_jw_kstr(&w, "NetworkMode", "none");
+	ab_jw_obj_end(&w);
+	ab_jw_obj_end(&w);
+	if (ab_jw_done(&w) < 0) {
+		ab_buf_free(&body);
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	}
+	snprintf(url, sizeof url, "/containers/create?name=agentbox-export-%s",
+	    rnd);
+	rc = ab_engine_json(e, "POST", url, body.data,
+	    "create the base's export container", &r, err);
+	ab_buf_free(&body);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	if (r.status != 201) {
+		ab_engine_fail(&r, AB_EENGINE, "create the base's export "
+		    "container", err);
+	} else if (ab_json_parse(&j, r.body.data, r.body.len, err) == 0) {
+		if (copy_field(&j, "Id", cid, sizeof cid) == 0)
+			rc = 0;
+		ab_json_free(&j);
+	}
+	ab_resp_free(&r);
+	if (rc < 0)
+		return ab_fail(err, AB_EENGINE, "cannot create the base's "
+		    "export container");
+	memset(&q, 0, sizeof q);
+	snprintf(url, sizeof url, "/containers/%s/export", cid);
+	q.method = "GET";
+	q.path = url;
+	q.sink = write_sink;
+	q.sink_ctx = &fd;
+	q.what = "export the base's filesystem";
+	rc = ab_engine_call(e, &q, &r, err);
+	if (rc == 0 && r.status != 200)
+		rc = ab_fail(err, AB_EENGINE, "cannot export the base's "
+		    "filesystem: engine said %ld", r.status);
+	ab_resp_free(&r);
+	if (ab_owned_remove(e, AB_CONTAINER, cid, sp->sid, NULL, &cerr) < 0 &&
+	    rc == 0) {
+		*err = cerr;
+		rc = -1;
+	}
+	return rc;
+}
+
+/* The root made by mmdebstrap, into a file of its own whose name is gone
+ * once it is open. */
+static int debian_root(struct ab_debroot *d, int *fdp, struct ab_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], out[PATH_MAX + 16];
+	int rc;
+
+	if (tmp == NULL || *tmp != '/')
+		tmp = "/var/tmp";
+	snprintf(dir, sizeof dir, "%s/agentbox-root.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL)
+		return ab_fail_errno(err, AB_EENGINE, "cannot make a directory "
+		    "in %s", tmp);
+	snprintf(out, sizeof out, "%s/root.tar", dir);
+	rc = ab_debroot_build(d, out, err);
+	if (rc == 0 && (*fdp = open(out, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = ab_fail_errno(err, AB_EENGINE, "cannot open %s", out);
+	unlink(out);
+	rmdir(dir);
 	return rc;
 }
 
@@ -860,7 +1020,9 @@ static int rootfs_spec(const struct ab_image_opts *o, struct ab_rootfs *rf,
     struct spec *sp, struct ab_hashcache *hc, struct ab_err *err)
 {
 	int agents = strcmp(o->recipe, "agents") == 0;
-	const char *manifest = agents ? "agents.manifest" : "default.manifest";
+	int layer = o->base != NULL || o->packages != NULL;
+	const char *manifest = agents ? (layer ? "agents.layer" :
+	    "agents.manifest") : (layer ? "default.layer" : "default.manifest");
 	struct ab_wheels *w = NULL;
 	char lock[PATH_MAX];
 	size_t i;
@@ -924,9 +1086,50 @@ static int register_new(struct ab_state *s, struct ab_engine *e,
 struct ab_image_plan {
 	struct spec sp;
 	struct ab_rootfs rf;
-	int prod;
 	int cached;	/* some input's hash came from the cache */
+	/* agentbox's layer on another root */
+	int layered;
+	char root_path[256];	/* the root's own PATH */
+	struct ab_debroot deb;	/* --packages, resolved */
 };
+
+/* What a layered image is made of, in its recipe hash: the layer's
+ * manifest and inputs, and the root (the base's engine ID, or the
+ * resolved package set and release).  Its PATH: agentbox's directories,
+ * then the root's own. */
+static int root_key(struct ab_image_plan *p, struct ab_err *err)
+{
+	struct spec *sp = &p->sp;
+	struct ab_sha256 h;
+	const char *set = p->deb.set ? p->deb.set : "";
+	const char *c;
+
+	if (strlen(set) >= sizeof sp->packages)
+		return ab_fail(err, AB_EUSAGE, "--packages: %zu packages are "
+		    "more than an image's record holds", p->deb.count);
+	snprintf(sp->packages, sizeof sp->packages, "%s", set);
+	if (p->root_path[0] != '/' || strlen(p->rf.path_env) +
+	    strlen(p->root_path) + 2 > sizeof sp->path_env)
+		return ab_fail(err, AB_EUSAGE, "the root's PATH %.200s is not "
+		    "one agentbox can pin", p->root_path);
+	for (c = p->root_path; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr("/:._-", *c)))
+			return ab_fail(err, AB_EUSAGE, "the root's PATH %.200s "
+			    "is not one agentbox can pin", p->root_path);
+	if (snprintf(sp->path_env, sizeof sp->path_env, "%s:%s",
+	    p->rf.path_env, p->root_path) >= (int)sizeof sp->path_env)
+		return ab_fail(err, AB_EUSAGE, "the root's PATH is too long");
+	if (ab_sha256_init(&h, err) < 0)
+		return -1;
+	ab_sha256_add(&h, "agentbox layered image 1\n", 25);
+	ab_sha256_add(&h, p->rf.recipe, 65);
+	ab_sha256_add(&h, sp->base, strlen(sp->base) + 1);
+	ab_sha256_add(&h, p->root_path, strlen(p->root_path) + 1);
+	ab_sha256_add(&h, set, strlen(set) + 1);
+	ab_sha256_add(&h, p->deb.suite, strlen(p->deb.suite) + 1);
+	return ab_sha256_hex(&h, sp->recipe, err);
+}
 
 /* Reuse may take inputs' hashes from the state's cache (hashcache.h);
  * what a new image is made of is hashed whole. */
@@ -958,12 +1161,13 @@ static int full_pass(struct ab_image_plan *p, const struct ab_image_opts *o,
 	memset(&sp, 0, sizeof sp);
 	memcpy(sp.sid, p->sp.sid, sizeof sp.sid);
 	memcpy(sp.engine, p->sp.engine, sizeof sp.engine);
+	memcpy(sp.base, p->sp.base, sizeof sp.base);
 	ab_rootfs_free(&p->rf);
 	if (rootfs_spec(o, &p->rf, &sp, NULL, err) < 0)
 		return -1;
 	p->sp = sp;
 	p->cached = 0;
-	return 0;
+	return p->layered ? root_key(p, err) : 0;
 }
 
 int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
@@ -977,14 +1181,21 @@ int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	p->rf.fd = -1;
 	memcpy(p->sp.sid, s->sid, sizeof p->sp.sid);
-	p->prod = strcmp(o->recipe, "production") == 0;
-	if (p->prod) {
-		snprintf(p->sp.kind, sizeof p->sp.kind, "production");
-		rc = ab_image_check_base(o->base, err);
-		if (rc == 0)
-			rc = production_spec(o->dir, o->base, &p->sp, err);
-	} else {
+	p->layered = o->base != NULL || o->packages != NULL;
+	rc = o->base != NULL ? ab_image_check_base(o->base, err) : 0;
+	if (rc == 0)
 		rc = rootfs_plan(s, o, p, err);
+	/* The package set is known before any engine is asked, so a package
+	 * that does not exist is refused before anything is made. */
+	if (rc == 0 && o->packages != NULL) {
+		if (o->progress != NULL)
+			o->progress("resolving the packages with mmdebstrap");
+		rc = ab_debroot_resolve(&p->deb, o->packages, DEBROOT_NEEDS,
+		    &o->dl, err);
+		snprintf(p->root_path, sizeof p->root_path, "%s",
+		    DEFAULT_PATH);
+		if (rc == 0)
+			rc = root_key(p, err);
 	}
 	if (rc < 0) {
 		ab_image_plan_free(p);
@@ -999,7 +1210,37 @@ void ab_image_plan_free(struct ab_image_plan *p)
 	if (p == NULL)
 		return;
 	ab_rootfs_free(&p->rf);
+	ab_debroot_free(&p->deb);
 	free(p);
+}
+
+/* The root's tar into a file of the host's, then one import of it with
+ * the layer on top. */
+static int make_layered(struct ab_engine *e, struct ab_image_plan *p,
+    const struct ab_image_opts *o, struct ab_err *err)
+{
+	struct spec *sp = &p->sp;
+	int fd = -1, rc;
+
+	if (sp->base[0] != '\0') {
+		say(o->progress, "exporting the base %s", sp->base, 0);
+		if ((fd = root_file(err)) < 0)
+			return -1;
+		rc = export_base(e, sp, fd, err);
+	} else {
+		say(o->progress, "making the root%s of %lld Debian packages with "
+		    "mmdebstrap", "", (long long)p->deb.count);
+		rc = debian_root(&p->deb, &fd, err);
+	}
+	if (rc == 0) {
+		say(o->progress, "importing the %s image on that root",
+		    o->recipe, 0);
+		rc = import_layered(e, &p->rf, fd, sp, o->progress,
+		    sp->digest, err);
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 static int make_and_register(struct ab_state *s, struct ab_engine *e,
@@ -1009,15 +1250,13 @@ static int make_and_register(struct ab_state *s, struct ab_engine *e,
 	struct spec *sp = &p->sp;
 	int rc;
 
-	if (!p->prod) {
+	if (p->layered) {
+		rc = make_layered(e, p, o, err);
+	} else {
 		say(o->progress, "importing the %s image: %lld bytes",
 		    o->recipe, p->rf.bytes);
 		rc = import_default(e, &p->rf, sp, o->progress, sp->digest,
 		    err);
-	} else {
-		say(o->progress, "building from %s", o->base, 0);
-		rc = build_production(e, o->dir, o->base, sp, o->progress,
-		    sp->digest, err);
 	}
 	if (rc < 0) {
 		remove_by_label(e, sp->sid, sp->id);
@@ -1036,6 +1275,9 @@ int ab_image_build(struct ab_state *s, struct ab_engine *e,
 
 	/* The image and its record are this engine's: marked on first use. */
 	if (ab_engine_mark(e, 1, sp->engine, err) < 0)
+		return -1;
+	if (o->base != NULL && (resolve_base(e, o->base, sp->base,
+	    p->root_path, err) < 0 || root_key(p, err) < 0))
 		return -1;
 	if (!o->rebuild)
 		rc = find_registered(s, e, sp, id, err);
@@ -1119,11 +1361,14 @@ int ab_image_sweep(struct ab_state *s, struct ab_engine *e, const char *mark,
 	char state[64];
 	const char *probes[3] = { state, "org.agentbox.role=version-probe",
 	    NULL };
+	const char *exports[3] = { state, "org.agentbox.role=image-export",
+	    NULL };
 	const char *images[2] = { state, NULL };
 
 	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
 	/* Containers first: an image in use cannot go. */
-	if (sweep_list(s, e, AB_CONTAINER, probes, mark, n, err) < 0)
+	if (sweep_list(s, e, AB_CONTAINER, probes, mark, n, err) < 0 ||
+	    sweep_list(s, e, AB_CONTAINER, exports, mark, n, err) < 0)
 		return -1;
 	return sweep_list(s, e, AB_IMAGE, images, mark, n, err);
 }

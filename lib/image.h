@@ -1,13 +1,15 @@
 /* image.h: building, registering and verifying agent images.
  *
- * Three recipes live in the image directory: "default" (default.manifest:
+ * Two recipes live in the image directory: "default" (default.manifest:
  * a root filesystem assembled on the host and imported, no registry, no
- * network), "agents" (agents.manifest: the same, with both agent CLIs
- * taken out of the hash-pinned wheels of agents.lock) and "production"
- * (Dockerfile, through the classic builder, from a base pinned by
- * digest).  Either image is inspected, its labels checked
- * one by one, and its version probe run in a locked container before its
- * ID is registered.  Only registered IDs ever reach a container.
+ * network) and "agents" (agents.manifest: the same, with both agent CLIs
+ * taken out of the hash-pinned wheels of agents.lock).  Either can be put
+ * on another root instead: the user's own image on the engine (--base)
+ * or a root made from Debian packages (--packages), with
+ * agentbox's layer (default.layer, agents.layer) on top, in one import.
+ * Each image is inspected, its labels checked one by one, and its
+ * version probe run in a locked container before its ID is registered.
+ * Only registered IDs ever reach a container.
  */
 #ifndef AB_IMAGE_H
 #define AB_IMAGE_H
@@ -24,15 +26,17 @@ typedef void (*ab_progress)(const char *line);
 
 struct ab_image_opts {
 	const char *dir;	/* the image directory */
-	const char *recipe;	/* "default", "agents" or "production" */
-	const char *base;	/* production: NAME@sha256:HEX */
+	const char *recipe;	/* "default" or "agents" */
+	const char *base;	/* agentbox's layer on this image:
+				 * NAME@sha256:HEX or sha256:HEX */
+	const char *packages;	/* a root of these Debian packages */
 	const char *wheels;	/* agents: a directory of the pinned wheels */
 	struct ab_deadline dl;	/* for fetching wheels */
 	int rebuild;
 	ab_progress progress;
 };
 
-/* Refuses a production base that is not pinned by digest. */
+/* Refuses a base that is not an image ID or pinned by digest. */
 int ab_image_check_base(const char *base, struct ab_err *err);
 /* Reads and hashes the recipe and every input, asking no engine, so a
  * bad recipe is refused before anything exists. */

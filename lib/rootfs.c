@@ -99,11 +99,26 @@ static int find_lib(const char *name, char *out, size_t cap)
 	return -1;
 }
 
+/* Where a host library goes in the image: its own path, or with a
+ * "libdir" directive that directory, so a layer put on another base
+ * never replaces the base's own libraries. */
+static const char *beside(const struct ab_rootfs *r, const char *lib,
+    char *out, size_t cap)
+{
+	const char *base = strrchr(lib, '/');
+
+	if (r->libdir[0] == '\0')
+		snprintf(out, cap, "%s", lib);
+	else
+		snprintf(out, cap, "%s/%s", r->libdir, base ? base + 1 : lib);
+	return out;
+}
+
 static int add_elf(struct ab_rootfs *r, const char *path, unsigned mode,
     const char *src, int depth, struct ab_err *err)
 {
 	struct ab_elf_deps d;
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], to[PATH_MAX];
 	size_t i;
 	int rc = 0;
 
@@ -113,8 +128,9 @@ static int add_elf(struct ab_rootfs *r, const char *path, unsigned mode,
 	if (add_host(r, path, mode, src, err) < 0 ||
 	    ab_elf_deps(src, &d, err) < 0)
 		return -1;
-	if (d.interp != NULL && !have_path(r, d.interp))
-		rc = add_host(r, d.interp, 0755, d.interp, err);
+	if (d.interp != NULL && !have_path(r, beside(r, d.interp, to,
+	    sizeof to)))
+		rc = add_host(r, to, 0755, d.interp, err);
 	for (i = 0; rc == 0 && i < d.n; i++) {
 		if (strchr(d.needed[i], '/') != NULL ||
 		    find_lib(d.needed[i], lib, sizeof lib) < 0) {
@@ -123,8 +139,8 @@ static int add_elf(struct ab_rootfs *r, const char *path, unsigned mode,
 			    d.needed[i]);
 			break;
 		}
-		if (!have_path(r, lib))
-			rc = add_elf(r, lib, 0755, lib, depth + 1, err);
+		if (!have_path(r, beside(r, lib, to, sizeof to)))
+			rc = add_elf(r, to, 0755, lib, depth + 1, err);
 	}
 	ab_elf_deps_free(&d);
 	return rc;
@@ -262,6 +278,9 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 	if (strcmp(f[0], "path") == 0 && nf == 2)
 		return set_str(r->path_env, sizeof r->path_env, f[1]) < 0 ?
 		    bad(p, "bad path", err) : 0;
+	if (strcmp(f[0], "libdir") == 0 && nf == 2)
+		return set_str(r->libdir, sizeof r->libdir, f[1]) < 0 ?
+		    bad(p, "bad libdir", err) : 0;
 	if (strcmp(f[0], "entrypoint") == 0 && nf == 2)
 		return set_str(r->entrypoint, sizeof r->entrypoint, f[1]) < 0 ?
 		    bad(p, "bad entrypoint", err) : 0;
@@ -273,8 +292,8 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 	}
 	if (strcmp(f[0], "host") == 0 && (nf == 3 || nf == 4))
 		return add_host(r, f[1], mode, nf == 4 ? f[3] : f[1], err);
-	if (strcmp(f[0], "elf") == 0 && nf == 3)
-		return add_elf(r, f[1], mode, f[1], 0, err);
+	if (strcmp(f[0], "elf") == 0 && (nf == 3 || nf == 4))
+		return add_elf(r, f[1], mode, nf == 4 ? f[3] : f[1], 0, err);
 	if (strcmp(f[0], "tool") == 0 && nf == 4)
 		return tool_path(f[3], src, sizeof src, err) < 0 ? -1 :
 		    add_elf(r, f[1], mode, src, 0, err);

@@ -43,6 +43,7 @@ struct ab_rootfs {
 	char user[32];
 	char path_env[256];
 	char entrypoint[256];
+	char libdir[256];	/* where ELF libraries go; "" their own paths */
 	char recipe[65];	/* SHA-256 of the manifest and every input */
 	long long bytes;
 	/* the tar source's cursor */

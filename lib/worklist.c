@@ -6,7 +6,8 @@
 #include "oneshot.h"
 #include "worklist.h"
 
-/* The image's find and stat (busybox's, or GNU's), which have no
+/* agentbox's busybox find and stat, which every image has wherever its
+ * root came from, and which have no
  * -printf: the kind is told by repetition, a regular file printed once,
  * a socket twice, a directory three times, anything else four times;
  * find visits a path once, so a run of equal names is one path's.  An
@@ -18,7 +19,8 @@
     "-print0 -print0 -print0; s=$?; printf '\\000'; " \
     "find /work -path /work/.git -prune -o -type f -exec stat -c '%s %h %i' " \
     "{} + 2>/dev/null || s=1; exit $s"
-static const char *const entry[] = { "/bin/sh", "-c", LIST_SCRIPT, NULL };
+static const char *const entry[] = { "/usr/lib/agentbox/busybox", "sh", "-c",
+    LIST_SCRIPT, NULL };
 static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
 
 #define TOO_LONG "File name too long"

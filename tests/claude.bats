@@ -12,6 +12,7 @@
 # files tagged agents one after another.
 # bats file_tags=agents
 load helpers
+load lib/bases
 
 setup_file() {
 	ab_agents_setup_file || return 1
@@ -521,4 +522,54 @@ PY
 	RECORD=$(ab-run --show "$output")
 	assert_equal "$(record_field '[r["agent"]["status"], [d["tool_input"]["command"] for d in r["agent"]["refused"]]]')" \
 		'["ok", ["curl https://example.com"]]'
+}
+
+@test "execution on an image with the project's toolchain (--packages): the model fixes a failing C test, runs the approved make test, and the patch carries the edit" {
+	local img repo=$BATS_TEST_TMPDIR/crepo patch=$BATS_TEST_TMPDIR/change.patch
+	img=$(ab-image build --recipe agents --packages make,gcc,libc6-dev)
+	git init -q "$repo"
+	printf 'test: t\n\t./t\nt: t.c\n\tcc -o t t.c\n' >"$repo/Makefile"
+	printf '#include <stdio.h>\nint main(void)\n{\n\tif (1 + 1 != 3) {\n\t\tputs("FAIL: sum");\n\t\treturn 1;\n\t}\n\tputs("PASS: sum");\n\treturn 0;\n}\n' >"$repo/t.c"
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm failing
+	vendor '{"turns":[{"tool":"Read","input":{"file_path":"/work/t.c"}},{"tool":"Edit","input":{"file_path":"/work/t.c","old_string":"1 + 1 != 3","new_string":"1 + 2 != 3"}},{"tool":"Bash","input":{"command":"make test"}},{"text":"fixed"}]}'
+	printf 'Make the test pass.\n' >"$BATS_TEST_TMPDIR/prompt"
+	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" --commit HEAD \
+		--phase execution --timeout 300 --image "$img" \
+		--egress "api.anthropic.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
+		--api-key-file "$KEY" --allow-command "make test" \
+		--patch "$patch" --quiet
+	RECORD=$output
+	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["refused"]]')" '["ok", []]'
+	# The test's own output came back to the model from make test.
+	assert_regex "$(vlog '[t["text"] for x in L for t in x.get("tool_results", [])]')" \
+		'cc -o t t.c.*PASS: sum'
+	grep -qx -- '-	if (1 + 1 != 3) {' "$patch"
+	grep -qx -- '+	if (1 + 2 != 3) {' "$patch"
+	ab-image remove "$img" >/dev/null
+}
+
+@test "execution on the user's own base (--base: Python, no shell, no bash): the approved python3 -m unittest runs through agentbox's bash" {
+	local base img tag repo=$BATS_TEST_TMPDIR/prepo
+	tag=abtest-claude-python-$RANDOM$RANDOM
+	base=$(ab_python_base "$tag")
+	img=$(ab-image build --recipe agents --base "$base")
+	git init -q "$repo"
+	printf 'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n' >"$repo/test_add.py"
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm py
+	vendor '{"turns":[{"tool":"Bash","input":{"command":"python3 -m unittest"}},{"text":"ran"}]}'
+	printf 'Run the tests.\n' >"$BATS_TEST_TMPDIR/prompt"
+	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" --commit HEAD \
+		--phase execution --timeout 300 --image "$img" \
+		--egress "api.anthropic.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
+		--api-key-file "$KEY" --allow-command "python3 -m unittest" --quiet
+	RECORD=$output
+	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["refused"]]')" '["ok", []]'
+	assert_regex "$(vlog '[t["text"] for x in L for t in x.get("tool_results", [])]')" \
+		'Ran 1 test.*OK'
+	ab-image remove "$img" >/dev/null
+	docker rmi "$tag" >/dev/null
 }

@@ -760,3 +760,30 @@ print(json.dumps(a))' "$AUTH" "$mark" >"$BATS_TEST_TMPDIR/owner.json"
 		--prompt "$BATS_TEST_TMPDIR/prompt" --codex-auth "$AUTH"
 	assert_regex "$stderr" 'codex-auth goes with --provider codex'
 }
+
+@test "codex execution on an image with the project's toolchain (--packages): the model fixes a failing C test, runs the approved make test, and the patch carries the edit" {
+	local img repo=$BATS_TEST_TMPDIR/crepo patch=$BATS_TEST_TMPDIR/change.patch p
+	img=$(ab-image build --recipe agents --packages make,gcc,libc6-dev)
+	git init -q "$repo"
+	printf 'test: t\n\t./t\nt: t.c\n\tcc -o t t.c\n' >"$repo/Makefile"
+	printf '#include <stdio.h>\nint main(void)\n{\n\tif (1 + 1 != 3) {\n\t\tputs("FAIL: sum");\n\t\treturn 1;\n\t}\n\tputs("PASS: sum");\n\treturn 0;\n}\n' >"$repo/t.c"
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm failing
+	p='*** Begin Patch\n*** Update File: /work/t.c\n@@\n-\tif (1 + 1 != 3) {\n+\tif (1 + 2 != 3) {\n*** End Patch\n'
+	vendor "{\"turns\":[{\"patch\":\"$p\"},{\"shell\":\"make test\"},{\"text\":\"fixed\"}]}"
+	printf 'Make the test pass.\n' >"$BATS_TEST_TMPDIR/prompt"
+	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" --commit HEAD \
+		--phase execution --timeout 300 --image "$img" \
+		--egress "api.openai.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
+		--provider codex --prompt "$BATS_TEST_TMPDIR/prompt" \
+		--api-key-file "$KEY" --allow-command "make test" \
+		--patch "$patch" --quiet
+	RECORD=$output
+	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["refused"]]')" '["ok", []]'
+	# The test's own output came back to the model from make test.
+	assert_regex "$(vlog '[o for x in L for o in x.get("outputs", [])]')" \
+		'cc -o t t.c.*PASS: sum'
+	grep -qx -- '-	if (1 + 1 != 3) {' "$patch"
+	grep -qx -- '+	if (1 + 2 != 3) {' "$patch"
+	ab-image remove "$img" >/dev/null
+}

@@ -54,3 +54,7 @@ fuzz() {
 @test "fuzz: the parser of /work's listing, which ab-export accounts for every entry with" {
 	fuzz listing
 }
+
+@test "fuzz: the pass of the user's base image's tar under agentbox's layer" {
+	fuzz roottar
+}

@@ -12,6 +12,7 @@
 # shellcheck disable=SC2034 # RECORD is read by record_field
 load helpers
 load lib/engine2
+load lib/bases
 
 # What the operator registers (README, ab-profile(1)), and registrations
 # agentbox must refuse.  $1: the wrapper script's path.
@@ -448,4 +449,27 @@ no-net"
 	assert_output ""
 	run pgrep -f "runsc.*$dir"
 	assert_output ""
+}
+
+@test "an image on the user's own base (--base: Python, no shell), under runsc: python3 -m unittest runs, and the probe proves the lockdown from inside gVisor" {
+	local base img tag repo=$BATS_TEST_TMPDIR/prepo
+	tag=abtest-gv-python-$RANDOM$RANDOM
+	base=$(export DOCKER_HOST=$E2 && ab_python_base "$tag")
+	img=$(DOCKER_HOST=$E2 ab-image build --base "$base")
+	git init -q "$repo"
+	printf 'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n' >"$repo/test_add.py"
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm py
+	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$img" --deadline "$DL"
+	ALLOC=$output
+	DOCKER_HOST=$E2 run_exact 0 ab-seed "$ALLOC" --repo "$repo" \
+		--commit "$(git -C "$repo" rev-parse HEAD)" --deadline "$DL"
+	gv_ctr --runtime runsc -- python3 -m unittest
+	assert_equal "$(runtime_of "$CID")" runsc
+	gv_run
+	assert_equal "$(record_field '[r["probe"], r["exit_status"]]')" '["ok", 0]'
+	assert_regex "$(record_field 'r["stderr"]["text"]')" $'Ran 1 test.*\nOK'
+	DOCKER_HOST=$E2 ab-clean "$ALLOC" >/dev/null
+	DOCKER_HOST=$E2 ab-image remove "$img" >/dev/null
+	e2 docker rmi "$tag" >/dev/null
 }
