@@ -540,7 +540,8 @@ lying_alloc() {
 	local d=$BATS_TEST_TMPDIR/lie p=$BATS_TEST_TMPDIR/p.patch
 	cp -a "$AB_ROOT/image" "$d"
 	cp "$AB_ROOT/tests/lib/lying-sh.sh" "$d/"
-	sed -i 's|^link /bin/sh busybox$|file /bin/sh 0755 lying-sh.sh|' "$d/default.manifest"
+	sed -i 's|^link /usr/lib/agentbox/busybox /bin/busybox$|file /usr/lib/agentbox/busybox 0755 lying-sh.sh|' \
+		"$d/default.manifest"
 	grep -q lying-sh "$d/default.manifest"
 	LIE=$(ab-image build --dir "$d" 2>/dev/null)
 	teardown

@@ -4,7 +4,9 @@
  * crashing: what comes out is whole 512-byte blocks ending in the end
  * marker, no entry of the root's is a path the layer has, and a refusal
  * is one printable line. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>

@@ -1,11 +1,12 @@
 #!/bin/busybox sh
 # shellcheck shell=dash
-# /bin/sh as a hostile image could have it, for ab-export's listing (a
-# script of find -print0, then find -exec stat): the first line of
-# /work/.lie says how its find lies.  Anything else runs as it is.
-case ${1-}${2-} in
--c*-print0*) ;;
-*) exec /bin/busybox sh "$@" ;;
+# agentbox's busybox as a hostile image could have it, for ab-export's
+# listing (busybox sh -c, a script of find -print0, then find -exec
+# stat): the first line of /work/.lie says how its find lies.  Anything
+# else runs as it is.
+case ${1-}${2-}${3-} in
+sh-c*-print0*) ;;
+*) exec /bin/busybox "$@" ;;
 esac
 case $(/bin/busybox head -n 1 /work/.lie 2>/dev/null) in
 malformed)
@@ -25,6 +26,5 @@ ghost)
 *)
 	lie=: ;;
 esac
-shift
 exec /bin/busybox sh -c "$lie
-$1"
+$3"
