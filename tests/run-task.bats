@@ -92,7 +92,9 @@ task() {
 }
 
 @test "a deadline ends the task with 124 and cleans up" {
-	run_exact 124 task --phase execution --timeout 3 --grace 1 -- sleep 1000
+	# Long enough for the steps before the agent on a loaded machine: the
+	# deadline must fall while the agent runs, or there is no result.
+	run_exact 124 task --phase execution --timeout 20 --grace 1 -- sleep 1000
 	assert_equal "$(field "$output" 'r["reason"]')" deadline
 	run state_objects
 	assert_output ""

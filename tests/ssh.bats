@@ -152,7 +152,8 @@ dial-stdio"
 		run_exact 124 timeout 60 ab-alloc --image "$AB_IMAGE" \
 		--deadline "$BATS_TEST_TMPDIR/dl"
 	assert_one_error_line ab-alloc
-	grep -qx 'ConnectTimeout=3' "$BATS_TEST_TMPDIR/argv"
+	# What was left of the 3 s when ssh started: less on a loaded machine.
+	grep -qxE 'ConnectTimeout=[1-3]' "$BATS_TEST_TMPDIR/argv"
 	pid=$(cat "$BATS_TEST_TMPDIR/ssh.pid")
 	! kill -0 "$pid" 2>/dev/null || fail "ssh $pid outlived the tool"
 	assert_equal "$(ls -A "$TMPDIR")" ""
