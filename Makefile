@@ -239,6 +239,12 @@ lint: test-deps
 		grep . || { echo "lint: groff warns on a man page" >&2; exit 1; }
 	@echo "lint: clean"
 
+# The recipe's files install puts in DATADIR/image, and uninstall removes:
+# one list, so that the two cannot drift.
+IMAGE_DATA = default.manifest passwd group nsswitch.conf agents.manifest \
+	agents.lock agents.layer default.layer
+IMAGE_SCRIPTS = probe.sh versions.sh demo-agent.sh claude.sh bash.sh
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/image \
 		$(DESTDIR)$(MANDIR)/man1
@@ -246,13 +252,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/agentbox
 	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(PREFIX)/lib/agentbox/
 	install -m 0755 sh/run-task $(DESTDIR)$(BINDIR)/ab-run-task
-	install -m 0644 image/default.manifest image/passwd image/group \
-		image/nsswitch.conf image/agents.manifest image/agents.lock \
-		image/agents.layer image/default.layer \
-		$(DESTDIR)$(DATADIR)/image/
-	install -m 0755 image/probe.sh image/versions.sh image/demo-agent.sh \
-		image/claude.sh image/bash.sh \
-		$(DESTDIR)$(DATADIR)/image/
+	install -m 0644 $(IMAGE_DATA:%=image/%) $(DESTDIR)$(DATADIR)/image/
+	install -m 0755 $(IMAGE_SCRIPTS:%=image/%) $(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
 # What install put there, and nothing else; the state directories and
@@ -260,9 +261,8 @@ install: all
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(BINDIR)/ab-run-task
 	rm -f $(IMAGE_PROGS:%=$(DESTDIR)$(PREFIX)/lib/agentbox/%)
-	rm -f $(addprefix $(DESTDIR)$(DATADIR)/image/,Dockerfile \
-		default.manifest passwd group nsswitch.conf agents.manifest \
-		agents.lock probe.sh versions.sh demo-agent.sh)
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/image/,$(IMAGE_DATA) \
+		$(IMAGE_SCRIPTS))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
 	-rmdir $(DESTDIR)$(PREFIX)/lib/agentbox $(DESTDIR)$(DATADIR)/image \
 		$(DESTDIR)$(DATADIR) 2>/dev/null
