@@ -439,18 +439,6 @@ no-net"
 	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
 }
 
-@test "stopping the engine leaves no runsc process, and nothing of the file's state on it" {
-	local dir
-	dir=$(ab_engine dir gv)
-	run ab_leftovers "$(ab_state_sid)"
-	assert_output ""
-	ab_engine_stop gv
-	run ab_engine_procs "$dir"
-	assert_output ""
-	run pgrep -f "runsc.*$dir"
-	assert_output ""
-}
-
 @test "an image on the user's own base (--base: Python, no shell), under runsc: python3 -m unittest runs, and the probe proves the lockdown from inside gVisor" {
 	local base img tag repo=$BATS_TEST_TMPDIR/prepo
 	tag=abtest-gv-python-$RANDOM$RANDOM
@@ -472,4 +460,16 @@ no-net"
 	DOCKER_HOST=$E2 ab-clean "$ALLOC" >/dev/null
 	DOCKER_HOST=$E2 ab-image remove "$img" >/dev/null
 	e2 docker rmi "$tag" >/dev/null
+}
+
+@test "stopping the engine leaves no runsc process, and nothing of the file's state on it" {
+	local dir
+	dir=$(ab_engine dir gv)
+	run ab_leftovers "$(ab_state_sid)"
+	assert_output ""
+	ab_engine_stop gv
+	run ab_engine_procs "$dir"
+	assert_output ""
+	run pgrep -f "runsc.*$dir"
+	assert_output ""
 }
