@@ -275,6 +275,12 @@ raw"
 	# from ending.
 	cat "$d/fifo" >"$d/from-fifo" 3>&- &
 	pid=$!
+	# A reader once it waits in open(2) for a writer, not before: a loaded
+	# machine may not have run cat that far yet.
+	for _ in $(seq 1 200); do
+		[ "$(cat "/proc/$pid/wchan" 2>/dev/null)" != wait_for_partner ] || break
+		sleep 0.05
+	done
 	run_exact 0 ab-export "$ALLOC" -o "$d/fifo"
 	wait "$pid"
 	[ -p "$d/fifo" ]
