@@ -39,11 +39,17 @@ struct xp {
 	 * those first names. */
 	char **relink, **relinked;
 	size_t nrelink, nrelinked, cap_relink, cap_relinked;
+	/* Hard links met in a folder's archive read for them alone, whose
+	 * first name that read passed over, and those first names: read
+	 * again from that archive as the link's own name (read_alias). */
+	char **alias, **aliased;
+	size_t nalias, naliased, cap_alias, cap_aliased;
 	int late;		/* reading again: a hard link is named */
 	struct ab_worklist w;
 	/* What comes before the archive's names, the last component of the
-	 * path asked for, and the names wanted of it (NULL: all). */
-	const char *prefix, *top, *want;
+	 * path asked for, the names wanted of it (NULL: all), and the
+	 * name the one wanted is kept as (NULL: its own). */
+	const char *prefix, *top, *want, *as;
 	long long budget;	/* archive bytes still allowed */
 	long long big_at;	/* a file over this many bytes is big */
 	int left_out;
@@ -292,6 +298,20 @@ static int archive_name(struct xp *x, const char *name, char *full,
 	return 0;
 }
 
+/* Another name than PATH of those hard-linked to TARGET is read again
+ * alone. */
+static int relinked_other(const struct xp *x, const char *target,
+    const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < x->nrelinked; i++)
+		if (strcmp(x->relinked[i], target) == 0 &&
+		    strcmp(x->relink[i], path) != 0)
+			return 1;
+	return 0;
+}
+
 /* Of names hard-linked together the archive carries the first as a
  * file and the rest as links to it.  When that first one was left out,
  * one other name is read again alone, as a file (relink()); the rest
@@ -306,9 +326,17 @@ static int hard_link(struct xp *x, const char *path,
 		return -1;
 	/* Left out or not, the target's path under /work. */
 	target = strncmp(full, "work/", 5) == 0 ? full + 5 : full;
-	if (x->late || git_index_get_bypath(x->idx, target, 0) != NULL ||
-	    in_list(x->relinked, x->nrelinked, target))
+	if (git_index_get_bypath(x->idx, target, 0) != NULL ||
+	    relinked_other(x, target, path) ||
+	    (x->late && (x->want == NULL || x->as != NULL)))
 		return skip(x, path, "a hard link"), 0;
+	if (x->late) {
+		if (push(&x->alias, &x->nalias, &x->cap_alias, path) < 0 ||
+		    push(&x->aliased, &x->naliased, &x->cap_aliased,
+		    target) < 0)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		return 0;
+	}
 	if (push(&x->relink, &x->nrelink, &x->cap_relink, path) < 0 ||
 	    push(&x->relinked, &x->nrelinked, &x->cap_relinked, target) < 0)
 		return ab_fail(err, AB_EENGINE, "out of memory");
@@ -327,8 +355,10 @@ static int entry(struct xp *x, const struct ab_tarread_entry *ent,
 		return -1;
 	if ((path = rel_path(x, full, buf, sizeof buf)) == NULL ||
 	    (x->want != NULL && strcmp(path, x->want) != 0 &&
-	    !under(path, x->want)))
+	    (x->as != NULL || !under(path, x->want))))
 		return 0;
+	if (x->as != NULL)
+		path = x->as;
 	if (ab_path_check(path, &why) < 0)
 		return skip(x, path, why.msg), 0;
 	switch (ent->type) {
@@ -550,7 +580,7 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 	ab_tarread_close(x->tr);
 	x->tr = NULL;
 out:
-	x->prefix = x->top = x->want = NULL;
+	x->prefix = x->top = x->want = x->as = NULL;
 	ab_buf_free(&url);
 	return rc;
 }
@@ -798,13 +828,52 @@ static long long cost_of(const struct xp *x, const struct ab_alloc *a,
 	return sum;
 }
 
+/* PATH is not read: its folder's archive costs more than is left. */
+static void too_costly(struct xp *x, const char *path)
+{
+	char size[32], why[200];
+	const char *name = last(path);
+
+	ab_human_size(x->budget, size, sizeof size);
+	snprintf(why, sizeof why, "%s, and that folder holds more than is "
+	    "left to read (%s)", ab_json_text_ok(name, strlen(name)) ?
+	    "the engine could not archive it alone" : "its name is not "
+	    "UTF-8, which the engine's archive carries only with its folder",
+	    size);
+	skip(x, path, why);
+}
+
+/* The hard links that the archive of DIR carried as links to names it
+ * was not read for (hard_link()): each first name read again from that
+ * archive, kept as the link's name. */
+static int read_aliases(struct xp *x, struct ab_engine *e,
+    const struct ab_alloc *a, const char *dir, struct ab_err *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < x->nalias; i++) {
+		if (cost_of(x, a, dir) > x->budget) {
+			too_costly(x, x->alias[i]);
+			continue;
+		}
+		x->as = x->alias[i];
+		rc = read_archive(x, e, a, dir, x->aliased[i], err);
+	}
+	free_list(x->alias, x->nalias);
+	free_list(x->aliased, x->naliased);
+	x->alias = x->aliased = NULL;
+	x->nalias = x->naliased = x->cap_alias = x->cap_aliased = 0;
+	return rc;
+}
+
 /* The entries whose names only their folder's archive carries whole:
  * that archive, read for them alone, when it fits what is left to
  * read; named otherwise. */
 static int read_deferred(struct xp *x, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
-	char dir[AB_PATHCHECK_PATH_MAX + 1], size[32], why[200];
+	char dir[AB_PATHCHECK_PATH_MAX + 1];
 	const char *slash;
 	size_t i;
 
@@ -813,19 +882,11 @@ static int read_deferred(struct xp *x, struct ab_engine *e,
 		slash = strrchr(x->defer[i], '/');
 		snprintf(dir, sizeof dir, "%.*s", slash != NULL ?
 		    (int)(slash - x->defer[i]) : 0, x->defer[i]);
-		if (cost_of(x, a, dir) <= x->budget) {
-			if (read_archive(x, e, a, dir, x->defer[i], err) < 0)
-				return -1;
-			continue;
-		}
-		ab_human_size(x->budget, size, sizeof size);
-		snprintf(why, sizeof why, "%s, and that folder holds more "
-		    "than is left to read (%s)", ab_json_text_ok(last(
-		    x->defer[i]), strlen(last(x->defer[i]))) ? "the engine "
-		    "could not archive it alone" : "its name is not UTF-8, "
-		    "which the engine's archive carries only with its folder",
-		    size);
-		skip(x, x->defer[i], why);
+		if (cost_of(x, a, dir) > x->budget)
+			too_costly(x, x->defer[i]);
+		else if (read_archive(x, e, a, dir, x->defer[i], err) < 0 ||
+		    read_aliases(x, e, a, dir, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1029,6 +1090,8 @@ static void xp_free(struct xp *x)
 	free_list(x->defer, x->ndefer);
 	free_list(x->relink, x->nrelink);
 	free_list(x->relinked, x->nrelinked);
+	free_list(x->alias, x->nalias);
+	free_list(x->aliased, x->naliased);
 	ab_worklist_close(&x->w);
 }
 

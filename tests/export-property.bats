@@ -87,3 +87,7 @@ prop() {
 @test "empty folders whose names are not UTF-8, beside a file of holes, are named" {
 	prop --case empty-not-utf8
 }
+
+@test "a hard link whose name is not UTF-8, to a refused name, is read as itself" {
+	prop --case hardlink-not-utf8
+}

@@ -624,6 +624,19 @@ def case_empty_not_utf8(g):
     g.op('F', g.prefix + b'k\xff/f', '644', b'f\n')
 
 
+def case_hardlink_not_utf8(g):
+    """Names hard-linked together, one not UTF-8 and the other refused (an
+    unsafe symlink; a backslash): the one not UTF-8 comes only in its
+    folder's archive, as a link to the refused name that archive is not
+    read for, and must be read as itself (seed 3062).  Four pairs of each,
+    as the archive's order is the folder's."""
+    for i in range(4):
+        g.op('S', b'../etc/passwd', g.prefix + b'l%d' % i)
+        g.op('L', g.prefix + b'l%d' % i, g.prefix + b'\xed\xa0\x80s%d' % i)
+        g.op('F', g.prefix + b'b\\%d' % i, '644', b'bytes %d\n' % i)
+        g.op('L', g.prefix + b'b\\%d' % i, g.prefix + b'\xffh%d' % i)
+
+
 def case_long_names_cut(g):
     """Two empty folders whose names share their first 220 bytes: each
     named as left out must be told from the other."""
@@ -652,7 +665,8 @@ CASES = {'plain': case_plain, 'issue36': case_issue36, 'issue36-untracked': case
          'long-beside-big': case_long_beside_big,
          'binary-mode': case_binary_mode, 'hardlink-refused': case_hardlink_refused,
          'long-names-cut': case_long_names_cut,
-         'empty-not-utf8': case_empty_not_utf8}
+         'empty-not-utf8': case_empty_not_utf8,
+         'hardlink-not-utf8': case_hardlink_not_utf8}
 
 
 def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
