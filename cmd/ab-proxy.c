@@ -7,6 +7,14 @@
  * JSON line on stdout per decision and per closed tunnel.  One thread per
  * connection: a slow resolution or a slow peer holds up only its own
  * connection, and the number of threads is the connection bound.
+ *
+ * With --vault, a provider's API host of the list (ab_egress_provider)
+ * to which the vault holds a live credential is not a blind tunnel: TLS
+ * ends here, under a CA this proxy draws when it starts (its key in this
+ * process's memory alone, constrained to those hosts), and each request
+ * gets the real credential in place of the agent's placeholder
+ * (intercept.h).  The CA's certificate, public, is written beside the
+ * socket for the agents to trust.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +36,9 @@
 
 #include "buf.h"
 #include "egress.h"
+#include "intercept.h"
+#include "tlsca.h"
+#include "vault.h"
 #include "tally.h"
 #include "version.h"
 
@@ -39,7 +50,8 @@
 
 static const char usage_text[] =
     "usage: ab-proxy --socket PATH [--tally PATH] [--max-conns N]\n"
-    "                [--lease EPOCH_MS] [--idle SECONDS] ENTRY...\n"
+    "                [--lease EPOCH_MS] [--idle SECONDS]\n"
+    "                [--vault DIR --anchors FILE] ENTRY...\n"
     "       ab-proxy --version | --help\n";
 
 struct conf {
@@ -48,6 +60,8 @@ struct conf {
 	long max_conns;
 	long long lease_ms;	/* 0: none */
 	long idle_ms;
+	const char *vault;	/* NULL: every destination a blind tunnel */
+	const char *anchors;
 	struct ab_egress_list list;
 };
 
@@ -63,6 +77,9 @@ static int dirty;
  * the lock, and only atomically read copies reach the file. */
 static long long live_bytes[AB_EGRESS_MAX][2];
 static int sigpipe_fd[2] = { -1, -1 };
+/* The CA, when the list holds a provider's host and --vault is given. */
+static struct ab_tlsca *ca;
+static struct ab_icept icept;
 /* SIGUSR1: ab-run asks for a tally now (its agent has ended). */
 static int askpipe_fd[2] = { -1, -1 };
 
@@ -286,7 +303,7 @@ static void tunnel(struct conn *c, const struct ab_egress_entry *e)
 	const char *reason = NULL;
 	struct ab_tally_row *row;
 	long long moved[2] = { 0, 0 }, *live[2] = { NULL, NULL };
-	int status, fd;
+	int status, fd, inside;
 
 	fd = dial(e, addr, sizeof addr, &reason, &status);
 	if (fd < 0) {
@@ -309,13 +326,64 @@ static void tunnel(struct conn *c, const struct ab_egress_entry *e)
 	pthread_mutex_unlock(&lock);
 	log_line("{\"t\":%lld,\"event\":\"open\",\"host\":\"%s\",\"port\":%d,"
 	    "\"addr\":\"%s\"}", now_ms(), e->host, e->port, addr);
-	if (send(c->fd, ok, sizeof ok - 1, MSG_NOSIGNAL) ==
+	inside = ca != NULL && ab_egress_provider(e->host, e->port) &&
+	    ab_icept_live(cf.vault, e->host, e->port);
+	if (send(c->fd, ok, sizeof ok - 1, MSG_NOSIGNAL) !=
 	    (ssize_t)(sizeof ok - 1))
+		inside = -1;
+	if (inside == 1)
+		ab_icept_serve(&icept, c->fd, fd, e->host, e->port);
+	else if (inside == 0)
 		ab_egress_pump(c->fd, fd, cf.idle_ms, &stopping, moved, live);
 	close(fd);
 	log_line("{\"t\":%lld,\"event\":\"close\",\"host\":\"%s\",\"port\":%d,"
 	    "\"addr\":\"%s\",\"up\":%lld,\"down\":%lld,\"ms\":%lld}", now_ms(),
 	    e->host, e->port, addr, moved[0], moved[1], now_ms() - c->t0);
+}
+
+/* What an agent sent, fit for a log line: bytes outside a plain set
+ * become '?', so no quote or backslash ends the JSON string early. */
+static void clean(const char *in, char *out, size_t cap)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 /._~%:+,=@()-";
+	size_t i;
+
+	for (i = 0; in[i] != '\0' && i + 1 < cap; i++)
+		out[i] = strchr(ok, in[i]) != NULL ? in[i] : '?';
+	out[i] = '\0';
+}
+
+/* One request of an intercepted connection, as it ended: counted in its
+ * host's row (a refusal by its reason), its bytes added, and logged. */
+static void on_request(void *ctx, const char *host, int port,
+    const struct ab_icept_request *r)
+{
+	char m[16], p[256], d[160];
+	struct ab_tally_row *row;
+
+	(void)ctx;
+	clean(r->method, m, sizeof m);
+	clean(r->path, p, sizeof p);
+	clean(r->detail, d, sizeof d);
+	pthread_mutex_lock(&lock);
+	if ((row = ab_tally_allowed(&tl, host, port)) != NULL) {
+		__atomic_add_fetch(&live_bytes[row - tl.allow][0], r->up,
+		    __ATOMIC_RELAXED);
+		__atomic_add_fetch(&live_bytes[row - tl.allow][1], r->down,
+		    __ATOMIC_RELAXED);
+	}
+	if (r->reason != NULL && r->status >= 400 && r->status < 500) {
+		n_refused++;
+		ab_tally_refused(&tl, host, port, r->reason);
+	}
+	dirty = 1;
+	pthread_mutex_unlock(&lock);
+	log_line("{\"t\":%lld,\"event\":\"request\",\"host\":\"%s\",\"port\":%d,"
+	    "\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,\"reason\":"
+	    "\"%s\",\"detail\":\"%s\",\"up\":%lld,\"down\":%lld,\"ms\":%lld}",
+	    now_ms(), host, port, m, p, r->status, r->reason ? r->reason : "",
+	    d, r->up, r->down, r->ms);
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -595,6 +663,8 @@ static int parse(int argc, char **argv)
 		{ "max-conns", required_argument, NULL, 'm' },
 		{ "lease", required_argument, NULL, 'l' },
 		{ "idle", required_argument, NULL, 'i' },
+		{ "vault", required_argument, NULL, 'v' },
+		{ "anchors", required_argument, NULL, 'a' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -624,6 +694,8 @@ static int parse(int argc, char **argv)
 				goto usage;
 			cf.idle_ms = (long)v * 1000;
 			break;
+		case 'v': cf.vault = optarg; break;
+		case 'a': cf.anchors = optarg; break;
 		case 'V':
 			printf("%s\n", AB_VERSION);
 			exit(0);
@@ -635,7 +707,9 @@ static int parse(int argc, char **argv)
 		}
 	}
 	if (cf.socket == NULL || optind == argc || (cf.tally != NULL &&
-	    strlen(cf.tally) > 250) ||
+	    strlen(cf.tally) > 250) || (cf.vault == NULL) !=
+	    (cf.anchors == NULL) || (cf.vault != NULL &&
+	    strlen(cf.vault) > 250) ||
 	    argc - optind > AB_EGRESS_MAX)
 		goto usage;
 	for (i = optind; i < argc; i++) {
@@ -650,6 +724,64 @@ static int parse(int argc, char **argv)
 usage:
 	fputs(usage_text, stderr);
 	return 2;
+}
+
+/* The vault, the CA for the list's providers' hosts (none: nothing is
+ * intercepted), and the CA's certificate where agents read it. */
+static int inside_start(void)
+{
+	const char *hosts[AB_EGRESS_MAX];
+	char path[300], tmp[310];
+	struct ab_err err;
+	struct ab_buf pem;
+	struct stat st;
+	size_t n = 0;
+	int i, fd, ok;
+	long long until;
+
+	if ((mkdir(cf.vault, 0700) < 0 && errno != EEXIST) ||
+	    lstat(cf.vault, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || chmod(cf.vault, 0700) < 0) {
+		fprintf(stderr, "ab-proxy: the vault %s is not a directory of "
+		    "this proxy's own\n", cf.vault);
+		return 1;
+	}
+	for (i = 0; i < cf.list.n; i++)
+		if (ab_egress_provider(cf.list.e[i].host, cf.list.e[i].port))
+			hosts[n++] = cf.list.e[i].host;
+	if (n == 0)
+		return 0;
+	/* As long as the lease, or a year: the allocation's life. */
+	until = cf.lease_ms > 0 ? cf.lease_ms / 1000 + 3600 :
+	    (long long)time(NULL) + 366LL * 86400;
+	ab_buf_init(&pem, 64 * 1024);
+	if (ab_tlsca_new(&ca, "egress", hosts, n, until, &err) < 0 ||
+	    ab_tlsca_cert_pem(ca, &pem, &err) < 0) {
+		fprintf(stderr, "ab-proxy: cannot make its CA: %s\n", err.msg);
+		return 1;
+	}
+	snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(cf.socket, '/') ?
+	    strrchr(cf.socket, '/') - cf.socket : 1), cf.socket,
+	    AB_VAULT_CA_NAME);
+	snprintf(tmp, sizeof tmp, "%s.new", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	ok = fd >= 0 && fchmod(fd, 0644) == 0 &&
+	    write_all(fd, pem.data, pem.len) == 0;
+	if ((fd >= 0 && close(fd) < 0) || !ok || rename(tmp, path) < 0) {
+		fprintf(stderr, "ab-proxy: cannot write %s: %s\n", path,
+		    strerror(errno));
+		ab_buf_free(&pem);
+		return 1;
+	}
+	ab_buf_free(&pem);
+	icept.ca = ca;
+	icept.vault = cf.vault;
+	icept.anchors = cf.anchors;
+	icept.idle_ms = cf.idle_ms;
+	icept.stop = &stopping;
+	icept.report = on_request;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -679,6 +811,8 @@ int main(int argc, char **argv)
 		    cf.socket, strerror(errno));
 		return 1;
 	}
+	if (cf.vault != NULL && (rc = inside_start()) != 0)
+		return rc;
 	ab_tally_init(&tl, &cf.list, now_ms());
 	log_line("{\"t\":%lld,\"event\":\"start\",\"entries\":%d,"
 	    "\"max_conns\":%ld}", now_ms(), cf.list.n, cf.max_conns);

@@ -10,6 +10,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "image.h"
+#include "inject.h"
 #include "json.h"
 #include "oneshot.h"
 #include "profile.h"
@@ -170,22 +171,20 @@ static int adapter(struct ctx *c, struct ab_err *err)
 	return 0;
 }
 
-/* The credential's snapshot goes as soon as the agent settled (or never
- * started): emptied in place, within a cleanup budget of its own, beside
- * the egress summary (side.h). */
+/* The credential goes as soon as the agent settled (or never started):
+ * the vault's file and the snapshot emptied in place (inject.h), within
+ * a cleanup budget of its own, beside the egress summary (side.h). */
 static int forget_secret(struct ab_engine *e, void *arg, struct ab_err *err)
 {
 	struct ctx *c = arg;
-	struct ab_keeper_file f;
 	struct ab_budget saved;
 	struct ab_err skip;
 
 	(void)err;
-	ab_profile_input(&c->p, AB_IN_SECRET, &f);
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
-	if (ab_keeper_put(&c->s, e, &c->a, &f, "", 0, &skip) < 0)
-		fprintf(stderr, "%s: could not empty the credential snapshot "
-		    "%s/%s/%s: %s\n", ab_prog, f.dir, f.sub, f.name, skip.msg);
+	if (ab_inject_forget(&c->s, e, &c->a, &c->p, &skip) < 0)
+		fprintf(stderr, "%s: could not forget the credential: %s\n",
+		    ab_prog, skip.msg);
 	ab_engine_budget_end(e, &saved);
 	return 0;
 }
@@ -561,6 +560,9 @@ static int run(struct ctx *c, const struct opts *o)
 		ab_agent_end(c->r.agent);
 	progress_end(c);
 	forget = forgets(c);
+	if (c->p.cred_var[0] != '\0')
+		c->r.credential = ab_inject_on(&c->p, &c->a) ? "injected" :
+		    "in-agent";
 	if (forget)
 		ab_side_start(&side, &c->e, forget_secret, c);
 	egress(c);

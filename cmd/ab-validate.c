@@ -10,6 +10,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "file.h"
+#include "inject.h"
 #include "oneshot.h"
 #include "owned.h"
 #include "profile.h"
@@ -105,8 +106,7 @@ static void forget(struct ctx *c)
 	}
 	if (c->p.cred_var[0] == '\0')
 		return;
-	ab_profile_input(&c->p, AB_IN_SECRET, &f);
-	ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip);
+	ab_inject_forget(&c->s, &c->e, &c->a, &c->p, &skip);
 }
 
 /* A ChatGPT sign-in, read now and copied onto the allocation's auth
@@ -136,34 +136,20 @@ static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
 	return rc;
 }
 
-/* The profile's credential, read now (O_NOFOLLOW, bounded) into a
- * snapshot on the read-only inputs volume that only this invocation's
- * container can read (its group, profile.h): never in a record, never in
- * the container's configuration.  Our copy is wiped at once; ab-run
- * empties the snapshot when the agent settles. */
+/* The profile's credential, read now (O_NOFOLLOW, bounded): the agent's
+ * snapshot on the read-only inputs volume, which only this invocation's
+ * container can read (its group, profile.h), holds a placeholder and the
+ * proxy's vault the credential, or, without egress to the provider, the
+ * snapshot holds the credential (inject.h); never in a record, never in
+ * the container's configuration.  Our copies are wiped at once; ab-run
+ * forgets both when the agent settles. */
 static int secret(struct ab_engine *e, void *arg, struct ab_err *err)
 {
 	struct ctx *c = arg;
-	struct ab_keeper_file f;
-	struct ab_buf b;
-	int rc;
 
 	if (c->p.cred_var[0] == '\0')
 		return 0;
-	ab_buf_init(&b, AB_SECRET_MAX);
-	rc = ab_file_read_at(AT_FDCWD, c->p.cred_path, &b, NULL, err);
-	if (rc == 0 && b.len == 0)
-		rc = ab_fail(err, AB_EREFUSED, "the credential file is empty");
-	if (rc < 0)
-		ab_err_wrap(err, "credential %s", c->p.cred_var);
-	ab_profile_input(&c->p, AB_IN_SECRET, &f);
-	if (rc == 0)
-		rc = ab_keeper_put(&c->s, e, &c->a, &f, b.data, b.len,
-		    err);
-	if (b.data != NULL)
-		explicit_bzero(b.data, b.len);
-	ab_buf_free(&b);
-	return rc;
+	return ab_inject_give(&c->s, e, &c->a, &c->p, err);
 }
 
 /* Under runsc, HOME and /tmp are volumes of the invocation's own

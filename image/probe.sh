@@ -201,12 +201,24 @@ check_egress() {
 }
 
 check_ca() {
-	[ -n "${AB_PROBE_CA:-}" ] || return 0
-	[ -f "$AB_PROBE_CA" ] || refuse "trust anchors"
+	[ -n "${AB_PROBE_CA:-}${AB_PROBE_PROXY_CA:-}" ] || return 0
+	extra=
+	if [ -n "${AB_PROBE_CA:-}" ]; then
+		[ -f "$AB_PROBE_CA" ] || refuse "trust anchors"
+		extra=$AB_PROBE_CA
+	fi
+	# The proxy's CA, which the proxy wrote when it started.
+	if [ -n "${AB_PROBE_PROXY_CA:-}" ]; then
+		[ "$AB_PROBE_PROXY_CA" = "${AB_PROBE_EGRESS%/*}/ca.pem" ] &&
+			[ -f "$AB_PROBE_PROXY_CA" ] || refuse "proxy CA"
+		extra="$extra $AB_PROBE_PROXY_CA"
+	fi
 	# The image's own anchors; agentbox's where its root has none.
 	anchors=/etc/ssl/certs/ca-certificates.crt
 	[ -f "$anchors" ] || anchors=/usr/lib/agentbox/ca-certificates.crt
-	(umask 022 && cat "$anchors" "$AB_PROBE_CA" \
+	# shellcheck disable=SC2086 # two paths without spaces
+	(umask 022 && cat $extra >/tmp/agentbox-ca-extra.pem &&
+		cat "$anchors" /tmp/agentbox-ca-extra.pem \
 		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
 }
 
@@ -271,6 +283,7 @@ if [ -n "${AB_PROBE_SECRET:-}" ]; then
 fi
 unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
 	AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
+	AB_PROBE_PROXY_CA \
 	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
 	AB_PROBE_CODEX_AUTH
 # ARGV's program as execvp(3) finds it on the agent's PATH, named by its

@@ -45,8 +45,11 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	v->role = "egress";
 	v->target = AB_EGRESS_DIR;
 	v->uid = AB_PROXY_UID;
-	v->bytes = 1LL << 20;
-	v->inodes = 16;
+	/* The socket, the tally, the CA's certificate, and the vault: a
+	 * file for each invocation given a credential (vault.h), emptied
+	 * when it settles. */
+	v->bytes = 16LL << 20;
+	v->inodes = 4096;
 	snprintf(v->name, sizeof v->name, "agentbox-%s-egress", id);
 	snprintf(a->eg.proxy, sizeof a->eg.proxy, "agentbox-%s-proxy", id);
 	/* An older agentbox's network, the state directory's, unless

@@ -30,6 +30,48 @@ static const struct set sets[] = {
 	{ NULL, { NULL } }
 };
 
+/* Each provider's API host, where its credential goes in (intercept.h):
+ * the only hosts the proxy ends TLS for. */
+static const struct {
+	const char *provider, *host;
+	int port;
+} apis[] = {
+	{ "claude", "api.anthropic.com", 443 },
+	{ "codex", "api.openai.com", 443 },
+	{ NULL, NULL, 0 }
+};
+
+int ab_egress_provider(const char *host, int port)
+{
+	int i;
+
+	for (i = 0; apis[i].host != NULL; i++)
+		if (strcmp(apis[i].host, host) == 0 && apis[i].port == port)
+			return 1;
+	return 0;
+}
+
+const char *ab_egress_api(const char *provider, int *port)
+{
+	int i;
+
+	for (i = 0; apis[i].host != NULL; i++)
+		if (strcmp(apis[i].provider, provider) == 0) {
+			*port = apis[i].port;
+			return apis[i].host;
+		}
+	return NULL;
+}
+
+int ab_egress_injects(const struct ab_egress_list *l, const char *provider)
+{
+	const char *host;
+	int port;
+
+	return (host = ab_egress_api(provider, &port)) != NULL &&
+	    ab_egress_find(l, host, port) != NULL;
+}
+
 static int lower(int c)
 {
 	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;

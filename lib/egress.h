@@ -58,6 +58,16 @@ void ab_egress_entry_text(const struct ab_egress_entry *e, char *buf,
 const struct ab_egress_entry *ab_egress_find(const struct ab_egress_list *l,
     const char *host, int port);
 
+/* 1 when HOST:PORT is a provider's API host: the proxy ends TLS there
+ * when the vault holds a credential for it (intercept.h). */
+int ab_egress_provider(const char *host, int port);
+/* PROVIDER's API host and its port, or NULL. */
+const char *ab_egress_api(const char *provider, int *port);
+
+/* 1 when L allows PROVIDER's API host: its credential stays with the
+ * proxy, and the agent holds a placeholder (DESIGN.md, "Egress"). */
+int ab_egress_injects(const struct ab_egress_list *l, const char *provider);
+
 /* HOST:PORT as a CONNECT request names it (N bytes at S): NULL with the
  * lowercased host and the port, or the reason it is refused
  * ("ip-literal", "malformed-authority"). */

@@ -17,6 +17,7 @@
 #include "oneshot.h"
 #include "profile.h"
 #include "proxy.h"
+#include "vault.h"
 #include "version.h"
 
 #define LEDGER "attempts"
@@ -135,20 +136,30 @@ static void egress_env(const struct ab_alloc *a, struct ab_profile_lock *k,
 	env_add(k, n, "AB_PROBE_EGRESS=%s", AB_EGRESS_SOCKET, 0);
 }
 
-/* --ca: OpenSSL-based clients read the whole bundle the probe builds,
- * Node and Codex add the given anchors to their own. */
-static void ca_env(const struct ab_profile *p, struct ab_profile_lock *k,
-    int *n)
+/* The agent's trust anchors.  With --ca, or with a credential the proxy
+ * puts in (the proxy's CA, on the egress volume), the probe puts
+ * together the image's anchors and those (AB_CA_BUNDLE), for
+ * OpenSSL-based clients, and those alone (AB_CA_EXTRA), which Node and
+ * Codex add to their own. */
+static void ca_env(const struct ab_profile *p, const struct ab_alloc *a,
+    struct ab_profile_lock *k, int *n)
 {
 	char ca[200];
+	int inject = p->cred_var[0] != '\0' &&
+	    ab_egress_injects(&a->eg.list, p->provider);
 
-	if (p->ca_sha[0] == '\0')
+	if (p->ca_sha[0] == '\0' && !inject)
 		return;
-	ab_profile_input_path(p, AB_IN_CA, ca, sizeof ca);
 	env_add(k, n, "SSL_CERT_FILE=%s", AB_CA_BUNDLE, 0);
-	env_add(k, n, "NODE_EXTRA_CA_CERTS=%s", ca, 0);
-	env_add(k, n, "CODEX_CA_CERTIFICATE=%s", ca, 0);
-	env_add(k, n, "AB_PROBE_CA=%s", ca, 0);
+	env_add(k, n, "NODE_EXTRA_CA_CERTS=%s", AB_CA_EXTRA, 0);
+	env_add(k, n, "CODEX_CA_CERTIFICATE=%s", AB_CA_EXTRA, 0);
+	if (p->ca_sha[0] != '\0') {
+		ab_profile_input_path(p, AB_IN_CA, ca, sizeof ca);
+		env_add(k, n, "AB_PROBE_CA=%s", ca, 0);
+	}
+	if (inject)
+		env_add(k, n, "AB_PROBE_PROXY_CA=%s", AB_EGRESS_DIR "/"
+		    AB_VAULT_CA_NAME, 0);
 }
 
 /* An unset runtime is runc: ab_profile_load names runc for a record made
@@ -180,7 +191,7 @@ static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
 	if (under_runsc(p))
 		env_add(k, &n, "AB_PROBE_RUNTIME=runsc%s", "", 0);
 	egress_env(a, k, &n);
-	ca_env(p, k, &n);
+	ca_env(p, a, k, &n);
 	ab_adapter_env(p, k, &n);
 	k->env[n] = NULL;
 }

@@ -36,6 +36,7 @@
 /* What the agent's TLS clients trust with --ca: the image's anchors and
  * the given ones, which the probe puts together. */
 #define AB_CA_BUNDLE "/tmp/agentbox-ca.pem"
+#define AB_CA_EXTRA "/tmp/agentbox-ca-extra.pem"	/* the added ones */
 #define AB_RELAY_URL "http://127.0.0.1:3128"
 #define AB_MAX_ARGV 256
 

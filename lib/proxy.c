@@ -15,6 +15,7 @@
 #include "proxy.h"
 #include "tarread.h"
 #include "testhook.h"
+#include "vault.h"
 
 #define ICC_OPTION "com.docker.network.bridge.enable_icc"
 #define NETWORK_LOCK "egress-network.lock"
@@ -57,6 +58,8 @@ void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
 	arg(k, &n, "--socket=%s%.0lld", AB_EGRESS_SOCKET, 0);
 	arg(k, &n, "--tally=%s%.0lld", AB_EGRESS_TALLY, 0);
 	arg(k, &n, "--max-conns=%s%lld", "", a->eg.max_conns);
+	arg(k, &n, "--vault=%s%.0lld", AB_EGRESS_DIR "/" AB_VAULT_NAME, 0);
+	arg(k, &n, "--anchors=%s%.0lld", AB_PROXY_ANCHORS, 0);
 	if (a->lease.set)
 		arg(k, &n, "--lease=%s%lld", "", a->lease.at_ms);
 	for (i = 0; i < a->eg.list.n; i++, n++) {

@@ -38,14 +38,17 @@
 #define AB_PROXY_MEMORY(conns) (AB_PROXY_MEMORY_BASE + \
 	(long long)(conns) * AB_EGRESS_CONN_MEMORY)
 #define AB_PROXY_LOG_MAX "16m"
+/* The anchors the proxy verifies a provider's host with: agentbox's own
+ * bundle, in every image whatever its root. */
+#define AB_PROXY_ANCHORS "/usr/lib/agentbox/ca-certificates.crt"
 
 struct ab_proxy_lock {
 	struct ab_lock l;
 	const char *labels[7];
 	const char *env[2];
 	const char *entry[2];
-	const char *cmd[AB_EGRESS_MAX + 10];
-	char text[AB_EGRESS_MAX + 10][320];
+	const char *cmd[AB_EGRESS_MAX + 12];
+	char text[AB_EGRESS_MAX + 12][320];
 	struct ab_mount mount;
 };
 

@@ -740,6 +740,8 @@ int ab_result_save(struct ab_state *s, const char *id,
 		else
 			ab_jw_null(&w);
 	}
+	if (r->credential != NULL)
+		ab_jw_kstr(&w, "credential", r->credential);
 	if (r->sign_in)
 		sign_in_fields(&w, r);
 	if (r->error[0] != '\0') {

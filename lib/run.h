@@ -62,6 +62,9 @@ struct ab_run {
 	/* A provider's CLI: its output read as it comes (agent.h). */
 	struct ab_agent *agent;
 	char cli_version[64];
+	/* How a provider's credential travelled: "injected" (the agent
+	 * held a placeholder, inject.h) or "in-agent"; NULL: none given. */
+	const char *credential;
 	/* A ChatGPT sign-in: what became of the copy the agent left. */
 	int sign_in;
 	struct ab_signin_back sign_back;

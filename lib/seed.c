@@ -19,6 +19,7 @@
 #include "lockdown.h"
 #include "oneshot.h"
 #include "pathcheck.h"
+#include "proxy.h"
 #include "seed.h"
 #include "size.h"
 #include "tarread.h"
@@ -408,8 +409,9 @@ static int upload_fail(const struct ab_resp *r, const struct ab_alloc *a,
 	    "%lld-inode ceiling", fs, have, v->inodes);
 }
 
-static int upload(struct ab_engine *e, const struct ab_alloc *a,
-    const char *dest, const struct ab_tar_source *src, struct ab_err *err)
+static int upload_to(struct ab_engine *e, const struct ab_alloc *a,
+    const char *id, const char *dest, const struct ab_tar_source *src,
+    struct ab_err *err)
 {
 	struct ab_tar *t;
 	struct ab_req q;
@@ -424,7 +426,7 @@ static int upload(struct ab_engine *e, const struct ab_alloc *a,
 	 * the keeper's "10001:10001" up as a user name and fails.  The tests
 	 * check every owner. */
 	snprintf(path, sizeof path, "/containers/%s/archive?path=%s"
-	    "&noOverwriteDirNonDir=1", a->keeper_id, dest);
+	    "&noOverwriteDirNonDir=1", id, dest);
 	memset(&q, 0, sizeof q);
 	q.method = "PUT";
 	q.path = path;
@@ -438,6 +440,12 @@ static int upload(struct ab_engine *e, const struct ab_alloc *a,
 	ab_resp_free(&r);
 	ab_tar_close(t);
 	return rc;
+}
+
+static int upload(struct ab_engine *e, const struct ab_alloc *a,
+    const char *dest, const struct ab_tar_source *src, struct ab_err *err)
+{
+	return upload_to(e, a, a->keeper_id, dest, src, err);
 }
 
 /* --- the staging clone's identity ---------------------------------- */
@@ -901,7 +909,7 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 struct many_src {
 	const struct ab_keeper_put *f;
 	int n, next;
-	char path[AB_ID_LEN + 1 + 32];	/* SUB/NAME */
+	char path[AB_ID_LEN + 1 + 128];	/* SUB/NAME */
 	size_t off;
 };
 
@@ -972,6 +980,28 @@ int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
 	src.data = many_data;
 	src.ctx = &o;
 	return upload(e, a, f[0].f.dir, &src, err);
+}
+
+int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_file *f,
+    const char *data, size_t len, struct ab_err *err)
+{
+	struct ab_keeper_put one;
+	struct ab_tar_source src;
+	struct many_src o;
+
+	if (ab_proxy_check(s, e, a, ab_engine_seccomp_keyword(e), err) < 0)
+		return -1;
+	one.f = *f;
+	one.data = data;
+	one.len = len;
+	memset(&o, 0, sizeof o);
+	o.f = &one;
+	o.n = 1;
+	src.next = many_next;
+	src.data = many_data;
+	src.ctx = &o;
+	return upload_to(e, a, a->eg.proxy_id, f->dir, &src, err);
 }
 
 int ab_keeper_put(struct ab_state *s, struct ab_engine *e,

@@ -32,7 +32,7 @@ int ab_keeper_ready(struct ab_state *s, struct ab_engine *e,
 struct ab_keeper_file {
 	const char *dir;
 	char sub[AB_ID_LEN + 1];
-	char name[32];
+	char name[128];
 	unsigned uid, gid, sub_mode, mode;
 };
 
@@ -51,6 +51,12 @@ struct ab_keeper_put {
 int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
     struct ab_err *err);
+/* Puts f through the running, locked proxy onto the egress volume, as
+ * ab_keeper_put does through the keeper: the vault's files (vault.h),
+ * which no volume of the keeper holds. */
+int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_file *f,
+    const char *data, size_t len, struct ab_err *err);
 /* Reads back FILE, a regular file on the keeper's volumes, into b (at
  * most b->max bytes). */
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,

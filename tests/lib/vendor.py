@@ -104,6 +104,12 @@ The log (--log FILE): one JSON object a line, for every request:
   deferred   those of them with defer_loading (tool search's placeholder)
   x_api_key, authorization   whether that header came: booleans only,
              never a value
+  credential "real" when the credential header holds the key that
+             --credential FILE names, "other" or "none" (openai mode too)
+POST /v1/probe logs what it carried (credential, the x-probe header, the
+body's first 400 characters, the path with its query); /v1/echo as well,
+then answers the real credential in an X-Echo header and split across
+two chunks of the body ("key=" + it + ";").
   tool_results  [{tool_use_id, is_error, text}] of the messages after the
              last assistant message, text cut to 500 characters
   safeguards the classifier_context's permission_mode, when asked for
@@ -507,6 +513,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def credential(self):
+        """Which credential the request carried: "none", "real" (the one
+        --credential names) or "other"; never a value."""
+        v = self.headers.get("x-api-key")
+        if v is None:
+            a = self.headers.get("Authorization")
+            if a is not None:
+                v = a[7:] if a.lower().startswith("bearer ") else a
+        if v is None:
+            return "none"
+        return "real" if CREDENTIAL is not None and v == CREDENTIAL \
+            else "other"
+
+    def probe(self, raw):
+        """/v1/probe: what a request carried, for the tests of the
+        proxy's rewriting (the credential as credential() says); /v1/echo
+        as well, then the real credential echoed in a header and split
+        across two chunks of the body."""
+        self.state.record({"method": self.command, "path": self.path,
+                           "probe": True, "credential": self.credential(),
+                           "x_probe": self.headers.get("x-probe"),
+                           "body": raw.decode("utf-8", "replace")[:400]})
+        if self.path.split("?")[0] != "/v1/echo" or CREDENTIAL is None:
+            self.send_json(200, {"ok": True})
+            return
+        k = CREDENTIAL.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("X-Echo", CREDENTIAL)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.chunk(b"key=" + k[:len(k) // 2])
+        self.chunk(k[len(k) // 2:] + b";")
+        self.sse_end()
+
     def wait_for_client_to_go(self):
         self.close_connection = True
         c = self.connection
@@ -551,6 +592,9 @@ class Anthropic(Handler):
     def do_POST(self):
         raw = self.body()
         path = self.path.split("?")[0]
+        if path in ("/v1/probe", "/v1/echo"):
+            self.probe(raw)
+            return
         if path == "/v1/messages":
             try:
                 body = json.loads(raw or b"{}")
@@ -590,6 +634,7 @@ class Anthropic(Handler):
                          if t.get("defer_loading")],
             "x_api_key": "x-api-key" in self.headers,
             "authorization": "authorization" in self.headers,
+            "credential": self.credential(),
             "tool_results": tool_results(body),
         }
         verdict = None
@@ -1454,6 +1499,7 @@ class OpenAI(Handler):
             "request_kind": kind,
             "tools": tools,
             "authorization": "authorization" in self.headers,
+            "credential": self.credential(),
             "bearer": self.bearer(),
             "account_id": "chatgpt-account-id" in self.headers,
             "outputs": call_outputs(body),
@@ -1603,6 +1649,7 @@ class OpenAI(Handler):
 
 
 HANDLERS = {"anthropic": Anthropic, "openai": OpenAI}
+CREDENTIAL = None  # --credential FILE: the real key, for credential()
 
 
 def main():
@@ -1617,7 +1664,12 @@ def main():
     ap.add_argument("--script")
     ap.add_argument("--log")
     ap.add_argument("--auth-json")  # openai mode: see the module's doc
+    ap.add_argument("--credential")
     a = ap.parse_args()
+    global CREDENTIAL
+    if a.credential:
+        with open(a.credential) as f:
+            CREDENTIAL = f.read().rstrip("\n")
     state = None
     if a.mode == "anthropic":
         state = State(a.script, a.log)

@@ -1,0 +1,31 @@
+/* inject.h: where an invocation's credential goes (DESIGN.md, "Egress").
+ *
+ * With egress to its provider's API host (ab_egress_injects), the
+ * agent's snapshot (AB_IN_SECRET, profile.h) holds a placeholder drawn
+ * at validation (secret.h) and the proxy's vault holds the credential
+ * (vault.h): the agent never holds it.  Otherwise the snapshot holds the
+ * credential itself.  ab-run forgets both when the agent settles, and
+ * ab-validate when it refuses.
+ */
+#ifndef AB_INJECT_H
+#define AB_INJECT_H
+
+#include "alloc.h"
+#include "engine.h"
+#include "err.h"
+#include "profile.h"
+#include "state.h"
+
+/* 1 when profile P's credential goes to the proxy, not the agent. */
+int ab_inject_on(const struct ab_profile *p, const struct ab_alloc *a);
+/* Reads P's credential file now (bounded, O_NOFOLLOW) and gives it out
+ * as above; every copy of ours is wiped. */
+int ab_inject_give(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_err *err);
+/* Empties the vault's file and the snapshot; the first failure in err. */
+int ab_inject_forget(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_err *err);
+
+#endif

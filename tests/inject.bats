@@ -1,0 +1,222 @@
+#!/usr/bin/env bats
+# The agent never holds its vendor credential (DESIGN.md, "Egress"): the
+# allocation's proxy ends TLS for the provider's API host under a CA of
+# its own and puts the credential in; the agent holds a placeholder of
+# the same shape.  The real CLIs against the tests' scripted vendor
+# (tests/lib/vendor.py, told the real key with --credential, so its log
+# says "real", "other" or "none", never a value), and a hostile agent
+# played from the host through a relay to the proxy's socket.
+
+# shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
+# bats file_tags=agents
+load helpers
+
+setup_file() {
+	ab_agents_setup_file || return 1
+	CA=$BATS_FILE_TMPDIR/ca
+	ab_test_ca "$CA" api.anthropic.com,api.openai.com
+	GW=$(ab_bridge_gateway)
+	KEY=$BATS_FILE_TMPDIR/api-key
+	printf 'sk-ant-api03-%s%s-AbCd_x\n' "$(head -c 30 /dev/urandom |
+		base64 | tr -dc 'A-Za-z0-9' | head -c 40)" "$RANDOM" >"$KEY"
+	REPO=$BATS_FILE_TMPDIR/repo
+	git init -q "$REPO"
+	# What a repository's own code, run by an approved command, can see
+	# of the credential: every process's environment it can read.
+	cat >"$REPO/leak.sh" <<'EOF'
+for f in /proc/[0-9]*/environ; do
+	tr '\0' '\n' <"$f" 2>/dev/null
+done | grep -a -E '^(ANTHROPIC_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|CODEX_API_KEY)=' |
+	sort -u
+EOF
+	git -C "$REPO" add -A
+	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	export CA GW KEY REPO COMMIT
+}
+
+teardown() {
+	[ -z "${VPID:-}" ] || kill "$VPID" 2>/dev/null || true
+	[ -z "${RPID:-}" ] || kill "$RPID" 2>/dev/null || true
+	ab-clean --sweep --all >/dev/null 2>&1 || true
+}
+
+# alloc_with_vendor SCENARIO [AB-ALLOC OPTIONS...]: the scripted vendor
+# (told the real key) and an allocation reaching it under its real name.
+alloc_with_vendor() {
+	local scenario=$1
+	shift
+	ab_vendor anthropic "$scenario" --credential "$KEY"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.anthropic.com:443=$GW:$VPORT" "$@")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+}
+
+# validated PHASE [AB-PROFILE OPTIONS...]: Claude Code's validated
+# container on ALLOC, in CTR; its profile in PROF.
+validated() {
+	local phase=$1
+	shift
+	PROF=$(ab-profile --alloc "$ALLOC" --phase "$phase" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--attempt "in-$RANDOM$RANDOM" --provider claude \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --api-key-file "$KEY" "$@")
+	CTR=$(ab-validate "$PROF")
+}
+
+# The placeholder the agent of PROF holds (root reads it in the keeper).
+placeholder() {
+	docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" \
+		/usr/lib/agentbox/busybox cat \
+		"/run/agentbox/inputs/${PROF#profile:}/secret"
+}
+
+# The vault's files and their sizes (root reads them in the proxy).
+vault_sizes() {
+	docker exec -u 0 "agentbox-${ALLOC#alloc:}-proxy" \
+		/usr/lib/agentbox/busybox sh -c \
+		'cd /run/agentbox/egress/vault && /usr/lib/agentbox/busybox wc -c -- *'
+}
+
+# The real key appears in nothing agentbox keeps or the engine holds.
+key_nowhere() {
+	local secret c
+	secret=$(cat "$KEY")
+	run grep -rlF -- "$secret" "$AB_STATE_DIR"
+	assert_output ""
+	for c in $(docker ps -aq --filter "label=org.agentbox.alloc=${ALLOC#alloc:}"); do
+		run docker inspect "$c"
+		refute_output --partial "$secret"
+		run docker logs "$c"
+		refute_output --partial "$secret"
+	done
+}
+
+@test "Claude Code with an API key: the vendor gets the key on every call, the agent's processes hold a placeholder of its shape" {
+	local secret ph seen
+	secret=$(cat "$KEY")
+	alloc_with_vendor '{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}'
+	validated execution --allow-command 'sh leak.sh'
+	run --separate-stderr ab-run "$CTR"
+	RECORD=$(ab-run --show "$output")
+	cat "$VLOG" >&2
+	assert_equal "$(record_field 'r["agent"]["status"]')" ok
+	assert_equal "$(record_field 'r["credential"]')" injected
+	refute_output --partial "$secret"
+	[[ "$stderr" != *"$secret"* ]] || fail "ab-run's stderr holds the key"
+	# Every call the CLI made carried the real key, put in by the proxy.
+	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+	assert_equal "$(vlog 'len([x for x in L if x.get("main")])')" 2
+	# What the repository's script saw, and the model with it: the
+	# placeholder, of the key's length and prefix, and nothing else.
+	seen=$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')
+	ph=$(sed -n 's/^ANTHROPIC_API_KEY=//p' <<<"$seen" | head -n 1)
+	[ -n "$ph" ] || fail "the script saw no ANTHROPIC_API_KEY: $seen"
+	[[ "$seen" != *"$secret"* ]] || fail "the agent's processes hold the key"
+	assert_equal "${#ph}" "${#secret}"
+	assert_equal "${ph:0:13}" sk-ant-api03-
+	[ "$ph" != "$secret" ] || fail "the placeholder is the key"
+	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the key"
+	key_nowhere
+	# The agent settled: the vault's file and the snapshot were emptied.
+	run vault_sizes
+	assert_success
+	assert_output --regexp '^ *0 api\.anthropic\.com:443\.[0-9a-f]{64}'
+	refute_output --regexp '^ *[1-9][0-9]* api'
+}
+
+# relay: a relay on the host to the allocation's proxy socket, as the
+# agent's own; RELAY is its URL, PCA the proxy's CA certificate.
+relay() {
+	local dir port
+	dir=$(docker volume inspect "agentbox-${ALLOC#alloc:}-egress" \
+		--format '{{.Mountpoint}}')
+	PCA=$dir/ca.pem
+	port=$((20000 + RANDOM % 20000))
+	ab-relay --socket "$dir/proxy.sock" --listen "127.0.0.1:$port"
+	RPID=$(pgrep -f "ab-relay --socket $dir/proxy.sock" | head -n 1)
+	RELAY=http://127.0.0.1:$port
+}
+
+# api PATH CURL-OPTIONS...: a request to the vendor through the proxy,
+# trusting only the proxy's CA; prints the status, headers and body.
+api() {
+	local path=$1
+	shift
+	curl -sS -i --max-time 20 --proxy "$RELAY" --cacert "$PCA" "$@" \
+		"https://api.anthropic.com$path"
+}
+
+@test "a hostile agent with the placeholder: another key, no key, a second header, the wrong header, all refused; the placeholder elsewhere unchanged" {
+	local ph n other
+	alloc_with_vendor '{"turns":[{"text":"done"}]}'
+	validated planning --ca "$CA/ca.pem"
+	ph=$(placeholder)
+	[ -n "$ph" ] || fail "no placeholder"
+	relay
+	# The placeholder in its header goes in as the key; in a query,
+	# another header and the body it stays as it is.
+	run api "/v1/probe?k=$ph" -H "x-api-key: $ph" -H "x-probe: $ph" -d "$ph"
+	assert_output --partial "HTTP/1.1 200"
+	assert_equal "$(vlog '[L[-1][k] for k in ("credential", "x_probe", "body", "path")]' |
+		tr -d ' ')" "[\"real\",\"$ph\",\"$ph\",\"/v1/probe?k=$ph\"]"
+	n=$(wc -l <"$VLOG")
+	other="sk-ant-api03-$(printf '%0*d' $((${#ph} - 13)) 7)"
+	run api /v1/probe -H "x-api-key: $other"
+	assert_output --partial "HTTP/1.1 403"
+	assert_output --partial "X-Agentbox-Refused: credential"
+	run api /v1/probe
+	assert_output --partial "HTTP/1.1 403"
+	run api /v1/probe -H "Authorization: Bearer $ph"
+	assert_output --partial "HTTP/1.1 403"
+	run api /v1/probe -H "x-api-key: $ph" -H "Authorization: Bearer $ph"
+	assert_output --partial "HTTP/1.1 403"
+	# None of them reached the vendor.
+	assert_equal "$(wc -l <"$VLOG")" "$n"
+	# Every request of a kept-alive connection is judged, not only the
+	# first: the second, with another key, is refused.
+	run curl -sS -i --max-time 20 --proxy "$RELAY" --cacert "$PCA" \
+		-H "x-api-key: $ph" https://api.anthropic.com/v1/probe --next \
+		-sS -i --max-time 20 --proxy "$RELAY" --cacert "$PCA" \
+		-H "x-api-key: $other" https://api.anthropic.com/v1/probe
+	assert_output --partial "HTTP/1.1 200"
+	assert_output --partial "HTTP/1.1 403"
+	assert_equal "$(wc -l <"$VLOG")" "$((n + 1))"
+	# An answer that echoes the key reaches the agent with the
+	# placeholder, in a header and across two chunks of the body.
+	run api /v1/echo -H "x-api-key: $ph" -d x
+	assert_output --partial "X-Echo: $ph"
+	assert_output --partial "key=$ph;"
+	refute_output --partial "$(cat "$KEY")"
+	# The proxy's CA key is nowhere an agent can read.
+	run grep -rl "PRIVATE KEY" "$(dirname "$PCA")"
+	assert_output ""
+	# Once the invocation settles, its placeholder is refused.
+	run ab-run "$CTR"
+	assert_success
+	run api /v1/probe -H "x-api-key: $ph"
+	assert_output --partial "HTTP/1.1 403"
+	key_nowhere
+}
+
+@test "the vendor's certificate from another CA: 502, and nothing is sent upstream" {
+	local ph n
+	alloc_with_vendor '{"turns":[{"text":"done"}]}'
+	# No --ca: the proxy verifies the vendor against the image's anchors
+	# alone, which do not hold the test CA.
+	validated planning
+	ph=$(placeholder)
+	relay
+	n=$(wc -l <"$VLOG")
+	run api /v1/probe -H "x-api-key: $ph"
+	assert_output --partial "HTTP/1.1 502"
+	assert_output --partial "X-Agentbox-Refused: upstream-tls"
+	assert_equal "$(wc -l <"$VLOG")" "$n"
+	run docker logs "agentbox-${ALLOC#alloc:}-proxy"
+	assert_output --partial '"reason":"upstream-tls"'
+	assert_output --partial 'certificate verify failed'
+}
