@@ -60,7 +60,8 @@ struct ab_subst {
  * memory runs out. */
 int ab_subst_init(struct ab_subst *s, const char *from, const char *to,
     size_t n);
-/* Wipes what it held (explicit_bzero) and frees it. */
+/* Wipes what it held (explicit_bzero) and frees it; also safe on an S
+ * whose init failed. */
 void ab_subst_free(struct ab_subst *s);
 /* Feeds IN (LEN bytes, any; 0 is allowed): writes to OUT what is now
  * certain (at most LEN + N - 1 bytes; OUT must hold that) and returns its
