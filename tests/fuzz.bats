@@ -58,3 +58,7 @@ fuzz() {
 @test "fuzz: the pass of the user's base image's tar under agentbox's layer" {
 	fuzz roottar
 }
+
+@test "fuzz: the credential's placeholder, and its swap in a stream cut anywhere, against a plain replace" {
+	fuzz secret
+}

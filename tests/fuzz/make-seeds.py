@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make-seeds.py: writes the seed corpora of the tar, JSON, agent-stream,
-path and listing harnesses under tests/fuzz/corpus/ (committed; run again only to
+path, listing and secret harnesses under tests/fuzz/corpus/ (committed; run again only to
 change them).  Each seed is a well-formed input, or one broken in one
 place, so that fuzzing starts next to every branch the reader has."""
 import io
@@ -261,6 +261,32 @@ def listings():
     put("listing", "outside", names((b"/etc", 1)))
 
 
+def secrets():
+    """The substitution: a byte giving N - 1, FROM, TO, a byte giving how
+    many piece sizes follow, the sizes, the stream (also taken as a
+    credential for a placeholder)."""
+    def sub(name, frm, to, sizes, stream):
+        assert len(frm) == len(to) and 1 <= len(frm) <= 32
+        put("secret", name, bytes([len(frm) - 1]) + frm + to +
+            bytes([len(sizes)]) + bytes(sizes) + stream)
+    key = b"sk-ant-api03-AbCdEf0123_x-Yz9"
+    ph = b"sk-ant-api03-QrStUv4567_m-Kp2"
+    echo = b'data: {"error":"invalid x-api-key ' + key + b'"}\n\n'
+    sub("echo", key, ph, [1, 5, 17, 0, 3], echo * 2 + key[:11])
+    sub("header", key, ph, [40], b"HTTP/1.1 401\r\nx-echo: " + key +
+        b"\r\nx-part: " + key[:-1] + b"\r\n\r\n" + key + key)
+    sub("overlap", b"aa", b"XY", [1], b"aaaaabaaa")
+    sub("self", b"abaab", b"VWXYZ", [2, 3], b"abaabaabaababaab")
+    sub("one", b"k", b"K", [0, 1, 2], b"kkxkk")
+    sub("empty-feeds", b"SECRET", b"PLACEH", [0, 0, 0], b"xSECRETy")
+    sub("long", bytes(range(65, 97)), bytes(range(97, 129)), [7, 100, 255],
+        (b"filler " * 40 + bytes(range(65, 97))) * 6 + bytes(range(65, 90)))
+    sub("cred-proj", b"z", b"y", [], b"sk-proj-Ab3_cD-9.xyz")
+    sub("cred-oat", b"z", b"y", [], b"sk-ant-oat01-Q")
+    sub("cred-space", b"z", b"y", [], b"sk-ant-api03-abc def\n")
+    sub("cred-bare", b"z", b"y", [], b"sk-ant-api03-")
+
+
 if __name__ == "__main__":
     tars()
     jsons()
@@ -269,4 +295,5 @@ if __name__ == "__main__":
     paths()
     appserver()
     listings()
+    secrets()
     sys.exit(0)
