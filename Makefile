@@ -43,8 +43,10 @@ LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/ca
 	lib/tlsca.c lib/tool.c lib/wheel.c lib/worklist.c lib/zip.c
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test \
-	signin-test tally-test \
+	signin-test tally-test tlsca-test \
 	zip-test
+# What a unit test links besides libagentbox.a and PKG_LIBS.
+UNIT_LDLIBS_tlsca-test = -lssl
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
 FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
@@ -140,7 +142,8 @@ $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
-	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
+	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a \
+		$(UNIT_LDLIBS_$*) $(PKG_LIBS)
 
 $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h \
 		tests/fuzz/common.h
