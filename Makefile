@@ -32,8 +32,10 @@ TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-expo
 # sanitized (the image carries no sanitizer runtime), so they run on any
 # base image whatever its libc (ab-image build --base).
 IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
-# What each of them links of lib/.
-IMAGE_LIB_ab-proxy = egress tally json buf err
+# What each of them links of lib/, and of other libraries (static
+# archives: OpenSSL's, and what libcrypto.a itself needs).
+IMAGE_LIB_ab-proxy = egress tally tlsca json buf err
+IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
 IMAGE_LIB_ab-relay = egress err
 IMAGE_LIB_ab-codex = appserver json buf pathcheck err
 IMAGE_LIB_ab-privs =
@@ -134,7 +136,7 @@ $(BUILD)/image/lib/%.o: lib/%.c lib/*.h
 $(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
 		$$(addprefix $(BUILD)/image/lib/,$$(addsuffix .o,$$(IMAGE_LIB_$$*)))
 	@mkdir -p $(@D)
-	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ -pthread
+	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ $(IMAGE_LDLIBS_$*) -pthread
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
