@@ -62,8 +62,9 @@ SSL_CTX *ab_tlsca_server_ctx(struct ab_tlsca *ca, const char *host,
 /* A client context for the proxy's own connections: TLS 1.2 or later,
  * the peer verified (SSL_VERIFY_PEER) against the certificates of the PEM
  * file ANCHORS (the image's bundle; NULL: none) and those of the PEM text
- * EXTRA of EXTRA_LEN bytes (NULL: none; else at least one certificate and
- * nothing unreadable); ALPN offers "http/1.1".  NULL with err set. */
+ * EXTRA of EXTRA_LEN bytes (NULL: none; else at least one certificate,
+ * and certificates only: no key, no CRL, no broken block); ALPN offers
+ * "http/1.1".  Neither given is AB_EUSAGE.  NULL with err set. */
 SSL_CTX *ab_tls_client_ctx(const char *anchors, const char *extra,
     size_t extra_len, struct ab_err *err);
 /* Before the handshake: SNI HOST, and HOST the name the peer's
