@@ -32,19 +32,23 @@ TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-expo
 # sanitized (the image carries no sanitizer runtime), so they run on any
 # base image whatever its libc (ab-image build --base).
 IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
-# What each of them links of lib/.
-IMAGE_LIB_ab-proxy = egress tally json buf err
+# What each of them links of lib/, and of other libraries (static
+# archives: OpenSSL's, and what libcrypto.a itself needs).
+IMAGE_LIB_ab-proxy = egress tally tlsca intercept httpmsg secret vault hash json buf err
+IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
 IMAGE_LIB_ab-relay = egress err
 IMAGE_LIB_ab-codex = appserver json buf pathcheck err
 IMAGE_LIB_ab-privs =
 LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/debroot.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
-	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/image.c lib/json.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/outfile.c \
+	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/image.c lib/inject.c lib/intercept.c lib/json.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/outfile.c \
 	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/roottar.c lib/run.c lib/runtime.c lib/schema.c lib/secret.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
-	lib/tool.c lib/wheel.c lib/worklist.c lib/zip.c
+	lib/tlsca.c lib/tool.c lib/wheel.c lib/worklist.c lib/zip.c
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
-	signin-test tally-test \
+	signin-test tally-test tlsca-test \
 	zip-test
+# What a unit test links besides libagentbox.a and PKG_LIBS.
+UNIT_LDLIBS_tlsca-test = -lssl
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
 FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
@@ -133,7 +137,7 @@ $(BUILD)/image/lib/%.o: lib/%.c lib/*.h
 $(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
 		$$(addprefix $(BUILD)/image/lib/,$$(addsuffix .o,$$(IMAGE_LIB_$$*)))
 	@mkdir -p $(@D)
-	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ -pthread
+	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ $(IMAGE_LDLIBS_$*) -pthread
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
@@ -141,7 +145,8 @@ $(BIN)/%: $(BUILD)/cmd/%.o $(BUILD)/libagentbox.a
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libagentbox.a
 	@mkdir -p $(@D)
-	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a $(PKG_LIBS)
+	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a \
+		$(UNIT_LDLIBS_$*) $(PKG_LIBS)
 
 $(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h \
 		tests/fuzz/common.h

@@ -97,3 +97,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/tlsca: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/tlsca-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
