@@ -48,8 +48,9 @@ UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test j
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
 FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
-	listing roottar
+	listing roottar httpmsg
 FUZZ_LIB_egress = lib/egress.c lib/err.c
+FUZZ_LIB_httpmsg = lib/httpmsg.c
 FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
 # The tar reader lives on the engine's stream: curl links, never runs.
