@@ -62,7 +62,7 @@ static void timeout_ms(int fd, long ms)
 
 int ab_icept_live(const char *vault, const char *host, int port)
 {
-	char prefix[AB_EGRESS_HOST_MAX + 16];
+	char prefix[AB_TLSCA_HOST_MAX + 16];
 	struct dirent *d;
 	struct stat st;
 	DIR *dir;
@@ -214,7 +214,7 @@ static int cred_field(const struct ab_http_head *h, const char **tok,
 static int find_cred(struct sess *s, const struct ab_http_field *f,
     const char *tok, size_t n)
 {
-	char name[AB_EGRESS_HOST_MAX + 96], path[4200], *buf;
+	char name[AB_TLSCA_HOST_MAX + 96], path[4200], *buf;
 	struct ab_err err;
 	size_t got = 0;
 	ssize_t k = 1;
@@ -299,7 +299,7 @@ static int upstream(struct sess *s)
 	if (s->uctx == NULL || (s->u = SSL_new(s->uctx)) == NULL ||
 	    SSL_set_fd(s->u, s->ufd) != 1 ||
 	    ab_tls_client_host(s->u, s->host, &err) < 0) {
-		snprintf(s->r.detail, sizeof s->r.detail, "%s", err.msg);
+		snprintf(s->r.detail, sizeof s->r.detail, "%.159s", err.msg);
 		return -1;
 	}
 	timeout_ms(s->ufd, AB_ICEPT_HANDSHAKE_MS);
@@ -559,7 +559,7 @@ static int one(struct sess *s, int *keep)
 void ab_icept_serve(const struct ab_icept *ic, int cfd, int ufd,
     const char *host, int port)
 {
-	struct ab_err err;
+	struct ab_err err = { 0 };
 	SSL_CTX *sctx;
 	struct sess *s;
 	int keep = 1;
@@ -572,10 +572,14 @@ void ab_icept_serve(const struct ab_icept *ic, int cfd, int ufd,
 	s->cfd = cfd;
 	s->ufd = ufd;
 	s->t0 = now_ms();
-	if ((sctx = ab_tlsca_server_ctx(ic->ca, host, &err)) == NULL ||
-	    (s->c = SSL_new(sctx)) == NULL || SSL_set_fd(s->c, cfd) != 1) {
+	/* The session keeps the context it needs; our reference goes. */
+	if ((sctx = ab_tlsca_server_ctx(ic->ca, host, &err)) != NULL) {
+		s->c = SSL_new(sctx);
+		SSL_CTX_free(sctx);
+	}
+	if (s->c == NULL || SSL_set_fd(s->c, cfd) != 1) {
 		s->r.reason = "proxy-tls";
-		snprintf(s->r.detail, sizeof s->r.detail, "%s", err.msg);
+		snprintf(s->r.detail, sizeof s->r.detail, "%.159s", err.msg);
 		report(s);
 		goto out;
 	}

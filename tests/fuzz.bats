@@ -19,6 +19,10 @@ fuzz() {
 	fuzz egress
 }
 
+@test "fuzz: the proxy's HTTP/1.1 framing: split anywhere, against a chunked decoder and a re-serialised head of the harness's own" {
+	fuzz httpmsg
+}
+
 @test "fuzz: the zip reader that takes files out of wheels" {
 	fuzz zip
 }

@@ -41,6 +41,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/httpmsg: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/httpmsg-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/tally: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/tally-test"
 	assert_success

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make-seeds.py: writes the seed corpora of the tar, JSON, agent-stream,
-path, listing and secret harnesses under tests/fuzz/corpus/ (committed; run again only to
+path, listing, secret and HTTP framing harnesses under tests/fuzz/corpus/ (committed; run again only to
 change them).  Each seed is a well-formed input, or one broken in one
 place, so that fuzzing starts next to every branch the reader has."""
 import io
@@ -287,6 +287,86 @@ def secrets():
     sub("cred-bare", b"z", b"y", [], b"sk-ant-api03-")
 
 
+def httpmsgs():
+    # The first byte: 0 requests, 1 responses (bits 2-3 the method: GET,
+    # HEAD, POST, CONNECT), 2 a chunked body alone; the second seeds the
+    # pieces the framer is fed in and the round trip's OWS.
+    host = b"Host: api.example\r\n"
+
+    def req(first, fields=b"", body=b"", version=b"HTTP/1.1"):
+        return first.replace(b"V", version) + b"\r\n" + host + fields + \
+            b"\r\n" + body
+    seeds = {
+        "get": req(b"GET /v1/models V"),
+        "pipelined": req(b"POST /a V", b"Content-Length: 5\r\n", b"hello") +
+        req(b"POST /b V", b"Transfer-Encoding: chunked\r\n",
+            b"3;x=y;q=\"a\\\"b\"\r\nabc\r\n0\r\nT-Sum: 1\r\n\r\n") +
+        req(b"GET /c V", b"Connection: close\r\n"),
+        "continue": req(b"POST /v1/messages V",
+                        b"Expect: 100-continue\r\nContent-Length: 2\r\n",
+                        b"{}"),
+        "upgrade": req(b"GET /ws V", b"Connection: Upgrade\r\n"
+                       b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"),
+        "http10": b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+                  b"GET / HTTP/1.0\r\n\r\n",
+        "both": req(b"POST / V", b"Content-Length: 4\r\n"
+                    b"Transfer-Encoding: chunked\r\n", b"0\r\n\r\n"),
+        "fold": req(b"GET / V", b"X: a\r\n b\r\n"),
+        "bare-lf": b"GET / HTTP/1.1\nHost: a\n\n",
+        "gzip": req(b"POST / V", b"Transfer-Encoding: gzip, chunked\r\n"),
+        "lengths": req(b"POST / V", b"Content-Length: 1\r\n"
+                       b"Content-Length: 1\r\n", b"x"),
+        "lookalike": req(b"POST / V", b"Transfer_Encoding: chunked\r\n"),
+        "preface": b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        "absolute": req(b"GET http://api.example/ V"),
+        "many": req(b"GET / V", b"".join(b"X-%d: %d\r\n" % (i, i)
+                                         for i in range(99))),
+        "options": req(b"GET / V", b"Connection: keep-alive, , Close\r\n"
+                       b"Connection: content-length\r\n"),
+        "big-length": req(b"POST / V", b"Content-Length: 9223372036854775807"
+                          b"\r\n", b"abc"),
+    }
+    for i, (k, v) in enumerate(sorted(seeds.items())):
+        put("httpmsg", "req-" + k, bytes([0, i]) + v)
+    get, head, post, connect = 1, 1 | 4, 1 | 8, 1 | 12
+    resps = {
+        "continue": (post, b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 "
+                     b"Created\r\nContent-Length: 2\r\n\r\nok"),
+        "chunked": (get, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"
+                    b"\r\n\r\n5;ext\r\nhello\r\n0\r\nX: 1\r\n\r\n"
+                    b"HTTP/1.1 200 \r\nContent-Length: 0\r\n\r\n"),
+        "head": (head, b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n"
+                 b"HTTP/1.1 204 No Content\r\n\r\n"),
+        "not-modified": (get, b"HTTP/1.1 304 Not Modified\r\n"
+                         b"Content-Length: 9\r\n\r\n"),
+        "switching": (get, b"HTTP/1.1 101 Switching Protocols\r\n"
+                      b"Upgrade: websocket\r\nConnection: upgrade\r\n\r\n"
+                      b"\x81\x05hello"),
+        "to-close": (get, b"HTTP/1.0 200 OK\r\nServer: x\r\n\r\nall of it"),
+        "connect": (connect, b"HTTP/1.1 200 Connection established\r\n\r\n"
+                    b"\x16\x03\x01"),
+        "both": (get, b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    }
+    for i, (k, (first, v)) in enumerate(sorted(resps.items())):
+        put("httpmsg", "resp-" + k, bytes([first, i]) + v)
+    bodies = {
+        "simple": b"5\r\nhello\r\n0\r\n\r\n",
+        "extensions": b"5 ; a = b ;c=\"d\\\"e\" ;f\r\nhello\r\n"
+                      b"A\r\n0123456789\r\n000;z\r\n\r\n",
+        "trailers": b"1\r\nx\r\n0\r\nA: 1\r\nB:\t2 \r\n\r\nnext",
+        "largest": b"7fffffffffffffff\r\nabc",
+        "overflow": b"8000000000000000\r\n",
+        "zeros": b"0000000000000000000001\r\nx\r\n0\r\n\r\n",
+        "bare-lf": b"5\nhello\n0\n\n",
+        "long-line": b"1;" + b"e" * 1020 + b"\r\nx\r\n0\r\n\r\n",
+        "long-trailer": b"0\r\nX: " + b"v" * (16 * 1024 - 7) + b"\r\n\r\n",
+        "cut": b"a\r\n01234",
+    }
+    for i, (k, v) in enumerate(sorted(bodies.items())):
+        put("httpmsg", "chunked-" + k, bytes([2, i]) + v)
+
+
 if __name__ == "__main__":
     tars()
     jsons()
@@ -296,4 +376,5 @@ if __name__ == "__main__":
     appserver()
     listings()
     secrets()
+    httpmsgs()
     sys.exit(0)
