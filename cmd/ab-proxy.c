@@ -9,7 +9,8 @@
  * connection, and the number of threads is the connection bound.
  *
  * With --vault, a provider's API host of the list (ab_egress_provider)
- * to which the vault holds a live credential is not a blind tunnel: TLS
+ * for which the vault holds a credential (ab_icept_on) is not a blind
+ * tunnel: TLS
  * ends here, under a CA this proxy draws when it starts (its key in this
  * process's memory alone, constrained to those hosts), and each request
  * gets the real credential in place of the agent's placeholder
@@ -327,7 +328,7 @@ static void tunnel(struct conn *c, const struct ab_egress_entry *e)
 	log_line("{\"t\":%lld,\"event\":\"open\",\"host\":\"%s\",\"port\":%d,"
 	    "\"addr\":\"%s\"}", now_ms(), e->host, e->port, addr);
 	inside = ca != NULL && ab_egress_provider(e->host, e->port) &&
-	    ab_icept_live(cf.vault, e->host, e->port);
+	    ab_icept_on(cf.vault, e->host, e->port);
 	if (send(c->fd, ok, sizeof ok - 1, MSG_NOSIGNAL) !=
 	    (ssize_t)(sizeof ok - 1))
 		inside = -1;
@@ -777,7 +778,9 @@ static int inside_start(void)
 	ab_buf_free(&pem);
 	icept.ca = ca;
 	icept.vault = cf.vault;
-	icept.anchors = cf.anchors;
+	/* The image's anchors; agentbox's own where its root has none. */
+	icept.anchors = access(cf.anchors, R_OK) == 0 ? cf.anchors :
+	    "/usr/lib/agentbox/ca-certificates.crt";
 	icept.idle_ms = cf.idle_ms;
 	icept.stop = &stopping;
 	icept.report = on_request;

@@ -60,25 +60,24 @@ static void timeout_ms(int fd, long ms)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-int ab_icept_live(const char *vault, const char *host, int port)
+int ab_icept_on(const char *vault, const char *host, int port)
 {
 	char prefix[AB_TLSCA_HOST_MAX + 16];
 	struct dirent *d;
 	struct stat st;
 	DIR *dir;
-	int live = 0;
+	int on = 0;
 	size_t n;
 
 	n = (size_t)snprintf(prefix, sizeof prefix, "%s:%d.", host, port);
 	if ((dir = opendir(vault)) == NULL)
 		return 0;
-	while (!live && (d = readdir(dir)) != NULL)
-		live = strncmp(d->d_name, prefix, n) == 0 &&
+	while (!on && (d = readdir(dir)) != NULL)
+		on = strncmp(d->d_name, prefix, n) == 0 &&
 		    fstatat(dirfd(dir), d->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_size > 0;
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 	closedir(dir);
-	return live;
+	return on;
 }
 
 /* -- Reading and writing through TLS, each within its time. */
@@ -566,6 +565,9 @@ void ab_icept_serve(const struct ab_icept *ic, int cfd, int ufd,
 
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return;
+	/* Blocking, each wait bounded by a socket timeout (timeout_ms). */
+	fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) & ~O_NONBLOCK);
+	fcntl(ufd, F_SETFL, fcntl(ufd, F_GETFL) & ~O_NONBLOCK);
 	s->ic = ic;
 	s->host = host;
 	s->port = port;

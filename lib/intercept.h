@@ -47,8 +47,12 @@ struct ab_icept {
 	void *ctx;
 };
 
-/* 1 when the vault holds a live credential for HOST:PORT. */
-int ab_icept_live(const char *vault, const char *host, int port);
+/* 1 when the vault holds a file for HOST:PORT, its credential live or
+ * forgotten: from the first invocation given a credential for it on,
+ * every connection to it is intercepted, so that a forgotten placeholder
+ * is refused (403) rather than passed on blind.  Before, it is a blind
+ * tunnel as any other destination. */
+int ab_icept_on(const char *vault, const char *host, int port);
 /* Serves the agent's connection CFD, whose CONNECT was answered, against
  * the dialled upstream UFD, until either side ends, an idle spell, a
  * refusal or *stop.  Closes neither descriptor. */

@@ -38,9 +38,10 @@
 #define AB_PROXY_MEMORY(conns) (AB_PROXY_MEMORY_BASE + \
 	(long long)(conns) * AB_EGRESS_CONN_MEMORY)
 #define AB_PROXY_LOG_MAX "16m"
-/* The anchors the proxy verifies a provider's host with: agentbox's own
- * bundle, in every image whatever its root. */
-#define AB_PROXY_ANCHORS "/usr/lib/agentbox/ca-certificates.crt"
+/* The anchors the proxy verifies a provider's host with: the image's
+ * (ab-proxy takes agentbox's own bundle where its root has none, as the
+ * probe does for agents). */
+#define AB_PROXY_ANCHORS "/etc/ssl/certs/ca-certificates.crt"
 
 struct ab_proxy_lock {
 	struct ab_lock l;

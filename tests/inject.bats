@@ -161,6 +161,7 @@ api() {
 	# The placeholder in its header goes in as the key; in a query,
 	# another header and the body it stays as it is.
 	run api "/v1/probe?k=$ph" -H "x-api-key: $ph" -H "x-probe: $ph" -d "$ph"
+	echo "$output" >&2; docker logs "agentbox-${ALLOC#alloc:}-proxy" >&2
 	assert_output --partial "HTTP/1.1 200"
 	assert_equal "$(vlog '[L[-1][k] for k in ("credential", "x_probe", "body", "path")]' |
 		tr -d ' ')" "[\"real\",\"$ph\",\"$ph\",\"/v1/probe?k=$ph\"]"
