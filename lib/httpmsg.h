@@ -12,7 +12,12 @@
  *
  * Use: ab_http_head_len until a head is whole (431 on -1), then
  * ab_http_request (or ab_http_response), then a framer over the bytes
- * that follow, head after head on a kept-alive connection.
+ * that follow; what the framer does not take is the next message's.
+ * After a message with keep_alive 0, nothing more is read as HTTP; after
+ * a 101 (upgrade) everything is the tunnel's.  A request that expects
+ * 100-continue keeps its framer: if a final response comes before its
+ * body, the body's bytes are still its own, never a next request (or
+ * the connection is closed).
  */
 #ifndef AB_HTTPMSG_H
 #define AB_HTTPMSG_H

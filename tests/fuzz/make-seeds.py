@@ -319,6 +319,7 @@ def httpmsgs():
         "lookalike": req(b"POST / V", b"Transfer_Encoding: chunked\r\n"),
         "preface": b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
         "absolute": req(b"GET http://api.example/ V"),
+        "connect": req(b"CONNECT api.example:443 V"),
         "many": req(b"GET / V", b"".join(b"X-%d: %d\r\n" % (i, i)
                                          for i in range(99))),
         "options": req(b"GET / V", b"Connection: keep-alive, , Close\r\n"
