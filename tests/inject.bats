@@ -75,9 +75,10 @@ placeholder() {
 		"/run/agentbox/inputs/${PROF#profile:}/secret"
 }
 
-# The vault's files and their sizes (root reads them in the proxy).
+# The vault's files and their sizes (the proxy's uid reads them: the
+# proxy's container holds no capability, not even for root).
 vault_sizes() {
-	docker exec -u 0 "agentbox-${ALLOC#alloc:}-proxy" \
+	docker exec -u 10002 "agentbox-${ALLOC#alloc:}-proxy" \
 		/usr/lib/agentbox/busybox sh -c \
 		'cd /run/agentbox/egress/vault && /usr/lib/agentbox/busybox wc -c -- *'
 }
@@ -100,7 +101,7 @@ key_nowhere() {
 	local secret ph seen
 	secret=$(cat "$KEY")
 	alloc_with_vendor '{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}'
-	validated execution --allow-command 'sh leak.sh'
+	validated execution --ca "$CA/ca.pem" --allow-command 'sh leak.sh'
 	run --separate-stderr ab-run "$CTR"
 	RECORD=$(ab-run --show "$output")
 	cat "$VLOG" >&2
@@ -161,7 +162,6 @@ api() {
 	# The placeholder in its header goes in as the key; in a query,
 	# another header and the body it stays as it is.
 	run api "/v1/probe?k=$ph" -H "x-api-key: $ph" -H "x-probe: $ph" -d "$ph"
-	echo "$output" >&2; docker logs "agentbox-${ALLOC#alloc:}-proxy" >&2
 	assert_output --partial "HTTP/1.1 200"
 	assert_equal "$(vlog '[L[-1][k] for k in ("credential", "x_probe", "body", "path")]' |
 		tr -d ' ')" "[\"real\",\"$ph\",\"$ph\",\"/v1/probe?k=$ph\"]"
