@@ -221,3 +221,76 @@ api() {
 	assert_output --partial '"reason":"upstream-tls"'
 	assert_output --partial 'certificate verify failed'
 }
+
+@test "Codex with an API key: the vendor gets the key as Bearer on every call, the repository's script sees a placeholder" {
+	local secret ph seen key=$BATS_TEST_TMPDIR/codex-key
+	printf 'sk-proj-%s\n' "$(head -c 40 /dev/urandom | base64 |
+		tr -dc 'A-Za-z0-9' | head -c 48)" >"$key"
+	secret=$(cat "$key")
+	ab_vendor openai '{"turns":[{"shell":"sh leak.sh"},{"text":"done"}]}' \
+		--credential "$key"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.openai.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "cx-$RANDOM" \
+		--provider codex --ca "$CA/ca.pem" --api-key-file "$key" \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --allow-command 'sh leak.sh')
+	CTR=$(ab-validate "$PROF")
+	run --separate-stderr ab-run "$CTR"
+	RECORD=$(ab-run --show "$output")
+	cat "$VLOG" >&2
+	assert_equal "$(record_field '[r["agent"]["status"], r["credential"]]')" \
+		'["ok", "injected"]'
+	[[ "$stderr" != *"$secret"* ]] || fail "ab-run's stderr holds the key"
+	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+	seen=$(vlog '"\n".join(o["text"] for x in L for o in x.get("outputs", []))')
+	# In Codex's JSON of the output: the key's own characters end it.
+	ph=$(grep -o 'CODEX_API_KEY=[A-Za-z0-9_-]*' <<<"$seen" | head -n 1)
+	ph=${ph#CODEX_API_KEY=}
+	[ -n "$ph" ] || fail "the script saw no CODEX_API_KEY: $seen"
+	[[ "$seen" != *"$secret"* ]] || fail "the agent's processes hold the key"
+	assert_equal "${#ph}" "${#secret}"
+	assert_equal "${ph:0:8}" sk-proj-
+	[ "$ph" != "$secret" ] || fail "the placeholder is the key"
+	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the key"
+	KEY=$key key_nowhere
+}
+
+@test "Claude Code with an OAuth token: the vendor gets it as Bearer on every call, the agent's processes hold a placeholder" {
+	local secret ph seen tok=$BATS_TEST_TMPDIR/token
+	printf 'sk-ant-oat01-%s\n' "$(head -c 60 /dev/urandom | base64 |
+		tr -dc 'A-Za-z0-9' | head -c 68)" >"$tok"
+	secret=$(cat "$tok")
+	ab_vendor anthropic '{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}' \
+		--credential "$tok"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.anthropic.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "oa-$RANDOM" \
+		--provider claude --ca "$CA/ca.pem" --claude-token-file "$tok" \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --allow-command 'sh leak.sh')
+	CTR=$(ab-validate "$PROF")
+	run --separate-stderr ab-run "$CTR"
+	RECORD=$(ab-run --show "$output")
+	cat "$VLOG" >&2
+	assert_equal "$(record_field '[r["agent"]["status"], r["credential"]]')" \
+		'["ok", "injected"]'
+	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+	assert_equal "$(vlog 'sorted(set(x["authorization"] for x in L if "credential" in x))')" '[true]'
+	seen=$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')
+	ph=$(sed -n 's/^CLAUDE_CODE_OAUTH_TOKEN=//p' <<<"$seen" | head -n 1)
+	[ -n "$ph" ] || fail "the script saw no CLAUDE_CODE_OAUTH_TOKEN: $seen"
+	[[ "$seen" != *"$secret"* ]] || fail "the agent's processes hold the token"
+	assert_equal "${#ph}" "${#secret}"
+	assert_equal "${ph:0:13}" sk-ant-oat01-
+	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the token"
+	KEY=$tok key_nowhere
+}
