@@ -9,6 +9,7 @@
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
+# shellcheck disable=SC2030,SC2031 # each test sets the globals it uses
 # bats file_tags=agents
 load helpers
 
@@ -293,4 +294,45 @@ api() {
 	assert_equal "${ph:0:13}" sk-ant-oat01-
 	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the token"
 	KEY=$tok key_nowhere
+}
+
+@test "two agents of one allocation with two keys: each request carries its own; once one settles its placeholder is refused, the other's still works" {
+	local key2=$BATS_TEST_TMPDIR/key2 ph1 ph2 ctr1 ctr2
+	printf 'sk-ant-api03-second%s\n' "$RANDOM$RANDOM$RANDOM" >"$key2"
+	ab_vendor anthropic '{"turns":[{"text":"done","times":0}]}' \
+		--credential "$KEY" --credential "$key2"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.anthropic.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	validated planning --ca "$CA/ca.pem"
+	ph1=$(placeholder)
+	ctr1=$CTR
+	PROF=$(ab-profile --alloc "$ALLOC" --phase planning \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "two-$RANDOM" \
+		--provider claude --ca "$CA/ca.pem" --api-key-file "$key2" \
+		--prompt "$BATS_TEST_TMPDIR/prompt")
+	ctr2=$(ab-validate "$PROF")
+	ph2=$(placeholder)
+	[ "$ph1" != "$ph2" ] || fail "one placeholder for two invocations"
+	relay
+	run api /v1/probe -d x -H "x-api-key: $ph1"
+	assert_output --partial "HTTP/1.1 200"
+	run api /v1/probe -d x -H "x-api-key: $ph2"
+	assert_output --partial "HTTP/1.1 200"
+	assert_equal "$(vlog '[x["credential"] for x in L if x.get("probe")]' |
+		tr -d ' ')" '["real","real-2"]'
+	run ab-run "$ctr1"
+	assert_success
+	run api /v1/probe -d x -H "x-api-key: $ph1"
+	assert_output --partial "HTTP/1.1 403"
+	run api /v1/probe -d x -H "x-api-key: $ph2"
+	assert_output --partial "HTTP/1.1 200"
+	assert_equal "$(vlog '[x["credential"] for x in L if x.get("probe")]' |
+		tr -d ' ')" '["real","real-2","real-2"]'
+	run ab-run "$ctr2"
+	assert_success
+	KEY=$key2 key_nowhere
 }

@@ -105,7 +105,8 @@ The log (--log FILE): one JSON object a line, for every request:
   x_api_key, authorization   whether that header came: booleans only,
              never a value
   credential "real" when the credential header holds the key that
-             --credential FILE names, "other" or "none" (openai mode too)
+             --credential FILE names ("real-2" for a second --credential,
+             and so on), "other" or "none" (openai mode too)
 POST /v1/probe logs what it carried (credential, the x-probe header, the
 body's first 400 characters, the path with its query); /v1/echo as well,
 then answers the real credential in an X-Echo header and split across
@@ -523,8 +524,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 v = a[7:] if a.lower().startswith("bearer ") else a
         if v is None:
             return "none"
-        return "real" if CREDENTIAL is not None and v == CREDENTIAL \
-            else "other"
+        if v in CREDENTIALS:
+            i = CREDENTIALS.index(v)
+            return "real" if i == 0 else "real-%d" % (i + 1)
+        return "other"
 
     def probe(self, raw):
         """/v1/probe: what a request carried, for the tests of the
@@ -1649,7 +1652,8 @@ class OpenAI(Handler):
 
 
 HANDLERS = {"anthropic": Anthropic, "openai": OpenAI}
-CREDENTIAL = None  # --credential FILE: the real key, for credential()
+CREDENTIAL = None  # the first --credential FILE's key: /v1/echo's
+CREDENTIALS = []  # every --credential's, in order, for credential()
 
 
 def main():
@@ -1664,12 +1668,13 @@ def main():
     ap.add_argument("--script")
     ap.add_argument("--log")
     ap.add_argument("--auth-json")  # openai mode: see the module's doc
-    ap.add_argument("--credential")
+    ap.add_argument("--credential", action="append", default=[])
     a = ap.parse_args()
     global CREDENTIAL
-    if a.credential:
-        with open(a.credential) as f:
-            CREDENTIAL = f.read().rstrip("\n")
+    for c in a.credential:
+        with open(c) as f:
+            CREDENTIALS.append(f.read().rstrip("\n"))
+    CREDENTIAL = CREDENTIALS[0] if CREDENTIALS else None
     state = None
     if a.mode == "anthropic":
         state = State(a.script, a.log)
