@@ -336,3 +336,33 @@ api() {
 	assert_success
 	KEY=$key2 key_nowhere
 }
+
+@test "the vendor's certificate for another name: 502 naming the mismatch, and nothing is sent upstream" {
+	local ca=$BATS_TEST_TMPDIR/ca-other key=$BATS_TEST_TMPDIR/codex-key ph n
+	# A certificate of the test CA for the other vendor's name alone.
+	ab_test_ca "$ca" api.anthropic.com
+	printf 'sk-proj-%s\n' "$RANDOM$RANDOM$RANDOM" >"$key"
+	CA=$ca ab_vendor openai '{"turns":[{"text":"done","times":0}]}' \
+		--credential "$key"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.openai.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	PROF=$(ab-profile --alloc "$ALLOC" --phase planning \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "nm-$RANDOM" \
+		--provider codex --ca "$ca/ca.pem" --api-key-file "$key" \
+		--prompt "$BATS_TEST_TMPDIR/prompt")
+	CTR=$(ab-validate "$PROF")
+	ph=$(placeholder)
+	relay
+	n=$(wc -l <"$VLOG")
+	run curl -sS -i --max-time 20 --proxy "$RELAY" --cacert "$PCA" \
+		-H "Authorization: Bearer $ph" -d x https://api.openai.com/v1/responses
+	assert_output --partial "HTTP/1.1 502"
+	assert_output --partial "X-Agentbox-Refused: upstream-tls"
+	assert_equal "$(wc -l <"$VLOG")" "$n"
+	run docker logs "agentbox-${ALLOC#alloc:}-proxy"
+	assert_output --partial 'hostname mismatch'
+}
