@@ -366,3 +366,55 @@ api() {
 	run docker logs "agentbox-${ALLOC#alloc:}-proxy"
 	assert_output --partial 'hostname mismatch'
 }
+
+# raw BYTES...: each BYTES written raw, one write each, to the vendor's
+# name through the relay and the proxy (tests/lib/raw-tls.py).
+raw() {
+	local a=() x
+	for x in "$@"; do
+		a+=(--send "$x")
+	done
+	python3 "$AB_ROOT/tests/lib/raw-tls.py" --relay "${RELAY#http://}" \
+		--ca "$PCA" --host api.anthropic.com --ph "$PH" \
+		--alpn "${ALPN:-http/1.1}" --wait "${WAIT:-15}" "${a[@]}"
+}
+
+@test "a hostile agent's protocol games on the intercepted host: each refused by name, the proxy alive" {
+	local r="POST /v1/probe HTTP/1.1\r\nHost: api.anthropic.com\r\nContent-Length: 1\r\n"
+	alloc_with_vendor '{"turns":[{"text":"done","times":0}]}'
+	validated planning --ca "$CA/ca.pem"
+	PH=$(placeholder)
+	relay
+	# HTTP/2's preface, as a client with prior knowledge sends it.
+	run raw 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'
+	assert_output --partial "HTTP/1.1 505"
+	assert_output --partial "X-Agentbox-Refused: http2-preface"
+	# Only h2 offered: no protocol in common, the handshake fails.
+	ALPN=h2 run raw 'GET / HTTP/1.1\r\n\r\n'
+	assert_output --partial "handshake:"
+	# An absolute-form target names a host of the agent's choosing.
+	run raw "GET https://api.anthropic.com/v1/probe HTTP/1.1\r\nHost: api.anthropic.com\r\nx-api-key: {PH}\r\n\r\n"
+	assert_output --partial "HTTP/1.1 400"
+	assert_output --partial "X-Agentbox-Refused: absolute-form"
+	# Two requests in one write: the second, with another key, is
+	# refused, though the first goes through.
+	run raw "${r}x-api-key: {PH}\r\n\r\nx${r}x-api-key: sk-ant-api03-zzzz\r\n\r\nx"
+	assert_output --partial "HTTP/1.1 200"
+	assert_output --partial "X-Agentbox-Refused: credential"
+	# A 1 MiB header, and a head that never ends.
+	run raw "GET /v1/probe HTTP/1.1\r\nHost: api.anthropic.com\r\nX-Big: {MB}\r\n\r\n"
+	assert_output --partial "HTTP/1.1 431"
+	WAIT=30 run raw "GET /v1/probe HTTP/1.1\r\nHost: api.anthropic.com\r\n"
+	assert_output --partial "HTTP/1.1 408"
+	# HTTP/1.0 is HTTP/1.x: judged as any request (no key: refused).
+	run raw 'GET /v1/probe HTTP/1.0\r\n\r\n'
+	assert_output --partial "HTTP/1.1 403"
+	# The proxy is alive and still puts the key in.
+	run api /v1/probe -d x -H "x-api-key: $PH"
+	assert_output --partial "HTTP/1.1 200"
+	assert_equal "$(vlog '[x["credential"] for x in L if x.get("probe")]' |
+		tr -d ' ')" '["real","real"]'
+	run docker logs "agentbox-${ALLOC#alloc:}-proxy"
+	assert_output --partial '"reason":"http2-preface"'
+	assert_output --partial '"reason":"head-too-large"'
+}
