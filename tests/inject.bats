@@ -418,3 +418,40 @@ raw() {
 	assert_output --partial '"reason":"http2-preface"'
 	assert_output --partial '"reason":"head-too-large"'
 }
+
+@test "1,000 intercepted connections open at once: each through its handshake, the proxy within its memory limit, and serving after" {
+	local dir got mem limit pid
+	ab_vendor anthropic '{"turns":[{"text":"done","times":0}]}' --credential "$KEY"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 300
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --egress-conns 1024 \
+		--egress "api.anthropic.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	validated planning --ca "$CA/ca.pem"
+	PH=$(placeholder)
+	dir=$(docker volume inspect "agentbox-${ALLOC#alloc:}-egress" \
+		--format '{{.Mountpoint}}')
+	ulimit -n 4096
+	python3 "$AB_ROOT/tests/lib/raw-tls.py" --socket "$dir/proxy.sock" \
+		--ca "$dir/ca.pem" --host api.anthropic.com --many 1000 \
+		--ready "$BATS_TEST_TMPDIR/many" --hold 120 3>&- &
+	pid=$!
+	for _ in $(seq 1 1200); do
+		[ -s "$BATS_TEST_TMPDIR/many" ] && break
+		sleep 0.1
+	done
+	got=$(cat "$BATS_TEST_TMPDIR/many")
+	mem=$(docker stats --no-stream --format '{{.MemUsage}}' \
+		"agentbox-${ALLOC#alloc:}-proxy")
+	limit=$(docker inspect "agentbox-${ALLOC#alloc:}-proxy" \
+		--format '{{.HostConfig.Memory}}')
+	echo "# 1,000 intercepted connections: $got through their handshake, proxy memory $mem (limit $limit bytes)" >&3
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	assert_equal "$got" 1000
+	[ "$(docker inspect "agentbox-${ALLOC#alloc:}-proxy" --format '{{.State.Running}} {{.State.OOMKilled}}')" = "true false" ]
+	relay
+	run api /v1/probe -d x -H "x-api-key: $PH"
+	assert_output --partial "HTTP/1.1 200"
+}
