@@ -1,4 +1,5 @@
 /* ab-run: run a validated container to its end and record the result. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "cancel.h"
 #include "deadline.h"
 #include "engine.h"
+#include "file.h"
 #include "image.h"
 #include "inject.h"
 #include "json.h"
@@ -253,6 +255,22 @@ static int masked(struct ctx *c, struct ab_err *err)
 		if (rc == 0 && ab_progress_secret(&c->progress, b.data ?
 		    b.data : "", b.len) < 0)
 			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		wipe(&b);
+	}
+	/* Injected, the agent holds a placeholder, and the proxy gives it
+	 * the placeholder wherever an answer carries the credential whole;
+	 * an answer may still carry it cut by its own encoding (a model's
+	 * text streamed in pieces), which only these lines see whole. */
+	if (rc == 0 && ab_inject_on(&c->p, &c->a)) {
+		ab_buf_init(&b, AB_SECRET_MAX);
+		rc = ab_file_read_at(AT_FDCWD, c->p.cred_path, &b, NULL, err);
+		while (rc == 0 && b.len > 0 && b.data[b.len - 1] == '\n')
+			b.len--;
+		if (rc == 0 && b.len > 0 && ab_progress_secret(&c->progress,
+		    b.data, b.len) < 0)
+			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		if (rc < 0)
+			ab_err_wrap(err, "credential %s", c->p.cred_var);
 		wipe(&b);
 	}
 	if (rc == 0 && c->p.codex_auth[0] != '\0') {

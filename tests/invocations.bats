@@ -68,12 +68,11 @@ new_alloc() {
 # owner: A, Claude Code with the key, a prompt and a schema, validated
 # (its snapshot written); sets CTR_A.
 owner() {
-	local prof
-	prof=$(ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
+	PROF_A=$(ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
 		--attempt "inv-a-$RANDOM$RANDOM" --provider claude --ca "$CA/ca.pem" \
 		--prompt "$BATS_FILE_TMPDIR/prompt-a" --api-key-file "$KEY" \
 		--schema "$BATS_FILE_TMPDIR/schema-a.json")
-	CTR_A=$(ab-validate "$prof")
+	CTR_A=$(ab-validate "$PROF_A")
 }
 
 # reader: B, a plain command with a schema of its own that reads all it
@@ -126,7 +125,7 @@ assert_read_nothing_of_a() {
 }
 
 @test "an agent of the allocation reads nothing of an invocation that is running" {
-	local i n st=0
+	local i n ph st=0
 	ab_vendor anthropic '{"turns":[{"hang":true,"times":0}]}'
 	new_alloc --egress "api.anthropic.com:443=$GW:$VPORT"
 	owner
@@ -139,14 +138,23 @@ assert_read_nothing_of_a() {
 		sleep 0.1
 	done
 	assert_equal "$(vlog 'all(x["x_api_key"] for x in L if x.get("main"))')" true
-	assert_equal "$(inputs_holding "sk-ant-agentbox-test-$M")" 1
+	# With egress to the vendor the key goes to the proxy alone: it is
+	# not on the inputs volume at all, and A's snapshot holds a
+	# placeholder, which the reader must not read either.
+	assert_equal "$(inputs_holding "sk-ant-agentbox-test-$M")" 0
+	ph=$(docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" \
+		/usr/lib/agentbox/busybox cat \
+		"/run/agentbox/inputs/${PROF_A#profile:}/secret")
+	[ -n "$ph" ] || fail "A's snapshot is empty"
+	assert_equal "$(inputs_holding "$ph")" 1
 	reader
 	assert_read_nothing_of_a
+	[[ $OUT != *"$ph"* ]] || fail "the reader read the owner's placeholder"
 	# Cancelled, the owner settles and its snapshot is emptied.
 	kill -TERM "$APID"
 	wait "$APID" || st=$?
 	APID=
 	assert_equal "$st" 130
-	assert_equal "$(inputs_holding "sk-ant-agentbox-test-$M")" 0
+	assert_equal "$(inputs_holding "$ph")" 0
 	run_exact 0 ab-clean "$ALLOC"
 }
