@@ -132,11 +132,15 @@ static void plain_path(const char *s, char *out, size_t cap)
 /* The pax record "path=..." of a pax header's data, or NULL. */
 static char *pax_path(const struct ab_buf *b)
 {
-	const char *p = b->data, *end = b->data + b->len, *sp, *eq;
+	const char *p = b->data, *end, *sp, *eq;
 	long long n;
 	char *q;
 
-	while (p != NULL && p < end) {
+	/* An empty pax header has no data at all. */
+	if (p == NULL)
+		return NULL;
+	end = p + b->len;
+	while (p < end) {
 		n = strtoll(p, &q, 10);
 		if (q == p || *q != ' ' || n <= 0 || n > end - p)
 			return NULL;
