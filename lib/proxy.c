@@ -356,7 +356,20 @@ int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
 	ab_proxy_lock(a, s->sid, seccomp_keyword, k);
 	rc = ab_ctr_check(e, &k->l, a->eg.proxy_id, err);
 	free(k);
-	return rc < 0 ? ab_err_wrap(err, "proxy of alloc:%s", a->id) : 0;
+	if (rc == 0)
+		return 0;
+	/* Nothing but the command moves a proxy's command: one made before
+	 * the proxy took credentials in (no --vault) is such a proxy. */
+	if (err != NULL && strstr(err->msg, "drift: Config.Cmd") != NULL) {
+		static const char hint[] = " (an allocation made before "
+		    "agentbox put credentials in at its proxy has another "
+		    "command: make a new allocation)";
+		size_t n = strlen(err->msg);
+
+		if (n + sizeof hint <= sizeof err->msg)
+			memcpy(err->msg + n, hint, sizeof hint);
+	}
+	return ab_err_wrap(err, "proxy of alloc:%s", a->id);
 }
 
 static int start(struct ab_engine *e, const char *id, struct ab_err *err)
