@@ -527,11 +527,20 @@ static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
 static int not_read(struct xp *x, const char *rel, long status,
     struct ab_err *err)
 {
+	char why[120];
+
 	if (status == 404 && rel[0] != '\0')
 		return 0;
 	if (rel[0] != '\0' && x->want == NULL) {
 		if (push(&x->defer, &x->ndefer, &x->cap_defer, rel) < 0)
 			return ab_fail(err, AB_EENGINE, "out of memory");
+		return 0;
+	}
+	/* Its folder's archive was the last way to read it. */
+	if (x->want != NULL && status != 404) {
+		snprintf(why, sizeof why, "the engine could not archive it, "
+		    "alone or with its folder (it said %ld)", status);
+		skip(x, x->want, why);
 		return 0;
 	}
 	return ab_fail(err, status == 404 ? AB_EREFUSED : AB_EENGINE,

@@ -91,3 +91,8 @@ prop() {
 @test "a hard link whose name is not UTF-8, to a refused name, is read as itself" {
 	prop --case hardlink-not-utf8
 }
+
+@test "a file in a folder the engine cannot archive, beside a file of holes, is named, and the export goes on" {
+	prop --case deep-folder
+	refute_output --partial 'ab-export refused'
+}

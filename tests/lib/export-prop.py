@@ -402,6 +402,12 @@ class Oracle:
             return any(f['k'] == 'f' and f['size'] > self.max_file
                        for q, f in self.w.items()
                        if not folder or q.startswith(folder + b'/'))
+        if why.startswith('the engine could not archive it, alone or with'):
+            # The engine's own path to the entry passes PATH_MAX on the
+            # host (its prefix of the volume is unknown here), or so
+            # does a symlink's target.
+            return len(b'/work/' + p) >= 3900 or (
+                e['k'] == 'l' and len(e['target']) >= 4000)
         if why.startswith('the agent made it unreadable'):
             return e['k'] == 'd' and (e['mode'] & 0o500) != 0o500
         # Among them "listed in /work, but the engine's archive did not

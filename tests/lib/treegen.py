@@ -637,6 +637,20 @@ def case_hardlink_not_utf8(g):
         g.op('L', g.prefix + b'b\\%d' % i, g.prefix + b'\xffh%d' % i)
 
 
+def case_deep_folder(g):
+    """Beside a file of holes, in a folder whose path the engine cannot
+    archive (its own path to the volume takes it past PATH_MAX on the
+    host, though find lists it inside), a file: asked for alone, and then
+    with its folder, the engine says 500 both times, and the file must be
+    named, not fail the export (seed 1655)."""
+    d = g.prefix + b'/'.join([b'a' * 255] * 15 + [b'b' * 200])
+    g.op('D', d, '755')
+    g.mkdirs(d)
+    g.op('H', d + b'/big', str(g.max_file + 1))
+    g.op('F', d + b'/L', '644', b'deep\n')
+    g.op('F', g.prefix + b'new.txt', '644', b'hi\n')
+
+
 def case_long_names_cut(g):
     """Two empty folders whose names share their first 220 bytes: each
     named as left out must be told from the other."""
@@ -666,7 +680,8 @@ CASES = {'plain': case_plain, 'issue36': case_issue36, 'issue36-untracked': case
          'binary-mode': case_binary_mode, 'hardlink-refused': case_hardlink_refused,
          'long-names-cut': case_long_names_cut,
          'empty-not-utf8': case_empty_not_utf8,
-         'hardlink-not-utf8': case_hardlink_not_utf8}
+         'hardlink-not-utf8': case_hardlink_not_utf8,
+         'deep-folder': case_deep_folder}
 
 
 def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
