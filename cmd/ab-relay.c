@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -68,6 +69,7 @@ static void *serve(void *arg)
 
 static void loop(int lfd)
 {
+	static const int one = 1;
 	pthread_attr_t attr;
 	pthread_t t;
 	int fd, busy;
@@ -82,6 +84,9 @@ static void loop(int lfd)
 				poll(NULL, 0, 100);
 			continue;
 		}
+		/* A pump passes on what it got at once: an answer's last small
+		 * segment must not wait for the client's delayed ACK. */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		pthread_mutex_lock(&lock);
 		busy = active >= max_conns;
 		if (!busy)

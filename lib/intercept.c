@@ -43,6 +43,10 @@ struct sess {
  * the Accept-Encoding line. */
 _Static_assert(sizeof ((struct sess *)0)->out >= AB_HTTP_HEAD_MAX +
     AB_HTTP_HEADERS_MAX + 64, "out[] holds a head going upstream");
+/* chunk_out's: a size line, a piece and what the replacement held back,
+ * and a CRLF. */
+_Static_assert(sizeof ((struct sess *)0)->out >= 24 + AB_ICEPT_IO +
+    AB_VAULT_CRED_MAX + 2, "out[] holds a chunk going to the agent");
 
 static long long now_ms(void)
 {
@@ -394,43 +398,43 @@ static int down_flush(struct sess *s, struct ab_subst *sub)
 
 /* A chunked answer: its data, through the replacement, goes to the agent
  * in chunks of the proxy's own, so a credential split across the
- * vendor's chunks is found all the same. */
+ * vendor's chunks is found all the same; each chunk one write, its size
+ * line put before the data in out[]. */
+#define LINE_ROOM 24
+static int chunk_put(struct sess *s, char *data, size_t m)
+{
+	char line[LINE_ROOM];
+	int k;
+
+	k = snprintf(line, sizeof line, "%zx\r\n", m);
+	memcpy(data - k, line, (size_t)k);
+	memcpy(data + m, "\r\n", 2);
+	s->r.down += (long long)m + k + 2;
+	return put(s->c, data - k, (size_t)k + m + 2);
+}
+
 static int chunk_out(struct sess *s, struct ab_subst *sub, const char *p,
     size_t n)
 {
-	char line[24];
-	size_t m;
-	int k;
+	size_t m, piece;
 
 	while (n > 0) {
-		size_t piece = n < AB_ICEPT_IO ? n : AB_ICEPT_IO;
-
-		m = ab_subst_feed(sub, p, piece, s->out);
+		piece = n < AB_ICEPT_IO ? n : AB_ICEPT_IO;
+		m = ab_subst_feed(sub, p, piece, s->out + LINE_ROOM);
 		p += piece;
 		n -= piece;
-		if (m == 0)
-			continue;
-		k = snprintf(line, sizeof line, "%zx\r\n", m);
-		if (put(s->c, line, (size_t)k) < 0 ||
-		    put(s->c, s->out, m) < 0 || put(s->c, "\r\n", 2) < 0)
+		if (m > 0 && chunk_put(s, s->out + LINE_ROOM, m) < 0)
 			return -1;
-		s->r.down += (long long)m + k + 2;
 	}
 	return 0;
 }
 
 static int chunk_end(struct sess *s, struct ab_subst *sub)
 {
-	char line[24];
-	size_t m = ab_subst_flush(sub, s->out);
-	int k;
+	size_t m = ab_subst_flush(sub, s->out + LINE_ROOM);
 
-	if (m > 0) {
-		k = snprintf(line, sizeof line, "%zx\r\n", m);
-		if (put(s->c, line, (size_t)k) < 0 ||
-		    put(s->c, s->out, m) < 0 || put(s->c, "\r\n", 2) < 0)
-			return -1;
-	}
+	if (m > 0 && chunk_put(s, s->out + LINE_ROOM, m) < 0)
+		return -1;
 	s->r.down += 5;
 	return put(s->c, "0\r\n\r\n", 5);
 }

@@ -110,7 +110,8 @@ The log (--log FILE): one JSON object a line, for every request:
 POST /v1/probe logs what it carried (credential, the x-probe header, the
 body's first 400 characters, the path with its query); /v1/echo as well,
 then answers the real credential in an X-Echo header and split across
-two chunks of the body ("key=" + it + ";").
+two chunks of the body ("key=" + it + ";").  POST /v1/bulk?n=N answers N
+bytes in chunks of 64 KiB and logs nothing (bench/inject.sh).
   tool_results  [{tool_use_id, is_error, text}] of the messages after the
              last assistant message, text cut to 500 characters
   safeguards the classifier_context's permission_mode, when asked for
@@ -551,6 +552,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.chunk(k[len(k) // 2:] + b";")
         self.sse_end()
 
+    def bulk(self):
+        """/v1/bulk?n=N: N bytes streamed back in chunks of 64 KiB, and
+        nothing logged (bench/inject.sh times the proxy with it)."""
+        q = self.path.partition("?")[2]
+        n = int(dict(x.split("=", 1) for x in q.split("&") if "=" in x)
+                .get("n", "0"))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        piece = b"x" * 65536
+        while n > 0:
+            k = min(n, len(piece))
+            self.wfile.write(b"%x\r\n" % k + piece[:k] + b"\r\n")
+            n -= k
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def wait_for_client_to_go(self):
         self.close_connection = True
         c = self.connection
@@ -597,6 +616,9 @@ class Anthropic(Handler):
         path = self.path.split("?")[0]
         if path in ("/v1/probe", "/v1/echo"):
             self.probe(raw)
+            return
+        if path == "/v1/bulk":
+            self.bulk()
             return
         if path == "/v1/messages":
             try:
@@ -1697,6 +1719,9 @@ def main():
     os.rename(a.ready + ".tmp", a.ready)
     while True:
         conn, _ = s.accept()
+        # As a vendor's server would: an answer's last small write is
+        # not held for the client's delayed ACK.
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def handshake(c=conn):
             if ctx is not None:
