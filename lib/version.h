@@ -2,6 +2,6 @@
 #ifndef AB_VERSION_H
 #define AB_VERSION_H
 
-#define AB_VERSION "0.1.0"
+#define AB_VERSION "0.2.0"
 
 #endif
