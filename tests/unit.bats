@@ -111,3 +111,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/intercept: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/intercept-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}

@@ -1,0 +1,255 @@
+/* intercept-test.c: lib/intercept.c in one process, TAP output, so that
+ * the proxy's request rewriting and answer replacement run under the
+ * sanitizers (make asan builds this test with them; the proxy itself is
+ * a static program, never sanitized).
+ *
+ * Three parties over socketpair(2): the agent (this thread, trusting
+ * only the proxy's CA), the proxy (ab_icept_serve on a thread of its
+ * own, with a vault in a temporary directory), and the vendor (a thread
+ * with a certificate of a CA of its own, which the vault's entry gives
+ * the proxy).  The vendor checks the key it receives and answers with
+ * the key echoed in a header and split across two chunks. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
+
+#include "intercept.h"
+#include "vault.h"
+
+#include "tap.h"
+
+#define HOST "api.example.com"
+static const char key[] = "sk-ant-api03-RealKey0123456789abcdefXYZ";
+static const char ph[] = "sk-ant-api03-PlaceHd9876543210zyxwvuABC";
+static const char *const hosts[] = { HOST };
+
+static struct ab_tlsca *vendor_ca;
+static int vendor_saw_key, vendor_requests;
+static volatile int stop;
+
+static void die(const char *what, const struct ab_err *err)
+{
+	fprintf(stderr, "intercept-test: %s: %s\n", what, err ? err->msg : "");
+	exit(1);
+}
+
+/* A request head, read byte by byte to its blank line. */
+static int read_head(SSL *s, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap && SSL_read(s, buf + n, 1) == 1) {
+		n++;
+		if (n >= 4 && memcmp(buf + n - 4, "\r\n\r\n", 4) == 0) {
+			buf[n] = '\0';
+			return (int)n;
+		}
+	}
+	return -1;
+}
+
+static void *vendor(void *arg)
+{
+	int fd = (int)(long)arg;
+	char head[8192], body[16], ans[512];
+	struct ab_err err;
+	SSL_CTX *ctx = ab_tlsca_server_ctx(vendor_ca, HOST, &err);
+	SSL *s = ctx != NULL ? SSL_new(ctx) : NULL;
+	int n;
+
+	if (s == NULL || SSL_set_fd(s, fd) != 1 || SSL_accept(s) != 1)
+		return NULL;
+	while (read_head(s, head, sizeof head) > 0) {
+		vendor_requests++;
+		/* The key in its header; the placeholder in the query, as
+		 * the agent sent it. */
+		if (strstr(head, "\r\nx-api-key: sk-ant-api03-RealKey") !=
+		    NULL && strstr(head, "?k=sk-ant-api03-PlaceHd") != NULL &&
+		    strstr(head, "Accept-Encoding: identity\r\n") != NULL)
+			vendor_saw_key++;
+		/* The body the agent sent: 2 bytes. */
+		if (SSL_read(s, body, 2) != 2)
+			break;
+		n = snprintf(ans, sizeof ans, "HTTP/1.1 200 OK\r\nX-Echo: %s\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n%zx\r\nkey=%.20s\r\n%zx\r\n"
+		    "%s;\r\n0\r\n\r\n", key, 4 + (size_t)20, key,
+		    strlen(key) - 20 + 1, key + 20);
+		if (SSL_write(s, ans, n) != n)
+			break;
+	}
+	SSL_free(s);
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+struct proxy_arg {
+	struct ab_icept *ic;
+	int cfd, ufd;
+};
+
+static void *proxy(void *arg)
+{
+	struct proxy_arg *p = arg;
+
+	ab_icept_serve(p->ic, p->cfd, p->ufd, HOST, 443);
+	close(p->cfd);
+	close(p->ufd);
+	return NULL;
+}
+
+static void vault_put(const char *dir, const struct ab_buf *vpem)
+{
+	struct ab_vault_entry v = { AB_VAULT_X_API_KEY, key, strlen(key),
+	    vpem->data, vpem->len };
+	char name[512], path[1024];
+	struct ab_err err;
+	struct ab_buf b;
+	int fd;
+
+	ab_buf_init(&b, AB_VAULT_FILE_MAX);
+	if (ab_vault_name(HOST, 443, ph, strlen(ph), name, sizeof name,
+	    &err) < 0 || ab_vault_encode(&v, &b, &err) < 0)
+		die("vault", &err);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, b.data, b.len) != (ssize_t)b.len)
+		die("vault file", NULL);
+	close(fd);
+	ab_buf_free(&b);
+}
+
+/* All the agent reads until the proxy closes or HTTP/1.1 answers come
+ * in count. */
+static void agent_read(SSL *s, char *out, size_t cap)
+{
+	size_t n = 0;
+	int k;
+
+	while (n + 1 < cap && (k = SSL_read(s, out + n, (int)(cap - n - 1))) > 0)
+		n += (size_t)k;
+	out[n] = '\0';
+}
+
+/* The first answer's chunked body, its data alone. */
+static void body_of(const char *ans, char *out, size_t cap)
+{
+	const char *p = strstr(ans, "\r\n\r\n");
+	size_t n = 0, k;
+	char *end;
+
+	out[0] = '\0';
+	if (p == NULL)
+		return;
+	for (p += 4; (k = strtoul(p, &end, 16)) > 0 && n + k < cap;
+	    p = end + 2 + k + 2) {
+		memcpy(out + n, end + 2, k);
+		n += k;
+	}
+	out[n] = '\0';
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/intercept-test.XXXXXX", req[1024], out[8192];
+	char body[256], want[128];
+	struct ab_tlsca *ca;
+	struct ab_buf pem, vpem;
+	struct ab_icept ic;
+	struct proxy_arg pa;
+	struct ab_err err;
+	pthread_t tp, tv;
+	SSL_CTX *actx;
+	SSL *a;
+	int ca_fd[2], up[2], n;
+	long long until = (long long)time(NULL) + 3600;
+
+	if (ab_tlsca_new(&ca, "proxy", hosts, 1, until, &err) < 0 ||
+	    ab_tlsca_new(&vendor_ca, "vendor", hosts, 1, until, &err) < 0)
+		die("CA", &err);
+	ab_buf_init(&pem, 0);
+	ab_buf_init(&vpem, 0);
+	if (ab_tlsca_cert_pem(ca, &pem, &err) < 0 ||
+	    ab_tlsca_cert_pem(vendor_ca, &vpem, &err) < 0)
+		die("PEM", &err);
+	if (mkdtemp(dir) == NULL)
+		die("mkdtemp", NULL);
+	ok(!ab_icept_on(dir, HOST, 443), "an empty vault intercepts nothing");
+	vault_put(dir, &vpem);
+	ok(ab_icept_on(dir, HOST, 443), "a vault file for the host turns "
+	    "interception on");
+	ok(!ab_icept_on(dir, "api.example.org", 443) &&
+	    !ab_icept_on(dir, HOST, 8443), "for that host and port alone");
+
+	memset(&ic, 0, sizeof ic);
+	ic.ca = ca;
+	ic.vault = dir;
+	ic.anchors = NULL;
+	ic.idle_ms = 10000;
+	ic.stop = &stop;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ca_fd) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, up) < 0)
+		die("socketpair", NULL);
+	pa.ic = &ic;
+	pa.cfd = ca_fd[1];
+	pa.ufd = up[0];
+	pthread_create(&tv, NULL, vendor, (void *)(long)up[1]);
+	pthread_create(&tp, NULL, proxy, &pa);
+
+	if ((actx = ab_tls_client_ctx(NULL, pem.data, pem.len, &err)) == NULL)
+		die("client context", &err);
+	a = SSL_new(actx);
+	SSL_set_fd(a, ca_fd[0]);
+	if (ab_tls_client_host(a, HOST, &err) < 0)
+		die("client host", &err);
+	ok(SSL_connect(a) == 1, "the agent's handshake with the proxy's CA");
+	/* One good request, then one with another key on the same
+	 * connection. */
+	n = snprintf(req, sizeof req, "POST /v1/x?k=%s HTTP/1.1\r\nHost: %s\r\n"
+	    "x-api-key: %s\r\nContent-Length: 2\r\n\r\nok"
+	    "POST /v1/x HTTP/1.1\r\nHost: %s\r\nx-api-key: sk-ant-api03-"
+	    "Other000000000000000000000000\r\nContent-Length: 2\r\n\r\nok",
+	    ph, HOST, ph, HOST);
+	SSL_write(a, req, n);
+	agent_read(a, out, sizeof out);
+	ok(strstr(out, "HTTP/1.1 200 OK") != NULL, "the first request is "
+	    "answered");
+	ok(vendor_saw_key == 1 && vendor_requests == 1, "the vendor got the "
+	    "key, in its header, once, and no second request");
+	ok(strstr(out, key) == NULL, "the key is nowhere in what the agent "
+	    "read");
+	ok(strstr(out, "X-Echo: sk-ant-api03-PlaceHd") != NULL,
+	    "echoed in a header: the placeholder");
+	body_of(out, body, sizeof body);
+	snprintf(want, sizeof want, "key=%s;", ph);
+	ok(strcmp(body, want) == 0, "split across two chunks: the "
+	    "placeholder, whole, in the body");
+	ok(strstr(out, "HTTP/1.1 403") != NULL &&
+	    strstr(out, "X-Agentbox-Refused: credential") != NULL,
+	    "the second request, another key, is refused 403");
+	SSL_free(a);
+	close(ca_fd[0]);
+	pthread_join(tp, NULL);
+	pthread_join(tv, NULL);
+	SSL_CTX_free(actx);
+	ab_buf_free(&pem);
+	ab_buf_free(&vpem);
+	ab_tlsca_free(ca);
+	ab_tlsca_free(vendor_ca);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	printf("1..%d\n", ntest);
+	return nfail != 0;
+}
