@@ -209,8 +209,9 @@ check_ca() {
 	fi
 	# The proxy's CA, which the proxy wrote when it started.
 	if [ -n "${AB_PROBE_PROXY_CA:-}" ]; then
-		[ "$AB_PROBE_PROXY_CA" = "${AB_PROBE_EGRESS%/*}/ca.pem" ] &&
-			[ -f "$AB_PROBE_PROXY_CA" ] || refuse "proxy CA"
+		[ "$AB_PROBE_PROXY_CA" = "${AB_PROBE_EGRESS%/*}/ca.pem" ] ||
+			refuse "proxy CA"
+		[ -f "$AB_PROBE_PROXY_CA" ] || refuse "proxy CA"
 		extra="$extra $AB_PROBE_PROXY_CA"
 	fi
 	# The image's own anchors; agentbox's where its root has none.

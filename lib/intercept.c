@@ -252,6 +252,12 @@ static int find_cred(struct sess *s, const struct ab_http_field *f,
 	return 0;
 }
 
+static char *cat(char *o, const char *p, size_t n)
+{
+	memcpy(o, p, n);
+	return o + n;
+}
+
 /* The head as it goes upstream, into out[] (never a buffer that grows:
  * no copy of the credential is left behind in freed memory): every
  * field as the agent sent it, but the credential's value,
@@ -266,13 +272,16 @@ static size_t head_out(struct sess *s, const struct ab_http_head *h, int at,
 	char *o = s->out;
 	int i;
 
-	o += sprintf(o, "%.*s %.*s HTTP/1.%d\r\n", (int)h->method_len,
-	    h->method, (int)h->target_len, h->target, h->minor);
+	o = cat(o, h->method, h->method_len);
+	o = cat(o, " ", 1);
+	o = cat(o, h->target, h->target_len);
+	o = cat(o, h->minor ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n", 11);
 	for (i = 0; i < h->nf; i++) {
 		f = &h->f[i];
 		if (name_is(f, "accept-encoding") || name_is(f, "expect"))
 			continue;
-		o += sprintf(o, "%.*s: ", (int)f->name_len, f->name);
+		o = cat(o, f->name, f->name_len);
+		o = cat(o, ": ", 2);
 		if (i == at) {
 			memcpy(o, f->value, (size_t)(tok - f->value));
 			o += tok - f->value;
