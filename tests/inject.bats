@@ -98,32 +98,64 @@ key_nowhere() {
 	done
 }
 
-@test "Claude Code with an API key: the vendor gets the key on every call, the agent's processes hold a placeholder of its shape" {
-	local secret ph seen
-	secret=$(cat "$KEY")
-	alloc_with_vendor '{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}'
-	validated execution --ca "$CA/ca.pem" --allow-command 'sh leak.sh'
+# leak_run MODE HOST CRED SCENARIO AB-PROFILE OPTIONS...: the scripted
+# vendor (told the credential in the file CRED), an allocation reaching
+# HOST through it, and one execution of the real CLI the options name,
+# with `sh leak.sh` approved; RECORD, ab-run's stderr in stderr.  The run
+# ends ok, injected, and every call the CLI made carried the real
+# credential, put in by the proxy.
+leak_run() {
+	local mode=$1 host=$2 cred=$3 scenario=$4
+	shift 4
+	ab_vendor "$mode" "$scenario" --credential "$cred"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "$host:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--attempt "lk-$RANDOM$RANDOM" --ca "$CA/ca.pem" \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --allow-command 'sh leak.sh' "$@")
+	CTR=$(ab-validate "$PROF")
 	run --separate-stderr ab-run "$CTR"
 	RECORD=$(ab-run --show "$output")
 	cat "$VLOG" >&2
-	assert_equal "$(record_field 'r["agent"]["status"]')" ok
-	assert_equal "$(record_field 'r["credential"]')" injected
-	refute_output --partial "$secret"
-	[[ "$stderr" != *"$secret"* ]] || fail "ab-run's stderr holds the key"
-	# Every call the CLI made carried the real key, put in by the proxy.
+	assert_equal "$(record_field '[r["agent"]["status"], r["credential"]]')" \
+		'["ok", "injected"]'
+	refute_output --partial "$(cat "$cred")"
+	[[ "$stderr" != *"$(cat "$cred")"* ]] || fail "ab-run's stderr holds it"
 	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+}
+
+# a_placeholder CRED PREFIX SEEN PH: PH, what the repository's script
+# found in the environments it could read (all of which is SEEN), has
+# the credential's length and PREFIX and is not it; neither SEEN, nor the
+# vendor's log, nor anything agentbox or the engine keeps holds it.
+a_placeholder() {
+	local secret
+	secret=$(cat "$1")
+	[ -n "$4" ] || fail "the script saw no credential variable: $3"
+	[[ "$3" != *"$secret"* ]] || fail "the agent's processes hold it"
+	assert_equal "${#4}" "${#secret}"
+	assert_equal "${4:0:${#2}}" "$2"
+	[ "$4" != "$secret" ] || fail "the placeholder is the credential"
+	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds it"
+	KEY=$1 key_nowhere
+}
+
+@test "Claude Code with an API key: the vendor gets the key on every call, the agent's processes hold a placeholder of its shape" {
+	local seen
+	leak_run anthropic api.anthropic.com "$KEY" \
+		'{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}' \
+		--provider claude --api-key-file "$KEY"
 	assert_equal "$(vlog 'len([x for x in L if x.get("main")])')" 2
-	# What the repository's script saw, and the model with it: the
-	# placeholder, of the key's length and prefix, and nothing else.
+	assert_equal "$(vlog 'sorted(set(x["x_api_key"] for x in L if "credential" in x))')" '[true]'
+	# What the repository's script saw, and the model with it.
 	seen=$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')
-	ph=$(sed -n 's/^ANTHROPIC_API_KEY=//p' <<<"$seen" | head -n 1)
-	[ -n "$ph" ] || fail "the script saw no ANTHROPIC_API_KEY: $seen"
-	[[ "$seen" != *"$secret"* ]] || fail "the agent's processes hold the key"
-	assert_equal "${#ph}" "${#secret}"
-	assert_equal "${ph:0:13}" sk-ant-api03-
-	[ "$ph" != "$secret" ] || fail "the placeholder is the key"
-	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the key"
-	key_nowhere
+	a_placeholder "$KEY" sk-ant-api03- "$seen" \
+		"$(sed -n 's/^ANTHROPIC_API_KEY=//p' <<<"$seen" | head -n 1)"
 	# The agent settled: the vault's file and the snapshot were emptied.
 	run vault_sizes
 	assert_success
@@ -224,76 +256,29 @@ api() {
 }
 
 @test "Codex with an API key: the vendor gets the key as Bearer on every call, the repository's script sees a placeholder" {
-	local secret ph seen key=$BATS_TEST_TMPDIR/codex-key
+	local seen ph key=$BATS_TEST_TMPDIR/codex-key
 	printf 'sk-proj-%s\n' "$(head -c 40 /dev/urandom | base64 |
 		tr -dc 'A-Za-z0-9' | head -c 48)" >"$key"
-	secret=$(cat "$key")
-	ab_vendor openai '{"turns":[{"shell":"sh leak.sh"},{"text":"done"}]}' \
-		--credential "$key"
-	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
-	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
-		--deadline "$BATS_TEST_TMPDIR/deadline" \
-		--egress "api.openai.com:443=$GW:$VPORT")
-	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
-	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
-	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
-		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "cx-$RANDOM" \
-		--provider codex --ca "$CA/ca.pem" --api-key-file "$key" \
-		--prompt "$BATS_TEST_TMPDIR/prompt" --allow-command 'sh leak.sh')
-	CTR=$(ab-validate "$PROF")
-	run --separate-stderr ab-run "$CTR"
-	RECORD=$(ab-run --show "$output")
-	cat "$VLOG" >&2
-	assert_equal "$(record_field '[r["agent"]["status"], r["credential"]]')" \
-		'["ok", "injected"]'
-	[[ "$stderr" != *"$secret"* ]] || fail "ab-run's stderr holds the key"
-	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+	leak_run openai api.openai.com "$key" \
+		'{"turns":[{"shell":"sh leak.sh"},{"text":"done"}]}' \
+		--provider codex --api-key-file "$key"
 	seen=$(vlog '"\n".join(o["text"] for x in L for o in x.get("outputs", []))')
 	# In Codex's JSON of the output: the key's own characters end it.
 	ph=$(grep -o 'CODEX_API_KEY=[A-Za-z0-9_-]*' <<<"$seen" | head -n 1)
-	ph=${ph#CODEX_API_KEY=}
-	[ -n "$ph" ] || fail "the script saw no CODEX_API_KEY: $seen"
-	[[ "$seen" != *"$secret"* ]] || fail "the agent's processes hold the key"
-	assert_equal "${#ph}" "${#secret}"
-	assert_equal "${ph:0:8}" sk-proj-
-	[ "$ph" != "$secret" ] || fail "the placeholder is the key"
-	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the key"
-	KEY=$key key_nowhere
+	a_placeholder "$key" sk-proj- "$seen" "${ph#CODEX_API_KEY=}"
 }
 
 @test "Claude Code with an OAuth token: the vendor gets it as Bearer on every call, the agent's processes hold a placeholder" {
-	local secret ph seen tok=$BATS_TEST_TMPDIR/token
+	local seen tok=$BATS_TEST_TMPDIR/token
 	printf 'sk-ant-oat01-%s\n' "$(head -c 60 /dev/urandom | base64 |
 		tr -dc 'A-Za-z0-9' | head -c 68)" >"$tok"
-	secret=$(cat "$tok")
-	ab_vendor anthropic '{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}' \
-		--credential "$tok"
-	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
-	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
-		--deadline "$BATS_TEST_TMPDIR/deadline" \
-		--egress "api.anthropic.com:443=$GW:$VPORT")
-	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
-	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
-	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
-		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "oa-$RANDOM" \
-		--provider claude --ca "$CA/ca.pem" --claude-token-file "$tok" \
-		--prompt "$BATS_TEST_TMPDIR/prompt" --allow-command 'sh leak.sh')
-	CTR=$(ab-validate "$PROF")
-	run --separate-stderr ab-run "$CTR"
-	RECORD=$(ab-run --show "$output")
-	cat "$VLOG" >&2
-	assert_equal "$(record_field '[r["agent"]["status"], r["credential"]]')" \
-		'["ok", "injected"]'
-	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+	leak_run anthropic api.anthropic.com "$tok" \
+		'{"turns":[{"tool":"Bash","input":{"command":"sh leak.sh"}},{"text":"done"}]}' \
+		--provider claude --claude-token-file "$tok"
 	assert_equal "$(vlog 'sorted(set(x["authorization"] for x in L if "credential" in x))')" '[true]'
 	seen=$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')
-	ph=$(sed -n 's/^CLAUDE_CODE_OAUTH_TOKEN=//p' <<<"$seen" | head -n 1)
-	[ -n "$ph" ] || fail "the script saw no CLAUDE_CODE_OAUTH_TOKEN: $seen"
-	[[ "$seen" != *"$secret"* ]] || fail "the agent's processes hold the token"
-	assert_equal "${#ph}" "${#secret}"
-	assert_equal "${ph:0:13}" sk-ant-oat01-
-	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the token"
-	KEY=$tok key_nowhere
+	a_placeholder "$tok" sk-ant-oat01- "$seen" \
+		"$(sed -n 's/^CLAUDE_CODE_OAUTH_TOKEN=//p' <<<"$seen" | head -n 1)"
 }
 
 @test "two agents of one allocation with two keys: each request carries its own; once one settles its placeholder is refused, the other's still works" {
