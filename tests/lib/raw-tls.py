@@ -41,17 +41,10 @@ def main():
         return many(a)
     h, p = a.relay.rsplit(":", 1)
     s = socket.create_connection((h, int(p)), timeout=a.wait)
-    s.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n"
-              % (a.host.encode(), a.host.encode()))
-    head = b""
-    while b"\r\n\r\n" not in head:
-        b = s.recv(1)
-        if not b:
-            print("closed before the tunnel")
-            return 1
-        head += b
-    if b" 200 " not in head.split(b"\r\n")[0]:
-        print(head.decode("latin-1"))
+    try:
+        connect(s, a.host)
+    except OSError as e:
+        print(e)
         return 1
     ctx = ssl.create_default_context(cafile=a.ca)
     if a.alpn:
@@ -85,20 +78,25 @@ def main():
     return 0
 
 
-def tunnel(a):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(a.socket)
+def connect(s, host):
+    """CONNECT HOST:443 on S; OSError with the answer unless 200."""
     s.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n"
-              % (a.host.encode(), a.host.encode()))
+              % (host.encode(), host.encode()))
     head = b""
     while b"\r\n\r\n" not in head:
         b = s.recv(1)
         if not b:
-            raise OSError("closed")
+            raise OSError("closed before the tunnel")
         head += b
     if b" 200 " not in head.split(b"\r\n")[0]:
-        raise OSError("refused")
+        raise OSError(head.decode("latin-1"))
+
+
+def tunnel(a):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(a.socket)
+    connect(s, a.host)
     ctx = ssl.create_default_context(cafile=a.ca)
     ctx.set_alpn_protocols(["http/1.1"])
     return ctx.wrap_socket(s, server_hostname=a.host)
