@@ -298,6 +298,17 @@ static int archive_name(struct xp *x, const char *name, char *full,
 	return 0;
 }
 
+/* The target of the symlink kept at PATH, or NULL. */
+static const char *link_of(const struct xp *x, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < x->nlinks; i++)
+		if (strcmp(x->links[i], path) == 0)
+			return x->targets[i];
+	return NULL;
+}
+
 /* Another name than PATH of those hard-linked to TARGET is read again
  * alone. */
 static int relinked_other(const struct xp *x, const char *target,
@@ -320,12 +331,22 @@ static int hard_link(struct xp *x, const char *path,
     const struct ab_tarread_entry *ent, struct ab_err *err)
 {
 	char full[2 * AB_PATHCHECK_PATH_MAX + 16];
-	const char *target;
+	const char *target, *link;
+	struct ab_err why;
 
 	if (archive_name(x, ent->link, full, sizeof full, err) < 0)
 		return -1;
 	/* Left out or not, the target's path under /work. */
 	target = strncmp(full, "work/", 5) == 0 ? full + 5 : full;
+	/* A hard link to a symlink is that symlink again under another
+	 * name: judged, and kept, as one where it is (a symlink refused only
+	 * later, for going through another, must not leave this name
+	 * named "a hard link" with none of its names exported). */
+	if ((link = link_of(x, target)) != NULL) {
+		if (ab_symlink_check(path, link, &why) < 0)
+			return skip(x, path, why.msg), 0;
+		return link_entry(x, path, link, err);
+	}
 	if (git_index_get_bypath(x->idx, target, 0) != NULL ||
 	    relinked_other(x, target, path) ||
 	    (x->late && (x->want == NULL || x->as != NULL)))

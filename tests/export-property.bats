@@ -96,3 +96,7 @@ prop() {
 	prop --case deep-folder
 	refute_output --partial 'ab-export refused'
 }
+
+@test "a symlink refused for its chain, hard-linked under more names, is that symlink under each" {
+	prop --case hardlink-chained-symlink
+}

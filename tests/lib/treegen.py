@@ -651,6 +651,21 @@ def case_deep_folder(g):
     g.op('F', g.prefix + b'new.txt', '644', b'hi\n')
 
 
+def case_hardlink_chained_symlink(g):
+    """A symlink refused only once the whole tree is read (it goes
+    through another symlink), hard-linked under two more names, one not
+    UTF-8: each name is that symlink, judged where it is, never "a hard
+    link" of a name that is not exported (seed 2582, in a batch)."""
+    d = g.prefix + b'd'
+    g.op('D', d, '755')
+    g.mkdirs(d)
+    g.op('S', b'.', d + b'/self')
+    g.op('S', b'self/../../x', d + b'/out')
+    g.op('L', d + b'/out', d + b'/\xc0\xafname')
+    g.op('L', d + b'/out', d + b'/twin')
+    g.op('F', g.prefix + b'new.txt', '644', b'hi\n')
+
+
 def case_long_names_cut(g):
     """Two empty folders whose names share their first 220 bytes: each
     named as left out must be told from the other."""
@@ -681,7 +696,8 @@ CASES = {'plain': case_plain, 'issue36': case_issue36, 'issue36-untracked': case
          'long-names-cut': case_long_names_cut,
          'empty-not-utf8': case_empty_not_utf8,
          'hardlink-not-utf8': case_hardlink_not_utf8,
-         'deep-folder': case_deep_folder}
+         'deep-folder': case_deep_folder,
+         'hardlink-chained-symlink': case_hardlink_chained_symlink}
 
 
 def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
