@@ -184,13 +184,23 @@ static int blob(struct xp *x, long long size, git_oid *id, struct ab_err *err)
 		return ab_git_fail(err, AB_EENGINE, "cannot write a blob");
 	while ((n = ab_tarread_data(x->tr, x->chunk, CHUNK, err)) > 0) {
 		left -= n;
-		if (left < 0 || git_odb_stream_write(st, x->chunk, (size_t)n) < 0)
+		if (left < 0)
 			break;
+		if (git_odb_stream_write(st, x->chunk, (size_t)n) < 0) {
+			git_odb_stream_free(st);
+			return ab_git_fail(err, AB_EENGINE, "cannot write a blob");
+		}
 	}
-	if (n == 0 && left == 0 && git_odb_stream_finalize_write(id, st) == 0)
-		rc = 0;
-	else if (n >= 0)
-		ab_fail(err, AB_EENGINE, "a file's bytes did not match its size");
+	/* Each failure said apart: the archive's bytes, or git's store. */
+	if (n == 0 && left == 0) {
+		if (git_odb_stream_finalize_write(id, st) == 0)
+			rc = 0;
+		else
+			ab_git_fail(err, AB_EENGINE, "cannot write a blob");
+	} else if (n >= 0)
+		ab_fail(err, AB_EENGINE, "a file's bytes did not match its "
+		    "size: %lld bytes %s", left < 0 ? -left : left, left < 0 ?
+		    "more" : "fewer");
 	git_odb_stream_free(st);
 	return rc;
 }
