@@ -243,12 +243,11 @@ static int link_entry(struct xp *x, const char *path, const char *target,
 
 /* -- One archive entry. */
 
-/* "work/a/b" -> "a/b"; NULL for the root, /work/.git and what lies
- * under a refused directory: those are passed over without a word. */
-static const char *rel_path(struct xp *x, const char *name, char *buf,
-    size_t cap)
+/* "work/a/b" -> "a/b"; NULL for the root and /work/.git: those are
+ * passed over without a word. */
+static const char *rel_path(const char *name, char *buf, size_t cap)
 {
-	size_t i, n;
+	size_t n;
 
 	if (strncmp(name, "work/", 5) != 0)
 		return strcmp(name, "work") == 0 ? NULL : name;
@@ -258,9 +257,6 @@ static const char *rel_path(struct xp *x, const char *name, char *buf,
 		buf[--n] = '\0';
 	if (n == 0 || strcmp(buf, ".git") == 0 || under(buf, ".git"))
 		return NULL;
-	for (i = 0; i < x->nrefused; i++)
-		if (under(buf, x->refused[i]))
-			return NULL;
 	return buf;
 }
 
@@ -384,12 +380,17 @@ static int entry(struct xp *x, const struct ab_tarread_entry *ent,
 
 	if (archive_name(x, ent->path, full, sizeof full, err) < 0)
 		return -1;
-	if ((path = rel_path(x, full, buf, sizeof buf)) == NULL ||
-	    (x->want != NULL && strcmp(path, x->want) != 0 &&
-	    (x->as != NULL || !under(path, x->want))))
+	if ((path = rel_path(full, buf, sizeof buf)) == NULL)
 		return 0;
-	if (x->as != NULL)
+	/* Read again as another name (read_aliases): where the first name
+	 * lies, even under a refused folder, does not matter. */
+	if (x->as != NULL) {
+		if (strcmp(path, x->want) != 0)
+			return 0;
 		path = x->as;
+	} else if ((x->want != NULL && strcmp(path, x->want) != 0 &&
+	    !under(path, x->want)) || refused_over(x, path))
+		return 0;
 	if (ab_path_check(path, &why) < 0)
 		return skip(x, path, why.msg), 0;
 	switch (ent->type) {

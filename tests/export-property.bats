@@ -100,3 +100,7 @@ prop() {
 @test "a symlink refused for its chain, hard-linked under more names, is that symlink under each" {
 	prop --case hardlink-chained-symlink
 }
+
+@test "a name that is not UTF-8, hard-linked into a refused folder beside a file of holes, is read as itself" {
+	prop --case hardlink-under-refused
+}

@@ -666,6 +666,23 @@ def case_hardlink_chained_symlink(g):
     g.op('F', g.prefix + b'new.txt', '644', b'hi\n')
 
 
+def case_hardlink_under_refused(g):
+    """Names that are not UTF-8 at the top, each hard-linked to a name in a
+    refused folder (a newline; a backslash) that holds a file of holes:
+    the folder's archive carries the name not UTF-8 as a link to the
+    refused one, which must be read again as that name all the same
+    (seed 5145).  Two pairs in each folder, as the archive's order is
+    the folder's."""
+    for d in (b'new\nline', b'back\\slash'):
+        g.op('D', g.prefix + d + b'/sub', '755')
+        g.op('H', g.prefix + d + b'/big', str(g.max_file + 1))
+    for i in range(2):
+        for k, d in enumerate((b'new\nline', b'back\\slash')):
+            top = g.prefix + b'\xc0\xaf%d%dMakefile' % (k, i)
+            g.op('F', top, '644', b'rule %d %d\n' % (k, i))
+            g.op('L', top, g.prefix + d + b'/sub/x%d' % i)
+
+
 def case_long_names_cut(g):
     """Two empty folders whose names share their first 220 bytes: each
     named as left out must be told from the other."""
@@ -697,7 +714,8 @@ CASES = {'plain': case_plain, 'issue36': case_issue36, 'issue36-untracked': case
          'empty-not-utf8': case_empty_not_utf8,
          'hardlink-not-utf8': case_hardlink_not_utf8,
          'deep-folder': case_deep_folder,
-         'hardlink-chained-symlink': case_hardlink_chained_symlink}
+         'hardlink-chained-symlink': case_hardlink_chained_symlink,
+         'hardlink-under-refused': case_hardlink_under_refused}
 
 
 def generate(seed=None, prefix=b'', max_file=1 << 20, case=None, big=True):
