@@ -368,6 +368,7 @@ static void on_request(void *ctx, const char *host, int port,
 {
 	char m[16], p[256], d[160];
 	struct ab_tally_row *row;
+	struct ab_tally_req q;
 
 	(void)ctx;
 	clean(r->method, m, sizeof m);
@@ -383,6 +384,17 @@ static void on_request(void *ctx, const char *host, int port,
 	if (r->reason != NULL && r->status >= 400 && r->status < 500) {
 		n_refused++;
 		ab_tally_refused(&tl, host, port, r->reason);
+	}
+	/* Listed for the invocation whose placeholder it carried. */
+	if (r->who[0] != '\0') {
+		memset(&q, 0, sizeof q);
+		snprintf(q.method, sizeof q.method, "%.11s", m);
+		snprintf(q.path, sizeof q.path, "%.159s", p);
+		q.status = r->status;
+		q.up = r->up;
+		q.down = r->down;
+		q.ms = r->ms;
+		ab_tally_request(&tl, r->who, &q, now_ms());
 	}
 	dirty = 1;
 	pthread_mutex_unlock(&lock);

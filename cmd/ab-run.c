@@ -50,6 +50,7 @@ struct ctx {
 	char result[AB_ID_LEN + 1];
 	struct ab_run r;
 	struct ab_tally *tally;	/* the proxy's, read just before the start */
+	char who[AB_TALLY_WHO + 1];	/* this invocation's in it; "" */
 	long long tally_ms;
 	struct ab_progress progress;
 	char prefix[40];	/* "ab-run: agent: " */
@@ -255,6 +256,10 @@ static int masked(struct ctx *c, struct ab_err *err)
 		if (rc == 0 && ab_progress_secret(&c->progress, b.data ?
 		    b.data : "", b.len) < 0)
 			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		/* The placeholder names the requests the proxy lists. */
+		if (rc == 0 && ab_inject_on(&c->p, &c->a) && b.len > 0)
+			rc = ab_inject_who(&c->p, b.data, b.len, c->who,
+			    sizeof c->who, err);
 		wipe(&b);
 	}
 	/* Injected, the agent holds a placeholder, and the proxy gives it
@@ -526,7 +531,8 @@ static void egress(struct ctx *c)
 		return;
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
 	if (ab_proxy_summary(&c->e, &c->a, c->r.cid, c->tally, c->tally_ms,
-	    &c->r.egress_json, &state, &skip) == 0)
+	    c->who[0] != '\0' ? c->who : NULL, &c->r.egress_json, &state,
+	    &skip) == 0)
 		c->r.egress = 1;
 	ab_engine_budget_end(&c->e, &saved);
 	/* The agent's status stays its own; the record says the rest. */

@@ -6,6 +6,7 @@
 #include "file.h"
 #include "inject.h"
 #include "secret.h"
+#include "tally.h"
 #include "seed.h"
 #include "vault.h"
 
@@ -106,6 +107,17 @@ int ab_inject_give(struct ab_state *s, struct ab_engine *e,
 	explicit_bzero(ph, sizeof ph);
 	wipe(&b);
 	return rc;
+}
+
+int ab_inject_who(const struct ab_profile *p, const char *ph, size_t n,
+    char *who, size_t cap, struct ab_err *err)
+{
+	struct ab_keeper_file f;
+
+	if (vault_file(p, ph, n, &f, err) < 0)
+		return -1;
+	snprintf(who, cap, "%.*s", AB_TALLY_WHO, strrchr(f.name, '.') + 1);
+	return 0;
 }
 
 int ab_inject_forget(struct ab_state *s, struct ab_engine *e,

@@ -23,6 +23,10 @@ int ab_inject_on(const struct ab_profile *p, const struct ab_alloc *a);
 int ab_inject_give(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_err *err);
+/* The name the proxy's tally lists requests under (tally.h) for the
+ * placeholder PH (N bytes) of P, into WHO (CAP > AB_TALLY_WHO). */
+int ab_inject_who(const struct ab_profile *p, const char *ph, size_t n,
+    char *who, size_t cap, struct ab_err *err);
 /* Empties the vault's file and the snapshot; the first failure in err. */
 int ab_inject_forget(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,

@@ -249,6 +249,8 @@ static int find_cred(struct sess *s, const struct ab_http_field *f,
 		return -1;
 	}
 	memcpy(s->ph, tok, n);
+	/* The invocation the request is listed for (tally.h). */
+	snprintf(s->r.who, sizeof s->r.who, "%s", strrchr(name, '.') + 1);
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 struct ab_icept_request {
 	char method[16];
 	char path[256];		/* without its query, cut at 255 bytes */
+	char who[17];		/* its placeholder's hash, cut (vault.h); "" */
 	int status;		/* given to the agent; 0: none */
 	const char *reason;	/* why the proxy refused or failed; NULL */
 	char detail[160];	/* a TLS failure's words, for the log */

@@ -558,7 +558,8 @@ static int fresh_tally(struct ab_engine *e, const struct ab_alloc *a,
 
 int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
     const char *self, const struct ab_tally *begin, long long from_ms,
-    struct ab_buf *out, const char **state_out, struct ab_err *err)
+    const char *who, struct ab_buf *out, const char **state_out,
+    struct ab_err *err)
 {
 	struct ab_tally *end;
 	const char *state;
@@ -603,6 +604,15 @@ int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
 		ab_jw_key(&w, "destinations");
 		ab_jw_null(&w);
 		ab_jw_key(&w, "totals");
+		ab_jw_null(&w);
+	}
+	/* The invocation's own intercepted requests: its scope whatever
+	 * other agents did. */
+	if (who != NULL && have)
+		ab_tally_requests_json(end, end->start_ms == begin->start_ms ?
+		    begin : NULL, who, &w);
+	else if (who != NULL) {
+		ab_jw_key(&w, "requests");
 		ab_jw_null(&w);
 	}
 	ab_jw_obj_end(&w);

@@ -87,9 +87,12 @@ int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
  * of the allocation ran meanwhile; "complete" is false when the proxy
  * died, was replaced, or wrote no newer tally.  -1 when no tally could
  * be read (the caller writes null).  *STATE: the proxy's, as "proxy"
- * says it ("running", "oom", "exited", "unknown"). */
+ * says it ("running", "oom", "exited", "unknown").  WHO (NULL: none):
+ * the invocation whose intercepted requests are listed as "requests"
+ * (ab_tally_requests_json), whatever the scope. */
 int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
     const char *self, const struct ab_tally *begin, long long from_ms,
-    struct ab_buf *out, const char **state, struct ab_err *err);
+    const char *who, struct ab_buf *out, const char **state,
+    struct ab_err *err);
 
 #endif

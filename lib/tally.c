@@ -75,6 +75,50 @@ void ab_tally_refused(struct ab_tally *t, const char *host, int port,
 	add_reason(r, reason);
 }
 
+static struct ab_tally_inv *inv_of(struct ab_tally *t, const char *who)
+{
+	int i;
+
+	for (i = 0; i < t->ninv; i++)
+		if (strcmp(t->inv[i].who, who) == 0)
+			return &t->inv[i];
+	return NULL;
+}
+
+/* A place for WHO: a free one, or the one idle longest, given up. */
+static struct ab_tally_inv *inv_new(struct ab_tally *t, const char *who)
+{
+	struct ab_tally_inv *v = &t->inv[0];
+	int i;
+
+	if (t->ninv < AB_TALLY_INVS) {
+		v = &t->inv[t->ninv++];
+	} else {
+		for (i = 1; i < t->ninv; i++)
+			if (t->inv[i].last_ms < v->last_ms)
+				v = &t->inv[i];
+		t->invs_dropped++;
+	}
+	memset(v, 0, sizeof *v);
+	snprintf(v->who, sizeof v->who, "%s", who);
+	return v;
+}
+
+void ab_tally_request(struct ab_tally *t, const char *who,
+    const struct ab_tally_req *r, long long now_ms)
+{
+	struct ab_tally_inv *v;
+
+	if ((v = inv_of(t, who)) == NULL)
+		v = inv_new(t, who);
+	v->last_ms = now_ms;
+	v->count++;
+	v->up += r->up;
+	v->down += r->down;
+	if (v->n < AB_TALLY_REQS)
+		v->req[v->n++] = *r;
+}
+
 /* --- the file ---------------------------------------------------------- */
 
 /* A row as the file and the result both have it: the unnamed row's host
@@ -107,6 +151,37 @@ static void row_write(struct ab_jw *w, const struct ab_tally_row *r)
 	ab_jw_obj_end(w);
 }
 
+/* A listed request, as [method, path, status, up, down, ms]. */
+static void req_write(struct ab_jw *w, const struct ab_tally_req *r)
+{
+	ab_jw_arr(w);
+	ab_jw_str(w, r->method);
+	ab_jw_str(w, r->path);
+	ab_jw_int(w, r->status);
+	ab_jw_int(w, r->up);
+	ab_jw_int(w, r->down);
+	ab_jw_int(w, r->ms);
+	ab_jw_arr_end(w);
+}
+
+static void inv_write(struct ab_jw *w, const struct ab_tally_inv *v)
+{
+	int i;
+
+	ab_jw_obj(w);
+	ab_jw_kstr(w, "who", v->who);
+	ab_jw_kint(w, "last", v->last_ms);
+	ab_jw_kint(w, "count", v->count);
+	ab_jw_kint(w, "bytes_up", v->up);
+	ab_jw_kint(w, "bytes_down", v->down);
+	ab_jw_key(w, "req");
+	ab_jw_arr(w);
+	for (i = 0; i < v->n; i++)
+		req_write(w, &v->req[i]);
+	ab_jw_arr_end(w);
+	ab_jw_obj_end(w);
+}
+
 int ab_tally_write(const struct ab_tally *t, struct ab_buf *out)
 {
 	struct ab_jw w;
@@ -114,7 +189,7 @@ int ab_tally_write(const struct ab_tally *t, struct ab_buf *out)
 
 	ab_jw_init(&w, out);
 	ab_jw_obj(&w);
-	ab_jw_kint(&w, "v", 1);
+	ab_jw_kint(&w, "v", 2);
 	ab_jw_kint(&w, "start", t->start_ms);
 	ab_jw_kint(&w, "seq", t->seq);
 	ab_jw_kint(&w, "names_dropped", t->names_dropped);
@@ -130,6 +205,12 @@ int ab_tally_write(const struct ab_tally *t, struct ab_buf *out)
 	ab_jw_arr_end(&w);
 	ab_jw_key(&w, "unnamed");
 	row_write(&w, &t->unnamed);
+	ab_jw_kint(&w, "invs_dropped", t->invs_dropped);
+	ab_jw_key(&w, "invs");
+	ab_jw_arr(&w);
+	for (i = 0; i < t->ninv; i++)
+		inv_write(&w, &t->inv[i]);
+	ab_jw_arr_end(&w);
 	ab_jw_obj_end(&w);
 	return ab_jw_done(&w);
 }
@@ -204,6 +285,79 @@ static int rows_parse(const struct ab_json *j, int arr,
 	return 0;
 }
 
+/* A string of at most CAP - 1 bytes into OUT. */
+static int str_in(const struct ab_json *j, int t, char *out, size_t cap)
+{
+	char *v = ab_json_str(j, t);
+	int rc = -1;
+
+	if (v != NULL && strlen(v) < cap) {
+		memcpy(out, v, strlen(v) + 1);
+		rc = 0;
+	}
+	free(v);
+	return rc;
+}
+
+static int num_at(const struct ab_json *j, int arr, int i, long long *out)
+{
+	return ab_json_int(j, ab_json_elem(j, arr, i), out) == 0 &&
+	    *out >= 0 ? 0 : -1;
+}
+
+static int req_parse(const struct ab_json *j, int t, struct ab_tally_req *r)
+{
+	long long status;
+
+	if (ab_json_type(j, t) != AB_JSON_ARRAY || ab_json_count(j, t) != 6 ||
+	    str_in(j, ab_json_elem(j, t, 0), r->method, sizeof r->method) < 0 ||
+	    str_in(j, ab_json_elem(j, t, 1), r->path, sizeof r->path) < 0 ||
+	    num_at(j, t, 2, &status) < 0 || status > 999 ||
+	    num_at(j, t, 3, &r->up) < 0 || num_at(j, t, 4, &r->down) < 0 ||
+	    num_at(j, t, 5, &r->ms) < 0)
+		return -1;
+	r->status = (int)status;
+	return 0;
+}
+
+static int inv_parse(const struct ab_json *j, int t, struct ab_tally_inv *v)
+{
+	int rq = ab_json_key(j, t, "req"), i;
+
+	memset(v, 0, sizeof *v);
+	if (ab_json_type(j, t) != AB_JSON_OBJECT ||
+	    str_in(j, ab_json_key(j, t, "who"), v->who, sizeof v->who) < 0 ||
+	    v->who[0] == '\0' ||
+	    count(j, t, "last", &v->last_ms) < 0 ||
+	    count(j, t, "count", &v->count) < 0 ||
+	    count(j, t, "bytes_up", &v->up) < 0 ||
+	    count(j, t, "bytes_down", &v->down) < 0 ||
+	    ab_json_type(j, rq) != AB_JSON_ARRAY ||
+	    ab_json_count(j, rq) > AB_TALLY_REQS ||
+	    ab_json_count(j, rq) > v->count)
+		return -1;
+	for (i = 0; i < ab_json_count(j, rq); i++)
+		if (req_parse(j, ab_json_elem(j, rq, i), &v->req[i]) < 0)
+			return -1;
+	v->n = i;
+	return 0;
+}
+
+static int invs_parse(const struct ab_json *j, struct ab_tally *t)
+{
+	int arr = ab_json_key(j, 0, "invs"), i;
+
+	if (count(j, 0, "invs_dropped", &t->invs_dropped) < 0 ||
+	    ab_json_type(j, arr) != AB_JSON_ARRAY ||
+	    ab_json_count(j, arr) > AB_TALLY_INVS)
+		return -1;
+	for (i = 0; i < ab_json_count(j, arr); i++)
+		if (inv_parse(j, ab_json_elem(j, arr, i), &t->inv[i]) < 0)
+			return -1;
+	t->ninv = i;
+	return 0;
+}
+
 int ab_tally_parse(struct ab_tally *t, const char *p, size_t n,
     struct ab_err *err)
 {
@@ -215,7 +369,7 @@ int ab_tally_parse(struct ab_tally *t, const char *p, size_t n,
 	if (ab_json_parse(&j, p, n, err) < 0)
 		return ab_fail(err, AB_EREFUSED, "the proxy's tally is not "
 		    "JSON");
-	if (count(&j, 0, "v", &v) == 0 && v == 1 &&
+	if (count(&j, 0, "v", &v) == 0 && v == 2 &&
 	    count(&j, 0, "start", &t->start_ms) == 0 &&
 	    count(&j, 0, "seq", &t->seq) == 0 &&
 	    count(&j, 0, "names_dropped", &t->names_dropped) == 0 &&
@@ -224,7 +378,8 @@ int ab_tally_parse(struct ab_tally *t, const char *p, size_t n,
 	    rows_parse(&j, ab_json_key(&j, 0, "named"), t->named,
 	    AB_TALLY_NAMES, &t->nnamed) == 0 &&
 	    ab_json_type(&j, ab_json_key(&j, 0, "unnamed")) == AB_JSON_OBJECT &&
-	    row_parse(&j, ab_json_key(&j, 0, "unnamed"), &t->unnamed) == 0)
+	    row_parse(&j, ab_json_key(&j, 0, "unnamed"), &t->unnamed) == 0 &&
+	    invs_parse(&j, t) == 0)
 		rc = 0;
 	ab_json_free(&j);
 	return rc == 0 ? 0 : ab_fail(err, AB_EREFUSED, "the proxy's tally "
@@ -318,4 +473,46 @@ void ab_tally_diff_json(const struct ab_tally *end,
 	/* Names past the table are counted, not named. */
 	ab_jw_kint(w, "names_dropped", dropped);
 	ab_jw_kbool(w, "truncated", dropped > 0);
+}
+
+void ab_tally_requests_json(const struct ab_tally *end,
+    const struct ab_tally *begin, const char *who, struct ab_jw *w)
+{
+	const struct ab_tally_inv *e = inv_of((struct ab_tally *)end, who);
+	const struct ab_tally_inv *b = begin != NULL ?
+	    inv_of((struct ab_tally *)begin, who) : NULL;
+	long long from = b != NULL ? b->count : 0;
+	int i;
+
+	ab_jw_key(w, "requests");
+	/* Given up for another invocation's (or never seen, while some
+	 * list was given up): what it held is not known. */
+	if ((e == NULL && end->invs_dropped > (begin != NULL ?
+	    begin->invs_dropped : 0)) || (e != NULL && e->count < from)) {
+		ab_jw_null(w);
+		return;
+	}
+	ab_jw_obj(w);
+	ab_jw_kint(w, "count", e != NULL ? e->count - from : 0);
+	ab_jw_kint(w, "bytes_up", e != NULL ? less(e->up, b ? b->up : 0) : 0);
+	ab_jw_kint(w, "bytes_down", e != NULL ?
+	    less(e->down, b ? b->down : 0) : 0);
+	ab_jw_key(w, "listed");
+	ab_jw_arr(w);
+	for (i = (int)(from < AB_TALLY_REQS ? from : AB_TALLY_REQS);
+	    e != NULL && i < e->n; i++) {
+		ab_jw_obj(w);
+		ab_jw_kstr(w, "method", e->req[i].method);
+		ab_jw_kstr(w, "path", e->req[i].path);
+		ab_jw_kint(w, "status", e->req[i].status);
+		ab_jw_kint(w, "bytes_up", e->req[i].up);
+		ab_jw_kint(w, "bytes_down", e->req[i].down);
+		ab_jw_kint(w, "ms", e->req[i].ms);
+		ab_jw_obj_end(w);
+	}
+	ab_jw_arr_end(w);
+	/* Past the first AB_TALLY_REQS: counted, not listed. */
+	ab_jw_kint(w, "more", e != NULL ? e->count - from -
+	    (e->n > from ? e->n - from : 0) : 0);
+	ab_jw_obj_end(w);
 }

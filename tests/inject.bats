@@ -152,6 +152,14 @@ a_placeholder() {
 		--provider claude --api-key-file "$KEY"
 	assert_equal "$(vlog 'len([x for x in L if x.get("main")])')" 2
 	assert_equal "$(vlog 'sorted(set(x["x_api_key"] for x in L if "credential" in x))')" '[true]'
+	# The result lists each request the proxy put the key in, from its
+	# own tally: every call the vendor saw, its path without the query.
+	assert_equal "$(record_field 'sorted([x["method"], x["path"]] for x in r["egress"]["requests"]["listed"])')" \
+		"$(vlog 'sorted([x["method"], x["path"].split("?")[0]] for x in L)')"
+	assert_equal "$(record_field '[r["egress"]["requests"][k] for k in ("count", "more")]')" \
+		"[$(vlog 'len(L)'), 0]"
+	assert_equal "$(record_field 'sorted(set((x["bytes_up"] > 0, x["bytes_down"] > 0, x["ms"] >= 0, "?" in x["path"]) for x in r["egress"]["requests"]["listed"]))')" \
+		'[[true, true, true, false]]'
 	# What the repository's script saw, and the model with it.
 	seen=$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')
 	a_placeholder "$KEY" sk-ant-api03- "$seen" \
@@ -309,8 +317,13 @@ api() {
 	assert_output --partial "HTTP/1.1 200"
 	assert_equal "$(vlog '[x["credential"] for x in L if x.get("probe")]' |
 		tr -d ' ')" '["real","real-2"]'
-	run ab-run "$ctr1"
+	run --separate-stderr ab-run "$ctr1"
 	assert_success
+	# Its own requests alone: not the probe its placeholder carried
+	# before it started, nor the other invocation's.
+	RECORD=$(ab-run --show "$output")
+	assert_equal "$(record_field 'sorted(set(x["path"] for x in r["egress"]["requests"]["listed"]) - {"/api/claude_code/policy_limits"})')" \
+		'["/v1/messages"]'
 	run api /v1/probe -d x -H "x-api-key: $ph1"
 	assert_output --partial "HTTP/1.1 403"
 	run api /v1/probe -d x -H "x-api-key: $ph2"

@@ -111,25 +111,37 @@ static void file(void)
 	struct ab_tally *t = made(), *u = made();
 	struct ab_buf b, c;
 	struct ab_err err;
-#define UNNAMED "\"unnamed\":{\"host\":null,\"port\":null,\"allowed\":0," \
-	"\"refused\":0,\"bytes_up\":0,\"bytes_down\":0,\"reasons\":{}}}"
+#define UNNAMED0 "\"unnamed\":{\"host\":null,\"port\":null,\"allowed\":0," \
+	"\"refused\":0,\"bytes_up\":0,\"bytes_down\":0,\"reasons\":{}}"
+#define UNNAMED UNNAMED0 ",\"invs_dropped\":0,\"invs\":[]}"
+#define INV(count, req) UNNAMED0 ",\"invs_dropped\":0,\"invs\":[{\"who\":" \
+	"\"ab\",\"last\":1,\"count\":" count ",\"bytes_up\":0," \
+	"\"bytes_down\":0,\"req\":[" req "]}]}"
 #define ROW(h, p) "{\"host\":" h ",\"port\":" p ",\"allowed\":0," \
 	"\"refused\":1,\"bytes_up\":0,\"bytes_down\":0,\"reasons\":{}}"
-	static const char good[] = "{\"v\":1,\"start\":1,\"seq\":1,"
+	static const char good[] = "{\"v\":2,\"start\":1,\"seq\":1,"
 	    "\"names_dropped\":0,\"allow\":[],\"named\":[" ROW("\"a.test\"",
 	    "443") "]," UNNAMED;
 	static const char *const bad[] = {
 		"", "[]", "{}",
-		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
-		"\"allow\":[],\"named\":[]," UNNAMED,
-		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":-1,"
-		"\"allow\":[],\"named\":[]," UNNAMED,
 		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[]," UNNAMED0 "}",
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[]," UNNAMED0 "}",
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[]," INV("0", "[\"GET\",\"/\",200,1,1,1]"),
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[]," INV("1", "[\"GET\",\"/\",-1,1,1,1]"),
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"\"allow\":[],\"named\":[]," INV("1", "[\"GET\",\"/\",200,1,1]"),
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":-1,"
+		"\"allow\":[],\"named\":[]," UNNAMED,
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
 		"\"allow\":[],\"named\":[" ROW("\"a.test\"", "70000") "],"
 		UNNAMED,
-		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
 		"\"allow\":[],\"named\":[" ROW("\"\"", "443") "]," UNNAMED,
-		"{\"v\":1,\"start\":1,\"seq\":1,\"names_dropped\":0,"
+		"{\"v\":2,\"start\":1,\"seq\":1,\"names_dropped\":0,"
 		"\"allow\":[],\"named\":[" ROW("null", "443") "]," UNNAMED,
 		NULL
 	};
@@ -159,11 +171,84 @@ static void file(void)
 	free(u);
 }
 
+/* The requests an invocation's placeholder carried: its own share,
+ * the first AB_TALLY_REQS listed, then counted; a list given up for a
+ * ninth invocation's is null, never empty. */
+static void requests(void)
+{
+	struct ab_tally *t = made(), *b = made(), *u = made();
+	struct ab_tally_req r;
+	struct ab_buf f;
+	struct ab_err err;
+	const char *d;
+	char who[8];
+	int i;
+
+	memset(&r, 0, sizeof r);
+	snprintf(r.method, sizeof r.method, "POST");
+	snprintf(r.path, sizeof r.path, "/v1/messages");
+	r.status = 200;
+	r.up = 3;
+	r.down = 5;
+	for (i = 0; i < 10; i++)
+		ab_tally_request(t, "aaaa", &r, 100 + i);
+	*b = *t;
+	for (i = 0; i < 300; i++)
+		ab_tally_request(t, "aaaa", &r, 200 + i);
+	ab_tally_request(t, "bbbb", &r, 600);
+	d = diff(t, b);
+	ok(d != NULL, "a diff is written");
+	ab_buf_init(&f, 1 << 20);
+	{
+		struct ab_jw w;
+
+		ab_jw_init(&w, &f);
+		ab_jw_obj(&w);
+		ab_tally_requests_json(t, b, "aaaa", &w);
+		ab_jw_obj_end(&w);
+	}
+	ok(f.data != NULL && strstr(f.data, "\"count\":300,\"bytes_up\":900,"
+	    "\"bytes_down\":1500,\"listed\":[{\"method\":\"POST\",\"path\":"
+	    "\"/v1/messages\",\"status\":200,\"bytes_up\":3,\"bytes_down\":5,"
+	    "\"ms\":0}") != NULL && strstr(f.data, "\"more\":54}") != NULL,
+	    "a run's requests: 300, 246 listed after the 10 before it, 54 "
+	    "counted");
+	ab_buf_free(&f);
+	ab_buf_init(&f, 1 << 20);
+	ok(ab_tally_write(t, &f) == 0 && ab_tally_parse(u, f.data, f.len,
+	    &err) == 0 && u->ninv == 2 && u->inv[0].count == 310 &&
+	    u->inv[0].n == AB_TALLY_REQS && u->inv[1].count == 1,
+	    "the lists read back as written");
+	ab_buf_free(&f);
+	for (i = 0; i < AB_TALLY_INVS - 1; i++) {
+		snprintf(who, sizeof who, "c%d", i);
+		ab_tally_request(t, who, &r, 1000 + i);
+	}
+	ab_buf_init(&f, 1 << 20);
+	{
+		struct ab_jw w;
+
+		ab_jw_init(&w, &f);
+		ab_jw_obj(&w);
+		ab_tally_requests_json(t, b, "aaaa", &w);
+		ab_tally_requests_json(t, b, "c6", &w);
+		ab_jw_obj_end(&w);
+	}
+	ok(t->invs_dropped == 1 && f.data != NULL && strncmp(f.data,
+	    "{\"requests\":null,\"requests\":{\"count\":1,", 39) == 0,
+	    "the list idle longest is given up, and said to be");
+	ab_buf_free(&f);
+	free(t);
+	free(b);
+	free(u);
+}
+
 int main(void)
 {
 	crowding();
 	share();
 	file();
+	requests();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }
