@@ -6,7 +6,8 @@
 # allocation's egress proxy by its real name: `run-task --recipe agents
 # --egress api.anthropic.com:443=GW:PORT --ca CA --provider claude
 # --api-key-file KEY`, so every step a user's task takes runs, ab-image's
-# reuse of the registered image included.  The cost around the agent is
+# reuse of the registered image included, and the key is injected by the
+# proxy (the result's credential says so, or the round fails).  The cost around the agent is
 # run-task's wall time minus the result's duration_ms (the agent
 # container's own run).  Each round runs one task plain and one with
 # AB_TIMING=1 (each step's wall time; its date calls are kept out of the
@@ -82,6 +83,8 @@ while [ "$i" -lt "$runs" ]; do
 	ms=$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["agent"]["status"] == "ok", r["agent"]
+# The key goes through the proxy, which puts it into each request.
+assert r["credential"] == "injected", r.get("credential")
 print(r["duration_ms"])' "$work/result")
 	echo "$i $(((t1 - t0) / 1000000)) $ms" |
 		awk '{printf "%d task %d ms agent %d ms around %d ms\n", $1, $2, $3, $2 - $3}' |

@@ -10,6 +10,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "export.h"
+#include "inject.h"
 #include "outfile.h"
 #include "size.h"
 #include "state.h"
@@ -91,15 +92,15 @@ static int parse(int argc, char **argv, struct opts *o)
 /* The agent names the paths: quoted as git quotes them, so that none
  * can write control sequences to a terminal, and whole, so that two
  * long names are never told as one. */
-static void skipped(const char *path, const char *why)
+static void say(const char *what, const char *path, const char *why)
 {
 	const unsigned char *p = (const unsigned char *)path;
 	size_t n = 0;
 	char *q;
 
 	if ((q = malloc(4 * strlen(path) + 1)) == NULL) {
-		fprintf(stderr, "%s: left out an entry (out of memory to name "
-		    "it): %s\n", ab_prog, why);
+		fprintf(stderr, "%s: %s an entry (out of memory to name it): "
+		    "%s\n", ab_prog, what, why);
 		return;
 	}
 	for (; *p != '\0'; p++)
@@ -108,8 +109,20 @@ static void skipped(const char *path, const char *why)
 		else
 			q[n++] = (char)*p;
 	q[n] = '\0';
-	fprintf(stderr, "%s: left out \"%s\": %s\n", ab_prog, q, why);
+	fprintf(stderr, "%s: %s \"%s\": %s\n", ab_prog, what, q, why);
 	free(q);
+}
+
+static void skipped(const char *path, const char *why)
+{
+	say("left out", path, why);
+}
+
+/* Exported as it is: a patch cannot be masked without changing the work. */
+static void held(const char *path, const char *where)
+{
+	say("holds the credential an agent was given (--credential-in-agent)",
+	    path, where);
 }
 
 /* FILE by outfile.h's rule; never renamed into place once the deadline
@@ -128,13 +141,15 @@ static int close_out(struct ab_outfile *of, int rc,
 static int run(struct opts *o, struct ab_err *err)
 {
 	static struct ab_outfile of;
+	struct ab_export_cred creds[AB_EXPORT_CREDS];
+	struct ab_buf held_by[AB_EXPORT_CREDS];
 	char tree[41] = "";
 	struct ab_deadline dl;
 	struct ab_engine e;
 	struct ab_handle h;
 	struct ab_alloc a;
 	struct ab_state s;
-	int rc = -1;
+	int rc = -1, i, n = 0;
 
 	memset(&e, 0, sizeof e);
 	s.dirfd = -1;
@@ -142,8 +157,16 @@ static int run(struct opts *o, struct ab_err *err)
 	    ab_deadline_load(&dl, o->deadline, err) < 0 ||
 	    ab_state_open(&s, err) < 0)
 		goto out;
-	if (ab_alloc_load(&s, &h, &a, err) < 0)
+	if (ab_alloc_load(&s, &h, &a, err) < 0 ||
+	    ab_inject_held(&s, a.id, held_by, AB_EXPORT_CREDS, &n, err) < 0)
 		goto out;
+	for (i = 0; i < n; i++) {
+		creds[i].p = held_by[i].data;
+		creds[i].n = held_by[i].len;
+	}
+	o->x.creds = creds;
+	o->x.ncreds = n;
+	o->x.held = held;
 	/* The allocation's deadline bounds every step on it. */
 	if (a.lease.set)
 		ab_deadline_shrink(&dl, &a.lease);
@@ -161,6 +184,10 @@ static int run(struct opts *o, struct ab_err *err)
 	if (rc == 0)
 		rc = ab_export_note(&s, a.id, tree, err) < 0 ? -1 : 0;
 out:
+	for (i = 0; i < n; i++) {
+		explicit_bzero(held_by[i].data, held_by[i].len);
+		ab_buf_free(&held_by[i]);
+	}
 	ab_engine_close(&e);
 	ab_state_close(&s);
 	return rc;

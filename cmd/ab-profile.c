@@ -30,7 +30,7 @@ static const char usage_text[] =
     "       ab-profile --alloc ALLOC --phase PHASE --attempt ID\n"
     "                  --provider claude|codex --prompt FILE [--model NAME]\n"
     "                  [--api-key-file FILE | --claude-token-file FILE |\n"
-    "                   --codex-auth FILE]\n"
+    "                   --codex-auth FILE] [--credential-in-agent]\n"
     "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
     "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n"
     "                  [--runtime NAME]\n"
@@ -43,6 +43,7 @@ struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
 	const char *schema, *ca, *runtime;
 	const char *provider, *prompt, *model, *cred, *cred_var, *codex_auth;
+	int cred_in_agent;
 	char **allow;
 	int nallow;
 	char **argv;
@@ -85,6 +86,9 @@ static int check_provider(const struct opts *o)
 		return ab_usage_error("--codex-auth goes with --provider codex");
 	if (o->codex_auth != NULL && o->cred != NULL)
 		return ab_usage_error("one credential file");
+	if (o->cred_in_agent && o->cred == NULL)
+		return ab_usage_error("--credential-in-agent goes with "
+		    "--api-key-file or --claude-token-file");
 	if (o->argc > 0)
 		return ab_usage_error("--provider builds the agent's argv: "
 		    "give none after --");
@@ -116,7 +120,8 @@ static int check(const struct opts *o)
 		return ab_usage_error("--runtime: 1 to 63 of [A-Za-z0-9._-]");
 	if (o->provider != NULL)
 		return check_provider(o);
-	if (o->prompt || o->model || o->cred || o->codex_auth)
+	if (o->prompt || o->model || o->cred || o->codex_auth ||
+	    o->cred_in_agent)
 		return ab_usage_error("--prompt, --model and credentials go "
 		    "with --provider");
 	if (o->argc < 1 || o->argc > AB_MAX_ARGV)
@@ -143,6 +148,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "api-key-file", required_argument, NULL, 'K' },
 		{ "claude-token-file", required_argument, NULL, 'T' },
 		{ "codex-auth", required_argument, NULL, 'U' },
+		{ "credential-in-agent", no_argument, NULL, 'I' },
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -169,6 +175,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'Q': o->prompt = optarg; break;
 		case 'M': o->model = optarg; break;
 		case 'U': o->codex_auth = optarg; break;
+		case 'I': o->cred_in_agent = 1; break;
 		case 'r': o->runtime = optarg; break;
 		case 'K':
 		case 'T':
@@ -375,6 +382,31 @@ static int credential(const struct opts *o, struct ab_profile *p,
 	return rc;
 }
 
+/* A credential goes to the allocation's proxy, which puts it in for its
+ * provider's API host (inject.h): that host must be an entry of the
+ * egress, or the agent would hold a credential it cannot use, unless
+ * the caller asked for the credential in the agent's environment. */
+static int cred_route(const struct opts *o, const struct ab_alloc *a,
+    struct ab_profile *p, struct ab_err *err)
+{
+	const char *host;
+	int port = 443;
+
+	if (o->cred == NULL)
+		return 0;
+	p->cred_in_agent = o->cred_in_agent;
+	if (o->cred_in_agent || (a->eg.on &&
+	    ab_egress_injects(&a->eg.list, o->provider)))
+		return 0;
+	host = ab_egress_api(o->provider, &port);
+	return ab_fail(err, AB_EREFUSED, "%s: alloc:%s does not allow %s:%d, "
+	    "where the egress proxy puts the credential in (ab-alloc "
+	    "--egress), and --credential-in-agent was not given",
+	    strcmp(o->cred_var, "CLAUDE_CODE_OAUTH_TOKEN") == 0 ?
+	    "--claude-token-file" : "--api-key-file", a->id,
+	    host != NULL ? host : "its API host", port);
+}
+
 /* A ChatGPT sign-in needs the allocation's auth volume and egress to the
  * two hosts Codex signs in through; the file is checked here and read
  * again by ab-validate, when it is copied in. */
@@ -462,7 +494,7 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 		return -1;
 	if (plain_input(o->prompt, AB_PROMPT_MAX, "prompt", AB_IN_PROMPT, p,
 	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
-	    sign_in(o, a, p, err) < 0)
+	    cred_route(o, a, p, err) < 0 || sign_in(o, a, p, err) < 0)
 		return -1;
 	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
 	if (o->model != NULL)

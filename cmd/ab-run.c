@@ -290,21 +290,30 @@ static int masked(struct ctx *c, struct ab_err *err)
 /* The agent's steps on standard error as they come, once every
  * credential it holds is known to be masked; when one cannot be read
  * back, no step is told at all. */
-static void progress_on(struct ctx *c, const struct opts *o)
+static int progress_on(struct ctx *c, const struct opts *o,
+    struct ab_err *err)
 {
-	struct ab_err err;
-
-	if (c->r.agent == NULL || o->quiet)
-		return;
+	if (c->r.agent == NULL)
+		return 0;
 	snprintf(c->prefix, sizeof c->prefix, "%s: agent: ", ab_prog);
-	ab_progress_init(&c->progress, 2, c->prefix);
-	if (masked(c, &err) < 0) {
-		fprintf(stderr, "%s: no agent lines: the credential could not "
-		    "be read to be masked: %s\n", ab_prog, err.msg);
+	ab_progress_init(&c->progress, o->quiet ? -1 : 2, c->prefix);
+	if (masked(c, err) < 0) {
 		ab_progress_free(&c->progress);
-		return;
+		/* Held by the agent itself, it could reach the record
+		 * unmasked: the run does not start. */
+		if (c->p.cred_var[0] != '\0' && !ab_inject_on(&c->p, &c->a))
+			return ab_err_wrap(err, "the credential could not be "
+			    "read back to be masked"), -1;
+		if (!o->quiet)
+			fprintf(stderr, "%s: no agent lines: the credential "
+			    "could not be read to be masked: %s\n", ab_prog,
+			    err->msg);
+		return 0;
 	}
-	c->agent.progress = &c->progress;
+	c->r.mask = &c->progress;
+	if (!o->quiet)
+		c->agent.progress = &c->progress;
+	return 0;
 }
 
 /* The last agent line: how it finished, after any count of lines not
@@ -459,12 +468,17 @@ static const char *ready(struct ctx *c, const struct opts *o,
     struct ab_err *err)
 {
 	struct ab_side side;
+	struct ab_err skip;
+	int rc;
 
 	if (c->a.eg.on)
 		ab_side_start(&side, &c->e, baseline, c);
-	progress_on(c, o);
-	if (c->a.eg.on && ab_side_join(&side, err) < 0)
+	rc = progress_on(c, o, err);
+	if (c->a.eg.on && ab_side_join(&side, rc < 0 ? &skip : err) < 0 &&
+	    rc == 0)
 		return err->code == AB_EDEADLINE ? "deadline" : "engine-error";
+	if (rc < 0)
+		return "engine-error";
 	return ab_cancel_requested() ? "cancelled" : NULL;
 }
 

@@ -10,6 +10,7 @@
 #include "git.h"
 #include "json.h"
 #include "pathcheck.h"
+#include "secret.h"
 #include "seed.h"
 #include "size.h"
 #include "tarread.h"
@@ -54,6 +55,12 @@ struct xp {
 	long long big_at;	/* a file over this many bytes is big */
 	int left_out;
 	int oom;		/* a name could not be kept */
+	/* The credentials looked for (o->creds), and the blobs that hold
+	 * one. */
+	struct ab_find find[AB_EXPORT_CREDS];
+	git_oid *hits;
+	size_t nhits, cap_hits;
+	int held;
 };
 
 /* -- Small lists of paths. */
@@ -91,13 +98,47 @@ static int under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* PATH told through FN, each credential an agent held that it holds
+ * masked: a line of ours never carries one. */
+static void tell(const struct xp *x, ab_export_skip fn, const char *path,
+    const char *why)
+{
+	struct ab_buf b;
+	const char *p = path, *q, *best;
+	size_t n = 0;
+	int i;
+
+	ab_buf_init(&b, 0);
+	for (;;) {
+		for (best = NULL, i = 0; i < x->o->ncreds; i++)
+			if ((q = memmem(p, strlen(p), x->o->creds[i].p,
+			    x->o->creds[i].n)) != NULL && (best == NULL ||
+			    q < best)) {
+				best = q;
+				n = x->o->creds[i].n;
+			}
+		if (best == NULL)
+			break;
+		ab_buf_add(&b, p, (size_t)(best - p));
+		ab_buf_add(&b, "[redacted]", 10);
+		p = best + n;
+	}
+	if (p != path && ab_buf_add(&b, p, strlen(p) + 1) == 0)
+		fn(b.data, why);
+	else if (p != path)
+		fn("[redacted]", why);
+	else
+		fn(path, why);
+	ab_buf_free(&b);
+}
+
 /* What is left out is named once; what lies under it is passed over,
  * and a directory it leaves empty is not named again. */
 static void skip_file(struct xp *x, const char *path, const char *why)
 {
 	x->left_out++;
 	if (x->o->skipped != NULL)
-		x->o->skipped(path, why);
+		tell(x, x->o->skipped, path, why);
 	if (push(&x->named, &x->nnamed, &x->cap_named, path) < 0)
 		x->oom = 1;
 }
@@ -171,13 +212,51 @@ static int add_entry(struct xp *x, const char *path, unsigned mode,
 	return 0;
 }
 
+/* Blob ID holds a credential an agent held. */
+static int hit(struct xp *x, const git_oid *id, struct ab_err *err)
+{
+	git_oid *v;
+
+	if (x->nhits == x->cap_hits) {
+		x->cap_hits = x->cap_hits ? 2 * x->cap_hits : 16;
+		if ((v = realloc(x->hits, x->cap_hits * sizeof *v)) == NULL)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		x->hits = v;
+	}
+	git_oid_cpy(&x->hits[x->nhits++], id);
+	return 0;
+}
+
+static int holds(const struct xp *x, const char *p, size_t n)
+{
+	int i;
+
+	for (i = 0; i < x->o->ncreds; i++)
+		if (memmem(p, n, x->o->creds[i].p, x->o->creds[i].n) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Bytes of the blob being written, looked through for the credentials. */
+static int scan(struct xp *x, const char *p, size_t n)
+{
+	int i, found = 0;
+
+	for (i = 0; i < x->o->ncreds; i++)
+		found |= ab_find_feed(&x->find[i], p, n);
+	return found;
+}
+
 /* One blob, streamed from the archive into the object store. */
 static int blob(struct xp *x, long long size, git_oid *id, struct ab_err *err)
 {
 	git_odb_stream *st;
 	long long left = size;
 	long n;
-	int rc = -1;
+	int rc = -1, i, found = 0;
+
+	for (i = 0; i < x->o->ncreds; i++)
+		ab_find_reset(&x->find[i]);
 
 	if (git_odb_open_wstream(&st, x->odb, (git_object_size_t)size,
 	    GIT_OBJECT_BLOB) < 0)
@@ -190,11 +269,12 @@ static int blob(struct xp *x, long long size, git_oid *id, struct ab_err *err)
 			git_odb_stream_free(st);
 			return ab_git_fail(err, AB_EENGINE, "cannot write a blob");
 		}
+		found |= scan(x, x->chunk, (size_t)n);
 	}
 	/* Each failure said apart: the archive's bytes, or git's store. */
 	if (n == 0 && left == 0) {
 		if (git_odb_stream_finalize_write(id, st) == 0)
-			rc = 0;
+			rc = found ? hit(x, id, err) : 0;
 		else
 			ab_git_fail(err, AB_EENGINE, "cannot write a blob");
 	} else if (n >= 0)
@@ -226,6 +306,8 @@ static int link_entry(struct xp *x, const char *path, const char *target,
 	if (git_odb_write(&id, x->odb, target, strlen(target),
 	    GIT_OBJECT_BLOB) < 0)
 		return ab_git_fail(err, AB_EENGINE, "cannot write a link");
+	if (holds(x, target, strlen(target)) && hit(x, &id, err) < 0)
+		return -1;
 	/* targets[i] is the target of links[i]; both grow together. */
 	if (push(&x->links, &x->nlinks, &x->cap_links, path) < 0)
 		return ab_fail(err, AB_EENGINE, "out of memory");
@@ -1074,6 +1156,36 @@ static int restore_named(struct xp *x, git_tree *base, struct ab_err *err)
 	    "commit's version of what was left out") : 0;
 }
 
+static int is_hit(const struct xp *x, const git_oid *id)
+{
+	size_t i;
+
+	for (i = 0; i < x->nhits; i++)
+		if (git_oid_equal(&x->hits[i], id))
+			return 1;
+	return 0;
+}
+
+/* Each entry exported whose name or bytes hold a credential an agent
+ * held: told, since a patch cannot be masked without changing the work. */
+static void told_held(struct xp *x)
+{
+	const git_index_entry *ie;
+	size_t i, n = git_index_entrycount(x->idx);
+
+	for (i = 0; i < n && x->o->ncreds > 0; i++) {
+		ie = git_index_get_byindex(x->idx, i);
+		if (holds(x, ie->path, strlen(ie->path))) {
+			tell(x, x->o->held, ie->path, "its name");
+			x->held++;
+		} else if (is_hit(x, &ie->id)) {
+			tell(x, x->o->held, ie->path, ie->mode == 0120000 ?
+			    "its target" : "its bytes");
+			x->held++;
+		}
+	}
+}
+
 static int finish(struct xp *x, git_commit *base, char *tree_hex,
     struct ab_err *err)
 {
@@ -1093,6 +1205,13 @@ static int finish(struct xp *x, git_commit *base, char *tree_hex,
 		goto out;
 	}
 	empty_dirs(x);
+	told_held(x);
+	if (x->o->strict && x->held > 0) {
+		ab_fail(err, AB_EREFUSED, "--strict: %d entr%s the credential "
+		    "an agent held", x->held, x->held == 1 ? "y holds" :
+		    "ies hold");
+		goto out;
+	}
 	if (x->o->strict && x->left_out > 0) {
 		ab_fail(err, AB_EREFUSED, "--strict: %d entr%s left out",
 		    x->left_out, x->left_out == 1 ? "y was" : "ies were");
@@ -1115,6 +1234,11 @@ out:
 
 static void xp_free(struct xp *x)
 {
+	int i;
+
+	for (i = 0; i < x->o->ncreds; i++)
+		ab_find_free(&x->find[i]);
+	free(x->hits);
 	ab_tarread_close(x->tr);
 	git_index_free(x->idx);
 	git_odb_free(x->odb);
@@ -1144,10 +1268,13 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 	git_commit *base = NULL;
 	git_oid cid;
 	struct xp x;
-	int rc = -1;
+	int rc = -1, i;
 
 	memset(&x, 0, sizeof x);
 	x.o = o;
+	if (o->ncreds > AB_EXPORT_CREDS)
+		return ab_fail(err, AB_EUSAGE, "more than %d credentials to "
+		    "look for", AB_EXPORT_CREDS);
 	if (strcmp(a->status, "seeded") != 0)
 		return ab_fail(err, AB_EREFUSED, "alloc:%s was never seeded",
 		    a->id);
@@ -1160,6 +1287,12 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 		ab_fail(err, AB_EENGINE, "out of memory");
 		goto out;
 	}
+	for (i = 0; i < o->ncreds && i < AB_EXPORT_CREDS; i++)
+		if (ab_find_init(&x.find[i], o->creds[i].p,
+		    o->creds[i].n) < 0) {
+			ab_fail(err, AB_EENGINE, "out of memory");
+			goto out;
+		}
 	if (git_repository_open_bare(&x.repo, stage) < 0 ||
 	    git_repository_odb(&x.odb, x.repo) < 0 ||
 	    git_index_new(&x.idx) < 0 || git_oid_fromstr(&cid, a->commit) < 0 ||

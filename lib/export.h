@@ -25,6 +25,14 @@
 /* Called for each entry left out: PATH and why. */
 typedef void (*ab_export_skip)(const char *path, const char *why);
 
+#define AB_EXPORT_CREDS 8
+
+/* A credential an agent of the allocation held itself. */
+struct ab_export_cred {
+	const char *p;
+	size_t n;
+};
+
 struct ab_export_opts {
 	int bundle;		/* 0: a binary patch; 1: a git bundle */
 	const char *message;	/* the bundle's commit message */
@@ -32,6 +40,12 @@ struct ab_export_opts {
 	long long max_file;	/* a regular file over this is left out */
 	int fd;			/* where the patch or bundle goes */
 	ab_export_skip skipped;
+	/* The credentials agents held (--credential-in-agent): each entry
+	 * exported whose name or bytes (a symlink's target) hold one is
+	 * told to HELD, WHERE saying which; --strict refuses. */
+	const struct ab_export_cred *creds;
+	int ncreds;
+	ab_export_skip held;
 };
 
 /* Writes the change in a's /work against its trusted commit to o->fd;

@@ -16,7 +16,9 @@
 #include "profile.h"
 #include "state.h"
 
-/* 1 when profile P's credential goes to the proxy, not the agent. */
+/* 1 when profile P's credential goes to the proxy, not the agent: the
+ * default with egress to its provider's API host, unless it was given
+ * --credential-in-agent. */
 int ab_inject_on(const struct ab_profile *p, const struct ab_alloc *a);
 /* Reads P's credential file now (bounded, O_NOFOLLOW) and gives it out
  * as above; every copy of ours is wiped. */
@@ -27,6 +29,12 @@ int ab_inject_give(struct ab_state *s, struct ab_engine *e,
  * placeholder PH (N bytes) of P, into WHO (CAP > AB_TALLY_WHO). */
 int ab_inject_who(const struct ab_profile *p, const char *ph, size_t n,
     char *who, size_t cap, struct ab_err *err);
+/* The credentials agents of allocation ALLOC held themselves
+ * (--credential-in-agent), as its runs' results say, each read again
+ * from its file into B[0..*N) (at most MAX; ab_buf's, to be wiped):
+ * what ab-export looks for in the work. */
+int ab_inject_held(struct ab_state *s, const char *alloc, struct ab_buf *b,
+    int max, int *n, struct ab_err *err);
 /* Empties the vault's file and the snapshot; the first failure in err. */
 int ab_inject_forget(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,

@@ -145,7 +145,8 @@ static void ca_env(const struct ab_profile *p, const struct ab_alloc *a,
     struct ab_profile_lock *k, int *n)
 {
 	char ca[200];
-	int inject = p->cred_var[0] != '\0' &&
+	/* As ab_inject_on (inject.h), which needs this module. */
+	int inject = p->cred_var[0] != '\0' && !p->cred_in_agent &&
 	    ab_egress_injects(&a->eg.list, p->provider);
 
 	if (p->ca_sha[0] == '\0' && !inject)
@@ -465,6 +466,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_kstr(&w, "prompt_sha256", p->prompt_sha);
 	ab_jw_kstr(&w, "credential_var", p->cred_var);
 	ab_jw_kstr(&w, "credential_file", p->cred_path);
+	ab_jw_kbool(&w, "credential_in_agent", p->cred_in_agent);
 	ab_jw_kstr(&w, "codex_auth_file", p->codex_auth);
 	ab_jw_kstr(&w, "runtime", p->runtime);
 	ab_jw_key(&w, "schema");
@@ -547,6 +549,11 @@ static int copy_ints(const struct ab_json *j, struct ab_profile *p)
 		if (ab_json_int(j, ab_json_key(j, 0, keys[i]), dst[i]) < 0)
 			return -1;
 	p->dl.set = 1;
+	/* Absent in a record made before the choice: 0, the default. */
+	if (ab_json_key(j, 0, "credential_in_agent") >= 0 &&
+	    ab_json_bool(j, ab_json_key(j, 0, "credential_in_agent"),
+	    &p->cred_in_agent) < 0)
+		return -1;
 	/* Absent in a record made before invocations had groups: 0, which
 	 * ab_profile_bounded refuses. */
 	if (ab_json_key(j, 0, "group") >= 0 &&

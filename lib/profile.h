@@ -93,6 +93,9 @@ struct ab_profile {
 	char prompt_sha[65];
 	char cred_var[32];		/* ANTHROPIC_API_KEY, ...; "" none */
 	char cred_path[4096];		/* read by ab-validate, never kept */
+	/* --credential-in-agent: the credential in the agent's environment,
+	 * not put in by the proxy (inject.h); only when asked. */
+	int cred_in_agent;
 	/* --codex-auth: a ChatGPT sign-in's auth.json, copied onto the
 	 * allocation's auth volume by ab-validate and written back by
 	 * ab-run when Codex refreshed it; "" none. */

@@ -247,6 +247,52 @@ static void mark(const struct ab_progress *p, const unsigned char *s,
 			m[i - 2] = 1;
 }
 
+/* Keeps M's marks inside the strings of JSON text S alone, each escape
+ * sequence marked whole or not at all. */
+static void in_strings(const unsigned char *s, size_t n, unsigned char *m)
+{
+	size_t i = 0, len, j;
+	int in = 0, any;
+
+	while (i < n) {
+		if (!in || s[i] == '"') {
+			in ^= s[i] == '"';
+			m[i++] = 0;
+			continue;
+		}
+		len = s[i] != '\\' ? 1 : i + 1 < n && s[i + 1] == 'u' ? 6 : 2;
+		if (i + len > n)
+			len = n - i;
+		for (any = 0, j = 0; j < len; j++)
+			any |= m[i + j];
+		memset(m + i, any, len);
+		i += len;
+	}
+}
+
+int ab_progress_mask_json(const struct ab_progress *p, const char *in,
+    size_t n, struct ab_buf *out)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	unsigned char *m;
+	size_t i = 0, j;
+	int rc = 0;
+
+	if ((m = malloc(n + 1)) == NULL)
+		return -1;
+	mark(p, s, n, m);
+	in_strings(s, n, m);
+	while (rc == 0 && i < n) {
+		for (j = i; j < n && m[j] == m[i]; j++)
+			;
+		rc = m[i] ? ab_buf_add(out, AB_PROGRESS_MASKED,
+		    strlen(AB_PROGRESS_MASKED)) : ab_buf_add(out, in + i, j - i);
+		i = j;
+	}
+	free(m);
+	return rc;
+}
+
 size_t ab_progress_clean(const struct ab_progress *p, const char *in,
     size_t n, char out[AB_PROGRESS_TEXT_MAX])
 {

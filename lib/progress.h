@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 
+#include "buf.h"
+
 #define AB_PROGRESS_WIDTH 200	/* bytes of a step's text shown */
 #define AB_PROGRESS_CUT " [cut]"	/* after a text cut at the width */
 #define AB_PROGRESS_MASKED "[redacted]"	/* in place of a credential */
@@ -57,6 +59,11 @@ int ab_progress_secret(struct ab_progress *p, const char *s, size_t n);
 /* IN (N bytes, any) as it may be shown, into OUT; its length. */
 size_t ab_progress_clean(const struct ab_progress *p, const char *in,
     size_t n, char out[AB_PROGRESS_TEXT_MAX]);
+/* JSON text IN (N bytes, as ab_jw writes it) into OUT with every run of
+ * a credential inside its strings masked as in a line, an escape
+ * sequence masked whole, so OUT is JSON still.  -1: no memory. */
+int ab_progress_mask_json(const struct ab_progress *p, const char *in,
+    size_t n, struct ab_buf *out);
 /* One step's line: TEXT cleaned, within the rate. */
 void ab_progress_say(struct ab_progress *p, const char *text, size_t n);
 /* The last lines, whatever the rate: the count of lines not shown, if

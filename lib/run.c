@@ -701,7 +701,7 @@ int ab_result_save(struct ab_state *s, const char *id,
     struct ab_err *err)
 {
 	char msg[sizeof r->error];
-	struct ab_buf b;
+	struct ab_buf b, m;
 	struct ab_jw w;
 	int rc;
 
@@ -749,9 +749,15 @@ int ab_result_save(struct ab_state *s, const char *id,
 		ab_jw_kstr(&w, "error", msg);
 	}
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "cannot encode "
-	    "the result") : ab_record_write(s, "result", id, b.data, b.len,
-	    err);
+	ab_buf_init(&m, 0);
+	if (ab_jw_done(&w) < 0 || (r->mask != NULL &&
+	    ab_progress_mask_json(r->mask, b.data, b.len, &m) < 0))
+		rc = ab_fail(err, AB_EENGINE, "cannot encode the result");
+	else if (r->mask != NULL)
+		rc = ab_record_write(s, "result", id, m.data, m.len, err);
+	else
+		rc = ab_record_write(s, "result", id, b.data, b.len, err);
 	ab_buf_free(&b);
+	ab_buf_free(&m);
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include "err.h"
 #include "lockdown.h"
 #include "outfile.h"
+#include "progress.h"
 #include "signin.h"
 #include "state.h"
 
@@ -43,6 +44,9 @@ struct ab_run {
 	struct ab_deadline dl;		/* the deadline in force */
 	long long grace_ms;
 	struct ab_capture out, err;
+	/* The credentials the agent held or could meet: masked in every
+	 * string of the record as in the agent's lines; NULL: none. */
+	const struct ab_progress *mask;
 	/* Found. */
 	char reason[16];	/* exited deadline cancelled oom killed
 				   drift probe-refused engine-error */

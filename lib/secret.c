@@ -279,3 +279,62 @@ size_t ab_subst_flush(struct ab_subst *s, char *out)
 	s->nheld = 0;
 	return n;
 }
+
+int ab_find_init(struct ab_find *f, const char *needle, size_t n)
+{
+	memset(f, 0, sizeof *f);
+	if (n == 0 || n > AB_SECRET_LEN_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (n > 1 && (f->win = malloc(2 * n - 2)) == NULL)
+		return -1;
+	f->needle = needle;
+	f->n = n;
+	return 0;
+}
+
+int ab_find_feed(struct ab_find *f, const char *in, size_t len)
+{
+	size_t k, keep;
+
+	if (f->found || len == 0)
+		return f->found;
+	/* Where the kept bytes meet the piece: at most 2N - 2 bytes. */
+	if (f->nkept > 0) {
+		k = len < f->n - 1 ? len : f->n - 1;
+		memcpy(f->win + f->nkept, in, k);
+		if (memmem(f->win, f->nkept + k, f->needle, f->n) != NULL)
+			return f->found = 1;
+	}
+	if (memmem(in, len, f->needle, f->n) != NULL)
+		return f->found = 1;
+	if (f->n == 1)
+		return 0;
+	/* The last N - 1 bytes of all that was fed. */
+	if (len >= f->n - 1) {
+		memcpy(f->win, in + len - (f->n - 1), f->n - 1);
+		f->nkept = f->n - 1;
+	} else {
+		keep = f->nkept + len > f->n - 1 ? f->n - 1 - len : f->nkept;
+		memmove(f->win, f->win + f->nkept - keep, keep);
+		memcpy(f->win + keep, in, len);
+		f->nkept = keep + len;
+	}
+	return 0;
+}
+
+void ab_find_reset(struct ab_find *f)
+{
+	if (f->win != NULL)
+		explicit_bzero(f->win, 2 * f->n - 2);
+	f->nkept = 0;
+	f->found = 0;
+}
+
+void ab_find_free(struct ab_find *f)
+{
+	ab_find_reset(f);
+	free(f->win);
+	f->win = NULL;
+}

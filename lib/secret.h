@@ -73,4 +73,25 @@ size_t ab_subst_feed(struct ab_subst *s, const char *in, size_t len,
  * may take another stream. */
 size_t ab_subst_flush(struct ab_subst *s, char *out);
 
+/* Whether a stream holds NEEDLE (N bytes), across the pieces fed: what
+ * ab-export asks of each file an agent that held its credential left.
+ * It keeps the last N - 1 bytes fed (2N - 2 bytes allocated once, wiped
+ * when reset or freed); NEEDLE is kept, not copied. */
+struct ab_find {
+	const char *needle;
+	size_t n;
+	char *win;		/* the kept bytes, then a piece's first ones */
+	size_t nkept;
+	int found;
+};
+
+/* -1 (errno EINVAL) when N is 0 or above AB_SECRET_LEN_MAX, or when
+ * memory runs out. */
+int ab_find_init(struct ab_find *f, const char *needle, size_t n);
+/* Feeds IN (LEN bytes); 1 once NEEDLE was found in what was fed. */
+int ab_find_feed(struct ab_find *f, const char *in, size_t len);
+/* Forgets what was fed, for another stream. */
+void ab_find_reset(struct ab_find *f);
+void ab_find_free(struct ab_find *f);
+
 #endif

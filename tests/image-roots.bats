@@ -107,13 +107,15 @@ image_id() {
 		--deadline "$dl" >/dev/null 2>&1
 	printf 'Run the tests.\n' >"$BATS_TEST_TMPDIR/prompt"
 	printf 'sk-ant-agentbox-test\n' >"$BATS_TEST_TMPDIR/key"
+	# No egress: the key is the agent's own, as asked.
 	run_exact 0 ab-profile --alloc "$alloc" --phase execution --attempt t1 \
 		--deadline "$dl" --provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
-		--api-key-file "$BATS_TEST_TMPDIR/key" \
+		--api-key-file "$BATS_TEST_TMPDIR/key" --credential-in-agent \
 		--allow-command 'python3 -m unittest'
 	run_exact 1 ab-profile --alloc "$alloc" --phase execution --attempt t2 \
 		--deadline "$dl" --provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
-		--api-key-file "$BATS_TEST_TMPDIR/key" --allow-command 'make test'
+		--api-key-file "$BATS_TEST_TMPDIR/key" --credential-in-agent \
+		--allow-command 'make test'
 	assert_one_error_line ab-profile
 	assert_regex "$stderr" "make is no program on image:.*/usr/local/bin:/usr/bin\)"
 	ab-clean "$alloc" >/dev/null

@@ -453,3 +453,90 @@ raw() {
 	run api /v1/probe -d x -H "x-api-key: $PH"
 	assert_output --partial "HTTP/1.1 200"
 }
+
+@test "--credential-in-agent: the agent holds the key, as asked; the result masks it wherever it is, ab-export names each file holding it, --strict refuses" {
+	local secret scenario patch=$BATS_TEST_TMPDIR/p.patch
+	secret=$(cat "$KEY")
+	scenario=$(python3 -c 'import json, sys; k = sys.argv[1]; print(json.dumps({"turns": [
+		{"tool": "Bash", "input": {"command": "sh leak.sh"}},
+		{"tool": "Write", "input": {"file_path": "/work/k.txt", "content": k + "\n"}},
+		{"tool": "Write", "input": {"file_path": "/work/n-" + k + ".txt", "content": "x\n"}},
+		{"text": "the key is " + k}]}))' "$secret")
+	ab_vendor anthropic "$scenario" --credential "$KEY"
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.anthropic.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "ia-$RANDOM" \
+		--provider claude --ca "$CA/ca.pem" --api-key-file "$KEY" \
+		--credential-in-agent --prompt "$BATS_TEST_TMPDIR/prompt" \
+		--allow-command 'sh leak.sh')
+	CTR=$(ab-validate "$PROF")
+	run --separate-stderr ab-run "$CTR"
+	RECORD=$(ab-run --show "$output")
+	assert_equal "$(record_field '[r["agent"]["status"], r["credential"]]')" \
+		'["ok", "in-agent"]'
+	# As before the proxy could put it in: the CLI sent the key itself,
+	# and the repository's script read it.
+	assert_equal "$(vlog 'sorted(set(x["credential"] for x in L if "credential" in x))')" '["real"]'
+	assert_equal "$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')" \
+		"ANTHROPIC_API_KEY=$secret"
+	# Recorded, masked: the final message, and nothing agentbox keeps.
+	assert_equal "$(record_field 'r["agent"]["final_message"]')" 'the key is [redacted]'
+	[[ "$RECORD" != *"$secret"* ]] || fail "the result holds the key"
+	[[ "$stderr" != *"$secret"* ]] || fail "ab-run's stderr holds the key"
+	run grep -rlF -- "$secret" "$AB_STATE_DIR"
+	assert_output ""
+	# The patch carries the work as it is, and each file holding the key
+	# is named, the key masked in the line.
+	run --separate-stderr ab-export "$ALLOC" --format patch -o "$patch"
+	assert_success
+	assert_equal "$(grep -c 'holds the credential' <<<"$stderr")" 2
+	[[ "$stderr" == *'holds the credential an agent was given (--credential-in-agent) "k.txt": its bytes'* ]] ||
+		fail "the file is not told: $stderr"
+	[[ "$stderr" == *'"n-[redacted].txt": its name'* ]] || fail "the name is not told: $stderr"
+	[[ "$stderr" != *"$secret"* ]] || fail "ab-export's stderr holds the key"
+	grep -qF -- "$secret" "$patch" || fail "the patch lost the work"
+	run_exact 1 ab-export "$ALLOC" --format patch -o "$patch.strict" --strict
+	assert_equal "$(tail -n 1 <<<"$stderr")" \
+		'ab-export: --strict: 2 entries hold the credential an agent held'
+	[ ! -e "$patch.strict" ] || fail "--strict wrote a patch"
+}
+
+@test "a credential whose provider's API host the egress does not allow is refused in one line, unless --credential-in-agent" {
+	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 120
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--egress "api.openai.com:443=$GW:9")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt "r-$RANDOM" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --api-key-file "$KEY"
+	assert_one_error_line ab-profile
+	assert_regex "$stderr" "^ab-profile: --api-key-file: alloc:[0-9a-f]+ does not allow api\.anthropic\.com:443, where the egress proxy puts the credential in \(ab-alloc --egress\), and --credential-in-agent was not given$"
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt "r-$RANDOM" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --claude-token-file "$KEY"
+	assert_regex "$stderr" "^ab-profile: --claude-token-file: .* does not allow api\.anthropic\.com:443"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt "r-$RANDOM" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --credential-in-agent
+	assert_regex "$stderr" "credential-in-agent goes with --api-key-file or --claude-token-file"
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning --attempt "r-$RANDOM" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --api-key-file "$KEY" \
+		--credential-in-agent
+	ab-clean "$ALLOC" >/dev/null
+	# No egress at all: the same.
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$BATS_TEST_TMPDIR/deadline")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt "r-$RANDOM" \
+		--deadline "$BATS_TEST_TMPDIR/deadline" \
+		--provider codex --prompt "$BATS_TEST_TMPDIR/prompt" --api-key-file "$KEY"
+	assert_regex "$stderr" "does not allow api\.openai\.com:443"
+	ab-clean "$ALLOC" >/dev/null
+}

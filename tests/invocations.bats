@@ -65,13 +65,13 @@ new_alloc() {
 	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
 }
 
-# owner: A, Claude Code with the key, a prompt and a schema, validated
-# (its snapshot written); sets CTR_A.
+# owner [AB-PROFILE OPTIONS...]: A, Claude Code with the key, a prompt and
+# a schema, validated (its snapshot written); sets CTR_A.
 owner() {
 	PROF_A=$(ab-profile --alloc "$ALLOC" --phase planning --deadline "$DL" \
 		--attempt "inv-a-$RANDOM$RANDOM" --provider claude --ca "$CA/ca.pem" \
 		--prompt "$BATS_FILE_TMPDIR/prompt-a" --api-key-file "$KEY" \
-		--schema "$BATS_FILE_TMPDIR/schema-a.json")
+		--schema "$BATS_FILE_TMPDIR/schema-a.json" "$@")
 	CTR_A=$(ab-validate "$PROF_A")
 }
 
@@ -114,8 +114,9 @@ assert_read_nothing_of_a() {
 }
 
 @test "an agent of the allocation reads nothing of an invocation that was validated and never run" {
+	# No egress: the key itself is the snapshot, as asked.
 	new_alloc
-	owner
+	owner --credential-in-agent
 	# The snapshot is there, and stays there until ab-clean.
 	assert_equal "$(inputs_holding "sk-ant-agentbox-test-$M")" 1
 	reader

@@ -302,6 +302,32 @@ static void test_off(void)
 	    "an empty credential masks nothing");
 }
 
+/* The result record: the credential masked inside strings, escapes
+ * whole, nothing outside a string touched. */
+static void test_json(void)
+{
+	static const char in[] = "{\"a\":\"key sk-12345678xyz end\","
+	    "\"n\":12345678,\"k\":\"sk-12345678xyz\\n\",\"q\":\"\\\"x\"}";
+	static const char want[] = "{\"a\":\"key [redacted] end\","
+	    "\"n\":12345678,\"k\":\"[redacted]\\n\",\"q\":\"\\\"x\"}";
+	struct ab_progress p;
+	struct ab_buf b;
+
+	ab_progress_init(&p, -1, "");
+	ok(ab_progress_secret(&p, "sk-12345678xyz", 14) == 0 &&
+	    ab_progress_secret(&p, "345678", 6) == 0, "two credentials kept");
+	ab_buf_init(&b, 0);
+	ok(ab_progress_mask_json(&p, in, strlen(in), &b) == 0 &&
+	    b.len == strlen(want) && memcmp(b.data, want, b.len) == 0,
+	    "JSON: runs of a credential masked in strings, a number alike "
+	    "left as it is");
+	if (b.data != NULL && (b.len != strlen(want) ||
+	    memcmp(b.data, want, b.len) != 0))
+		printf("# %.*s\n", (int)b.len, b.data);
+	ab_buf_free(&b);
+	ab_progress_free(&p);
+}
+
 int main(void)
 {
 	test_escapes();
@@ -310,6 +336,7 @@ int main(void)
 	test_rate();
 	test_full_pipe();
 	test_off();
+	test_json();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }

@@ -422,6 +422,48 @@ static void random_streams(void)
 	    "back more than N - 1");
 }
 
+/* ab_find against memmem of the whole stream: needles of 1 to 12 bytes
+ * over a small alphabet, streams fed in pieces of random sizes. */
+static void finds(void)
+{
+	char stream[300], needle[12];
+	struct ab_find f;
+	size_t n, len, i, k;
+	int t, bad = 0, got, want;
+
+	srand(7);
+	for (t = 0; t < 20000; t++) {
+		n = 1 + (size_t)rand() % sizeof needle;
+		len = (size_t)rand() % sizeof stream;
+		for (i = 0; i < n; i++)
+			needle[i] = "ab"[rand() % 2];
+		for (i = 0; i < len; i++)
+			stream[i] = "abc"[rand() % 3];
+		want = len >= n && memmem(stream, len, needle, n) != NULL;
+		if (ab_find_init(&f, needle, n) < 0) {
+			bad++;
+			continue;
+		}
+		for (i = got = 0; i < len; i += k) {
+			k = 1 + (size_t)rand() % 9;
+			if (k > len - i)
+				k = len - i;
+			got = ab_find_feed(&f, stream + i, k);
+		}
+		if (got != want)
+			bad++;
+		ab_find_reset(&f);
+		if (ab_find_feed(&f, "c", 1) != 0)
+			bad++;
+		ab_find_free(&f);
+	}
+	ok(bad == 0, "ab_find finds what memmem of the whole stream finds, "
+	    "across pieces, and forgets it once reset");
+	ok(ab_find_init(&f, "x", 0) < 0 && ab_find_init(&f, needle,
+	    AB_SECRET_LEN_MAX + 1) < 0, "ab_find refuses an empty or too "
+	    "long needle");
+}
+
 int main(void)
 {
 	shapes();
@@ -435,6 +477,7 @@ int main(void)
 	empty_feeds();
 	held();
 	random_streams();
+	finds();
 	printf("1..%d\n", ntest);
 	return nfail ? 1 : 0;
 }
