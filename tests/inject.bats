@@ -540,3 +540,21 @@ raw() {
 	assert_regex "$stderr" "does not allow api\.openai\.com:443"
 	ab-clean "$ALLOC" >/dev/null
 }
+
+@test "an allocation made before the proxy put credentials in (its proxy's command without the vault) is refused as drift, saying to make a new one" {
+	local rec
+	alloc_with_vendor '{"turns":[{"text":"done"}]}'
+	rec=$AB_STATE_DIR/alloc/${ALLOC#alloc:}
+	[ -f "$rec" ] || rec=$rec.json
+	python3 "$AB_ROOT/tests/lib/old-proxy.py" "$rec"
+	PROF=$(ab-profile --alloc "$ALLOC" --phase planning \
+		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "old-$RANDOM" \
+		--provider claude --ca "$CA/ca.pem" --api-key-file "$KEY" \
+		--prompt "$BATS_TEST_TMPDIR/prompt")
+	run_exact 1 ab-validate "$PROF"
+	assert_one_error_line ab-validate
+	assert_regex "$stderr" "proxy of alloc:${ALLOC#alloc:}: lockdown drift: Config\.Cmd.*make a new allocation\)$"
+	# Nothing of the credential went anywhere.
+	key_nowhere
+	run_exact 0 ab-clean "$ALLOC"
+}
