@@ -308,7 +308,7 @@ static int upstream(struct sess *s)
 
 	if (s->u != NULL)
 		return 0;
-	s->uctx = ab_tls_client_ctx(s->ic->anchors, s->cred.ca,
+	s->uctx = ab_tls_client_ctx_shared(s->ic->anchors, s->cred.ca,
 	    s->cred.ca_len, &err);
 	if (s->uctx == NULL || (s->u = SSL_new(s->uctx)) == NULL ||
 	    SSL_set_fd(s->u, s->ufd) != 1 ||

@@ -565,6 +565,63 @@ SSL_CTX *ab_tls_client_ctx(const char *anchors, const char *extra,
 	return c;
 }
 
+static struct {
+	char *anchors;			/* NULL: a free place */
+	unsigned char sha[32];		/* of the extra anchors' bytes */
+	int extra;
+	SSL_CTX *ctx;
+} shared[AB_TLS_SHARED];
+static unsigned next_shared;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same(int i, const char *anchors, const unsigned char *sha,
+    int extra)
+{
+	return shared[i].anchors != NULL && shared[i].extra == extra &&
+	    memcmp(shared[i].sha, sha, 32) == 0 &&
+	    strcmp(shared[i].anchors, anchors) == 0;
+}
+
+SSL_CTX *ab_tls_client_ctx_shared(const char *anchors, const char *extra,
+    size_t extra_len, struct ab_err *err)
+{
+	unsigned char sha[32] = { 0 };
+	SSL_CTX *c = NULL;
+	unsigned i;
+	char *a;
+
+	if (extra != NULL && EVP_Digest(extra, extra_len, sha, NULL,
+	    EVP_sha256(), NULL) != 1) {
+		ossl_fail(err, AB_EENGINE, "cannot hash trust anchors");
+		return NULL;
+	}
+	pthread_mutex_lock(&shared_lock);
+	for (i = 0; i < AB_TLS_SHARED && c == NULL; i++)
+		if (same((int)i, anchors ? anchors : "", sha, extra != NULL) &&
+		    SSL_CTX_up_ref(shared[i].ctx) == 1)
+			c = shared[i].ctx;
+	pthread_mutex_unlock(&shared_lock);
+	if (c != NULL)
+		return c;
+	if ((c = ab_tls_client_ctx(anchors, extra, extra_len, err)) == NULL)
+		return NULL;
+	if ((a = strdup(anchors ? anchors : "")) == NULL ||
+	    SSL_CTX_up_ref(c) != 1) {
+		free(a);
+		return c;	/* not kept: the caller's alone */
+	}
+	pthread_mutex_lock(&shared_lock);
+	i = next_shared++ % AB_TLS_SHARED;
+	SSL_CTX_free(shared[i].ctx);
+	free(shared[i].anchors);
+	shared[i].anchors = a;
+	memcpy(shared[i].sha, sha, sizeof sha);
+	shared[i].extra = extra != NULL;
+	shared[i].ctx = c;
+	pthread_mutex_unlock(&shared_lock);
+	return c;
+}
+
 int ab_tls_client_host(SSL *ssl, const char *host, struct ab_err *err)
 {
 	if (!host_ok(host))

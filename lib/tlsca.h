@@ -67,6 +67,13 @@ SSL_CTX *ab_tlsca_server_ctx(struct ab_tlsca *ca, const char *host,
  * "http/1.1".  Neither given is AB_EUSAGE.  NULL with err set. */
 SSL_CTX *ab_tls_client_ctx(const char *anchors, const char *extra,
     size_t extra_len, struct ab_err *err);
+/* The same, shared: one context per ANCHORS path and EXTRA bytes, made
+ * once (loading the image's bundle costs milliseconds, a new connection's
+ * first request should not) and handed out with a reference of the
+ * caller's own (SSL_CTX_free it).  The last AB_TLS_SHARED kept. */
+#define AB_TLS_SHARED 8
+SSL_CTX *ab_tls_client_ctx_shared(const char *anchors, const char *extra,
+    size_t extra_len, struct ab_err *err);
 /* Before the handshake: SNI HOST, and HOST the name the peer's
  * certificate must carry (no partial wildcards).  HOST as for
  * ab_tlsca_new. */

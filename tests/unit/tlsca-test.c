@@ -551,6 +551,26 @@ static void client_refusals(void)
 	    &err) == 0, "the client names a DNS host, never an address");
 	SSL_free(ssl);
 	SSL_CTX_free(c);
+	/* Shared: the same anchors give the same context, other ones
+	 * another; each caller's reference is its own to free. */
+	{
+		SSL_CTX *s1 = ab_tls_client_ctx_shared(NULL, b.data, b.len,
+		    &err);
+		SSL_CTX *s2 = ab_tls_client_ctx_shared(NULL, b.data, b.len,
+		    &err);
+		SSL_CTX *s3 = ab_tls_client_ctx_shared(NULL, both.data,
+		    both.len, &err);
+
+		ok(s1 != NULL && s1 == s2, "the same anchors share one client "
+		    "context");
+		ok(s3 == NULL && err.code == AB_EUSAGE, "anchors refused alone "
+		    "are refused shared");
+		s3 = ab_tls_client_ctx_shared(NULL, b.data, b.len - 1, &err);
+		ok(s3 == NULL || s3 != s1, "other anchors, another context");
+		SSL_CTX_free(s1);
+		SSL_CTX_free(s2);
+		SSL_CTX_free(s3);
+	}
 	ab_buf_free(&both);
 	ab_buf_free(&b);
 	ab_tlsca_free(ca);
