@@ -7,7 +7,8 @@
 # --egress api.anthropic.com:443=GW:PORT --ca CA --provider claude
 # --api-key-file KEY`, so every step a user's task takes runs, ab-image's
 # reuse of the registered image included, and the key is injected by the
-# proxy (the result's credential says so, or the round fails).  The cost around the agent is
+# proxy (the result's credential says so, or the round fails);
+# AB_BENCH_IN_AGENT=1 gives --credential-in-agent instead, to compare.  The cost around the agent is
 # run-task's wall time minus the result's duration_ms (the agent
 # container's own run).  Each round runs one task plain and one with
 # AB_TIMING=1 (each step's wall time; its date calls are kept out of the
@@ -65,7 +66,7 @@ task() {
 		--recipe agents --phase planning --timeout 300 \
 		--egress "api.anthropic.com:443=$gw:$port" --ca "$ca/ca.pem" \
 		--provider claude --prompt "$work/prompt" \
-		--api-key-file "$work/key"
+		--api-key-file "$work/key" ${AB_BENCH_IN_AGENT:+--credential-in-agent}
 }
 now() { date +%s%N; }
 
@@ -84,8 +85,9 @@ while [ "$i" -lt "$runs" ]; do
 r = json.load(open(sys.argv[1]))
 assert r["agent"]["status"] == "ok", r["agent"]
 # The key goes through the proxy, which puts it into each request.
-assert r["credential"] == "injected", r.get("credential")
-print(r["duration_ms"])' "$work/result")
+want = "in-agent" if sys.argv[2] else "injected"
+assert r["credential"] == want, r.get("credential")
+print(r["duration_ms"])' "$work/result" "${AB_BENCH_IN_AGENT:-}")
 	echo "$i $(((t1 - t0) / 1000000)) $ms" |
 		awk '{printf "%d task %d ms agent %d ms around %d ms\n", $1, $2, $3, $2 - $3}' |
 		tee -a "$work/raw"
