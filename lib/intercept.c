@@ -492,6 +492,100 @@ static int body_down(struct sess *s, const struct ab_http_head *h,
 	    down_flush(s, sub);
 }
 
+/* Tunnel bytes toward the agent: the replacement's output, less the
+ * *AHEAD bytes already sent ahead of it (release()). */
+static int tdown(struct sess *s, struct ab_subst *sub, const char *p,
+    size_t n, size_t *ahead, int end)
+{
+	size_t m, skip, piece;
+
+	do {
+		piece = n < AB_ICEPT_IO ? n : AB_ICEPT_IO;
+		m = end ? ab_subst_flush(sub, s->out) :
+		    ab_subst_feed(sub, p, piece, s->out);
+		skip = m < *ahead ? m : *ahead;
+		*ahead -= skip;
+		if (put(s->c, s->out + skip, m - skip) < 0)
+			return -1;
+		s->r.down += (long long)(m - skip);
+		p += piece;
+		n -= piece;
+	} while (n > 0);
+	return 0;
+}
+
+/* What the replacement holds back once the vendor is quiet: its first
+ * bytes, as far as the credential and the placeholder agree (PUB: the
+ * public prefix, "sk-ant-api03-"), sent ahead.  Held bytes are the
+ * credential's first ones, so whether or not the credential follows,
+ * those are the bytes the agent must get; past PUB they would be the
+ * credential's own, and wait. */
+static size_t releasable(const struct ab_subst *sub, size_t pub)
+{
+	return sub->nheld < pub ? sub->nheld : pub;
+}
+
+static int release(struct sess *s, struct ab_subst *sub, size_t pub,
+    size_t *ahead)
+{
+	size_t k = releasable(sub, pub);
+
+	if (put(s->c, sub->held + *ahead, k - *ahead) < 0)
+		return -1;
+	s->r.down += (long long)(k - *ahead);
+	*ahead = k;
+	return 0;
+}
+
+/* After a 101 the connection is a tunnel: bytes each way as they come,
+ * the agent's to the vendor as they are, the vendor's through the
+ * replacement (the credential never reaches the agent), until a side
+ * ends, an idle spell or *stop.  EXTRA bytes after the 101's head in
+ * io[], and what followed the request in head[], are the tunnel's.
+ * Always -1: the connection ends with it. */
+static int tunnel(struct sess *s, struct ab_subst *sub, size_t extra)
+{
+	struct pollfd pf[2] = { { s->cfd, POLLIN, 0 }, { s->ufd, POLLIN, 0 } };
+	size_t pub = 0, ahead = 0;
+	int n, quiet;
+	long k;
+
+	while (pub < s->cred.cred_len && s->cred.cred[pub] == s->ph[pub])
+		pub++;
+	if ((extra > 0 && tdown(s, sub, s->io, extra, &ahead, 0) < 0) ||
+	    (s->got > 0 && put(s->u, s->head, s->got) < 0))
+		return -1;
+	s->r.up += (long long)s->got;
+	s->got = 0;
+	while (!*s->ic->stop) {
+		pf[0].revents = SSL_pending(s->c) > 0 ? POLLIN : 0;
+		pf[1].revents = SSL_pending(s->u) > 0 ? POLLIN : 0;
+		quiet = releasable(sub, pub) > ahead;
+		n = pf[0].revents | pf[1].revents ? 1 : poll(pf, 2, quiet ?
+		    AB_ICEPT_HOLD_MS : (int)s->ic->idle_ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (n == 0 && !quiet))
+			break;
+		if (n == 0 && release(s, sub, pub, &ahead) < 0)
+			return -1;
+		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if ((k = get(s->c, s->cfd, s->io, sizeof s->io,
+			    s->ic->idle_ms)) <= 0 ||
+			    put(s->u, s->io, (size_t)k) < 0)
+				break;
+			s->r.up += k;
+		}
+		if (n > 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    ((k = get(s->u, s->ufd, s->io, sizeof s->io,
+		    s->ic->idle_ms)) <= 0 ||
+		    tdown(s, sub, s->io, (size_t)k, &ahead, 0) < 0))
+			break;
+	}
+	tdown(s, sub, NULL, 0, &ahead, 1);
+	return -1;
+}
+
 /* The answer to the request of method M: 1xx heads passed on, then the
  * final head and its body.  0, or -1 (the connection ends). */
 static int answer_up(struct sess *s, const struct ab_http_head *req,
@@ -515,10 +609,8 @@ static int answer_up(struct sess *s, const struct ab_http_head *req,
 		if (h.status >= 200 || h.status == 101)
 			break;
 	}
-	/* An upgrade is not passed: the agents' APIs need none, and a
-	 * tunnel past it would carry what the proxy cannot read. */
 	if (h.status == 101)
-		return -1;
+		return tunnel(s, sub, got);
 	*keep = h.keep_alive && h.body != AB_BODY_EOF;
 	return body_down(s, &h, sub, got);
 }

@@ -25,6 +25,10 @@
 #define AB_ICEPT_HANDSHAKE_MS 10000
 #define AB_ICEPT_HEAD_MS 10000
 #define AB_ICEPT_IO 16384
+/* In a tunnel past a 101, bytes the replacement holds back (they could
+ * begin the credential) go to the agent once the vendor is this quiet,
+ * as far as they are the placeholder's too. */
+#define AB_ICEPT_HOLD_MS 50
 
 struct ab_icept_request {
 	char method[16];

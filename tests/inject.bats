@@ -417,6 +417,23 @@ raw() {
 	assert_output --partial '"reason":"head-too-large"'
 }
 
+@test "an upgrade makes the intercepted connection a tunnel: bytes each way, the credential the vendor sends in two writes reaching the agent as the placeholder" {
+	local secret
+	secret=$(cat "$KEY")
+	alloc_with_vendor '{"turns":[{"text":"done","times":0}]}'
+	validated planning --ca "$CA/ca.pem"
+	PH=$(placeholder)
+	relay
+	run raw "GET /v1/upgrade HTTP/1.1\r\nHost: api.anthropic.com\r\nx-api-key: {PH}\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n" "ping"
+	assert_output --partial "HTTP/1.1 101"
+	assert_output --partial "key=$PH;"
+	assert_output --partial "echo:ping"
+	refute_output --partial "${secret:20}"
+	assert_line closed
+	assert_equal "$(vlog '[[x["upgrade"], x["credential"]] for x in L if "upgrade" in x]')" \
+		'[["echo", "real"]]'
+}
+
 @test "1,000 intercepted connections open at once: each through its handshake, the proxy within its memory limit, and serving after" {
 	local dir got mem limit pid
 	ab_vendor anthropic '{"turns":[{"text":"done","times":0}]}' --credential "$KEY"

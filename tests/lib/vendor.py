@@ -593,8 +593,35 @@ class Anthropic(Handler):
         self.send_json(status, {"type": "error", "error": {
             "type": etype, "message": message}}, extra)
 
+    def upgrade(self):
+        """GET /v1/upgrade with Upgrade: a 101, then as a tunnel the
+        real credential split across two writes ("key=" + it + ";"), and
+        "echo:" + the first bytes the client sends; then it closes."""
+        self.state.record({"method": "GET", "path": self.path,
+                           "upgrade": self.headers.get("Upgrade"),
+                           "credential": self.credential()})
+        self.send_response(101)
+        self.send_header("Upgrade", self.headers.get("Upgrade", "x"))
+        self.send_header("Connection", "Upgrade")
+        self.end_headers()
+        self.wfile.flush()
+        k = (CREDENTIAL or "").encode()
+        self.wfile.write(b"key=" + k[:len(k) // 2])
+        self.wfile.flush()
+        time.sleep(0.2)
+        self.wfile.write(k[len(k) // 2:] + b";")
+        self.wfile.flush()
+        got = self.rfile.read1(4096)
+        self.wfile.write(b"echo:" + got)
+        self.wfile.flush()
+        self.close_connection = True
+
     def do_GET(self):
         self.body()
+        if self.path.split("?")[0] == "/v1/upgrade" and \
+                self.headers.get("Upgrade"):
+            self.upgrade()
+            return
         if self.path.split("?")[0] == "/api/claude_code/settings" and \
                 self.state.remote_settings is not None:
             ans = {"uuid": "00000000-0000-4000-8000-000000000000",

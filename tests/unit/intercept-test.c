@@ -11,11 +11,13 @@
  * the key echoed in a header and split across two chunks. */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +92,41 @@ static void *vendor(void *arg)
 	return NULL;
 }
 
+/* The vendor of the second connection: a 101, then as a tunnel
+ * "results" (its last byte could begin the key: the proxy must let it
+ * go once the vendor is quiet), and, once the agent answers, the key in
+ * two writes 200 ms apart, then an echo of what the agent sent. */
+static void *vendor_up(void *arg)
+{
+	static const char ok101[] = "HTTP/1.1 101 Switching Protocols\r\n"
+	    "Upgrade: echo\r\nConnection: Upgrade\r\n\r\nresults";
+	int fd = (int)(long)arg;
+	char head[8192], got[64];
+	struct ab_err err;
+	SSL_CTX *ctx = ab_tlsca_server_ctx(vendor_ca, HOST, &err);
+	SSL *s = ctx != NULL ? SSL_new(ctx) : NULL;
+	int n;
+
+	if (s == NULL || SSL_set_fd(s, fd) != 1 || SSL_accept(s) != 1 ||
+	    read_head(s, head, sizeof head) <= 0)
+		goto out;
+	if (strstr(head, "\r\nx-api-key: sk-ant-api03-RealKey") != NULL)
+		vendor_saw_key++;
+	if (SSL_write(s, ok101, (int)strlen(ok101)) <= 0 ||
+	    (n = SSL_read(s, got, sizeof got - 1)) <= 0)
+		goto out;
+	SSL_write(s, "key=", 4);
+	SSL_write(s, key, 20);
+	usleep(200 * 1000);
+	SSL_write(s, key + 20, (int)strlen(key) - 20);
+	SSL_write(s, ";echo:", 6);
+	SSL_write(s, got, n);
+out:
+	SSL_free(s);
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
 struct proxy_arg {
 	struct ab_icept *ic;
 	int cfd, ufd;
@@ -156,6 +193,54 @@ static void body_of(const char *ans, char *out, size_t cap)
 	out[n] = '\0';
 }
 
+/* A second connection, upgraded: the tunnel past the 101. */
+static void upgrade(struct proxy_arg *pa, SSL_CTX *actx)
+{
+	char req[512], out[1024] = "", want[128];
+	struct timeval tv = { 5, 0 };
+	pthread_t tp, tv2;
+	struct ab_err err;
+	int cfd[2], up[2], n;
+	size_t got = 0;
+	SSL *a;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, cfd) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, up) < 0)
+		die("socketpair", NULL);
+	pa->cfd = cfd[1];
+	pa->ufd = up[0];
+	vendor_saw_key = 0;
+	pthread_create(&tv2, NULL, vendor_up, (void *)(long)up[1]);
+	pthread_create(&tp, NULL, proxy, pa);
+	a = SSL_new(actx);
+	SSL_set_fd(a, cfd[0]);
+	setsockopt(cfd[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (ab_tls_client_host(a, HOST, &err) < 0 || SSL_connect(a) != 1)
+		die("upgrade handshake", &err);
+	n = snprintf(req, sizeof req, "GET /v1/up HTTP/1.1\r\nHost: %s\r\n"
+	    "x-api-key: %s\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n",
+	    HOST, ph);
+	SSL_write(a, req, n);
+	while (strstr(out, "results") == NULL && got + 1 < sizeof out &&
+	    (n = SSL_read(a, out + got, (int)(sizeof out - got - 1))) > 0) {
+		got += (size_t)n;
+		out[got] = '\0';
+	}
+	ok(strstr(out, "HTTP/1.1 101") != NULL && strstr(out, "results") !=
+	    NULL, "an upgrade: the 101, then the vendor's bytes, the last one "
+	    "(it could begin the key) let go once the vendor is quiet");
+	SSL_write(a, "ping", 4);
+	agent_read(a, out, sizeof out);
+	snprintf(want, sizeof want, "key=%s;echo:ping", ph);
+	ok(vendor_saw_key == 1 && strcmp(out, want) == 0, "through the "
+	    "tunnel: the key in two writes 200 ms apart reaches the agent as "
+	    "the placeholder, and the agent's bytes reach the vendor");
+	SSL_free(a);
+	close(cfd[0]);
+	pthread_join(tp, NULL);
+	pthread_join(tv2, NULL);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/intercept-test.XXXXXX", req[1024], out[8192];
@@ -171,6 +256,7 @@ int main(void)
 	int ca_fd[2], up[2], n;
 	long long until = (long long)time(NULL) + 3600;
 
+	signal(SIGPIPE, SIG_IGN);
 	if (ab_tlsca_new(&ca, "proxy", hosts, 1, until, &err) < 0 ||
 	    ab_tlsca_new(&vendor_ca, "vendor", hosts, 1, until, &err) < 0)
 		die("CA", &err);
@@ -238,6 +324,7 @@ int main(void)
 	close(ca_fd[0]);
 	pthread_join(tp, NULL);
 	pthread_join(tv, NULL);
+	upgrade(&pa, actx);
 	SSL_CTX_free(actx);
 	ab_buf_free(&pem);
 	ab_buf_free(&vpem);
