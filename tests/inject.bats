@@ -479,13 +479,7 @@ raw() {
 		{"tool": "Write", "input": {"file_path": "/work/k.txt", "content": k + "\n"}},
 		{"tool": "Write", "input": {"file_path": "/work/n-" + k + ".txt", "content": "x\n"}},
 		{"text": "the key is " + k}]}))' "$secret")
-	ab_vendor anthropic "$scenario" --credential "$KEY"
-	ab_deadline_in "$BATS_TEST_TMPDIR/deadline" 180
-	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" \
-		--deadline "$BATS_TEST_TMPDIR/deadline" \
-		--egress "api.anthropic.com:443=$GW:$VPORT")
-	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null
-	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	alloc_with_vendor "$scenario"
 	PROF=$(ab-profile --alloc "$ALLOC" --phase execution \
 		--deadline "$BATS_TEST_TMPDIR/deadline" --attempt "ia-$RANDOM" \
 		--provider claude --ca "$CA/ca.pem" --api-key-file "$KEY" \
