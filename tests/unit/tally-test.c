@@ -181,7 +181,7 @@ static void requests(void)
 	struct ab_buf f;
 	struct ab_err err;
 	const char *d;
-	char who[8];
+	char who[16];
 	int i;
 
 	memset(&r, 0, sizeof r);
