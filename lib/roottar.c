@@ -145,9 +145,13 @@ static char *pax_path(const struct ab_buf *b)
 		if (q == p || *q != ' ' || n <= 0 || n > end - p)
 			return NULL;
 		sp = q + 1;
-		eq = memchr(sp, '=', (size_t)(p + n - sp));
+		/* A record ends in its newline, past its length and space
+		 * ("1 path=x\n" says 1 byte: memchr's length went negative). */
+		if (sp >= p + n || p[n - 1] != '\n')
+			return NULL;
+		eq = memchr(sp, '=', (size_t)(p + n - 1 - sp));
 		if (eq != NULL && eq - sp == 4 && memcmp(sp, "path", 4) == 0)
-			return strndup(eq + 1, (size_t)(p + n - 1 - eq - 1));
+			return strndup(eq + 1, (size_t)(p + n - 1 - (eq + 1)));
 		p += n;
 	}
 	return NULL;
