@@ -267,10 +267,7 @@ static int masked(struct ctx *c, struct ab_err *err)
 	 * an answer may still carry it cut by its own encoding (a model's
 	 * text streamed in pieces), which only these lines see whole. */
 	if (rc == 0 && ab_inject_on(&c->p, &c->a)) {
-		ab_buf_init(&b, AB_SECRET_MAX);
-		rc = ab_file_read_at(AT_FDCWD, c->p.cred_path, &b, NULL, err);
-		while (rc == 0 && b.len > 0 && b.data[b.len - 1] == '\n')
-			b.len--;
+		rc = ab_inject_read(&c->p, &b, err);
 		if (rc == 0 && b.len > 0 && ab_progress_secret(&c->progress,
 		    b.data, b.len) < 0)
 			rc = ab_fail(err, AB_EENGINE, "out of memory");

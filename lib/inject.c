@@ -82,6 +82,21 @@ static int to_vault(struct ab_state *s, struct ab_engine *e,
 	return rc;
 }
 
+int ab_inject_read(const struct ab_profile *p, struct ab_buf *b,
+    struct ab_err *err)
+{
+	int rc;
+
+	ab_buf_init(b, AB_SECRET_MAX);
+	rc = ab_file_read_at(AT_FDCWD, p->cred_path, b, NULL, err);
+	/* As the probe's $(cat) read it: without its last newlines. */
+	while (rc == 0 && b->len > 0 && b->data[b->len - 1] == '\n')
+		b->len--;
+	if (rc < 0)
+		wipe(b);
+	return rc;
+}
+
 int ab_inject_give(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_err *err)
@@ -91,11 +106,7 @@ int ab_inject_give(struct ab_state *s, struct ab_engine *e,
 	struct ab_buf b;
 	int rc;
 
-	ab_buf_init(&b, AB_SECRET_MAX);
-	rc = ab_file_read_at(AT_FDCWD, p->cred_path, &b, NULL, err);
-	/* As the probe's $(cat) read it: without its last newlines. */
-	while (rc == 0 && b.len > 0 && b.data[b.len - 1] == '\n')
-		b.len--;
+	rc = ab_inject_read(p, &b, err);
 	if (rc == 0 && b.len == 0)
 		rc = ab_fail(err, AB_EREFUSED, "the credential file is empty");
 	ab_profile_input(p, AB_IN_SECRET, &f);
@@ -195,14 +206,14 @@ int ab_inject_held(struct ab_state *s, const char *alloc, struct ab_buf *b,
 			rc = got;
 			continue;
 		}
-		ab_buf_init(&c, AB_SECRET_MAX);
-		rc = ab_file_read_at(AT_FDCWD, p.cred_path, &c, NULL, err);
-		while (rc == 0 && c.len > 0 && c.data[c.len - 1] == '\n')
-			c.len--;
-		if (rc < 0)
+		/* Not looked for, the work could carry it unnamed. */
+		if ((rc = ab_inject_read(&p, &c, err)) < 0) {
+			err->code = AB_EREFUSED;
 			ab_err_wrap(err, "the credential profile:%s gave its "
 			    "agent, to look for it", p.id);
-		for (dup = c.len == 0, got = 0; rc == 0 && got < *n; got++)
+		}
+		for (dup = rc < 0 || c.len == 0, got = 0; rc == 0 && got < *n;
+		    got++)
 			dup |= b[got].len == c.len && memcmp(b[got].data,
 			    c.data, c.len) == 0;
 		if (rc == 0 && !dup && *n == max)

@@ -20,6 +20,10 @@
  * default with egress to its provider's API host, unless it was given
  * --credential-in-agent. */
 int ab_inject_on(const struct ab_profile *p, const struct ab_alloc *a);
+/* P's credential file into B (ab_buf_init'd here; wipe it), bounded,
+ * without its last newlines, as the agent would be given it. */
+int ab_inject_read(const struct ab_profile *p, struct ab_buf *b,
+    struct ab_err *err);
 /* Reads P's credential file now (bounded, O_NOFOLLOW) and gives it out
  * as above; every copy of ours is wiped. */
 int ab_inject_give(struct ab_state *s, struct ab_engine *e,

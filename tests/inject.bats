@@ -515,6 +515,14 @@ raw() {
 	assert_equal "$(tail -n 1 <<<"$stderr")" \
 		'ab-export: --strict: 2 entries hold the credential an agent held'
 	[ ! -e "$patch.strict" ] || fail "--strict wrote a patch"
+	# The credential file gone, it cannot be looked for: a refusal.
+	mv "$KEY" "$KEY.away"
+	run --separate-stderr ab-export "$ALLOC" --format patch -o "$patch.gone"
+	mv "$KEY.away" "$KEY"
+	assert_equal "$status" 1
+	assert_one_error_line ab-export
+	assert_regex "$stderr" "^ab-export: the credential profile:[0-9a-f]+ gave its agent, to look for it: "
+	[ ! -e "$patch.gone" ] || fail "a patch was written"
 }
 
 @test "a credential whose provider's API host the egress does not allow is refused in one line, unless --credential-in-agent" {
