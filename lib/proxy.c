@@ -415,16 +415,13 @@ int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
 
 /* --- what the proxy counted ------------------------------------------ */
 
-int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
+static int tally_once(struct ab_engine *e, const char *path,
     struct ab_tally *t, struct ab_err *err)
 {
 	struct ab_tarread *tr;
 	struct ab_buf b;
-	char path[200];
 	int rc;
 
-	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
-	    a->eg.proxy_id, AB_EGRESS_TALLY);
 	ab_buf_init(&b, AB_TALLY_FILE_MAX);
 	rc = ab_tarread_open(&tr, e, path, AB_TALLY_FILE_MAX + 8192,
 	    "read the proxy's tally", err);
@@ -437,6 +434,32 @@ int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
 	if (rc == 0)
 		rc = ab_tally_parse(t, b.data ? b.data : "", b.len, err);
 	ab_buf_free(&b);
+	return rc;
+}
+
+/* The engine sizes an archive's entry by a stat, then copies the file it
+ * opens by name: a tally the proxy renamed in between arrives cut short
+ * (its size changes with its counters), and the stream ends in error.
+ * Another read a moment later finds the file whole. */
+#define TALLY_READS 4
+#define TALLY_READ_GAP_MS 30
+
+int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
+    struct ab_tally *t, struct ab_err *err)
+{
+	char path[200];
+	int i, rc = -1;
+
+	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
+	    a->eg.proxy_id, AB_EGRESS_TALLY);
+	for (i = 0; i < TALLY_READS && rc < 0; i++) {
+		if (i > 0) {
+			if (ab_deadline_left_ms(&e->dl) <= TALLY_READ_GAP_MS)
+				break;
+			poll(NULL, 0, TALLY_READ_GAP_MS);
+		}
+		rc = tally_once(e, path, t, err);
+	}
 	return rc;
 }
 

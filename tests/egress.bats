@@ -302,7 +302,7 @@ drift() {
 }
 
 @test "an agent that floods the proxy's log erases nothing: the bytes it sent stay in its result" {
-	local sock
+	local sock busy
 	egress_alloc "$SINK"
 	sock=$(socket_of "$AID")
 	agent_start
@@ -312,7 +312,8 @@ drift() {
 		sink.test:443 30000000
 	assert_output 30000000
 	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" names 45000 f
-	assert_output 45000
+	assert_output --regexp '^45000 [0-9]+$'
+	busy=${output#* }
 	run sh -c "docker logs agentbox-$AID-proxy 2>/dev/null | head -n 1"
 	refute_output --partial '"event":"start"'
 	agent_finish
@@ -320,26 +321,27 @@ drift() {
 	assert_equal "$(record_field '[(d["host"], d["allowed"], d["bytes_up"]) for d in r["egress"]["destinations"] if d["host"] == "sink.test"]')" \
 		'[["sink.test", 1, 30000000]]'
 	assert_equal "$(record_field '[r["egress"][k] for k in ("totals", "names_dropped", "truncated", "complete", "proxy", "scope")]')" \
-		'[{"allowed": 1, "refused": 45000, "bytes_up": 30000000, "bytes_down": 0}, 44968, true, true, "running", "invocation"]'
+		"[{\"allowed\": 1, \"refused\": $((45000 + busy)), \"bytes_up\": 30000000, \"bytes_down\": 0}, 44968, true, true, \"running\", \"invocation\"]"
 	run_exact 0 ab-clean "$ALLOC"
 }
 
 @test "refused names cannot crowd an allowed destination out: the cap is on refused names alone" {
-	local sock
+	local sock busy
 	egress_alloc "$SINK"
 	sock=$(socket_of "$AID")
 	agent_start
 	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" names 40 c
-	assert_output 40
+	assert_output --regexp '^40 [0-9]+$'
+	busy=${output#* }
 	run python3 "$AB_ROOT/tests/lib/egress-client.py" "$sock" upload \
 		sink.test:443 5000000
 	assert_output 5000000
 	agent_finish
 	assert_equal "$(record_field '[(d["host"], d["allowed"], d["refused"], d["bytes_up"]) for d in r["egress"]["destinations"] if d["host"] == "sink.test"]')" \
 		'[["sink.test", 1, 0, 5000000]]'
-	assert_equal "$(record_field 'len([d for d in r["egress"]["destinations"] if d["refused"]])')" 32
+	assert_equal "$(record_field 'len([d for d in r["egress"]["destinations"] if d["refused"] and d["host"] is not None])')" 32
 	assert_equal "$(record_field '[r["egress"][k] for k in ("totals", "names_dropped", "truncated")]')" \
-		'[{"allowed": 1, "refused": 40, "bytes_up": 5000000, "bytes_down": 0}, 8, true]'
+		"[{\"allowed\": 1, \"refused\": $((40 + busy)), \"bytes_up\": 5000000, \"bytes_down\": 0}, 8, true]"
 	run_exact 0 ab-clean "$ALLOC"
 }
 

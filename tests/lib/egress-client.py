@@ -20,7 +20,9 @@ agent that bypasses its relay could.  Test helper only.
   egress-client.py SOCKET names N PREFIX asks for N distinct names that are
                                          not allowed (long ones: each makes
                                          a long log line); prints how many
-                                         were refused 403
+                                         were refused 403 and how many
+                                         503s were asked again, then
+                                         any other status with its count
   egress-client.py SOCKET stuff N BYTES HOST:PORT SECS
                                          opens N tunnels at once and sends
                                          up to BYTES on each without
@@ -80,17 +82,30 @@ def upload(path, hostport, n):
 
 
 def names(path, n, prefix):
-    # Names of 200 bytes and more: a long log line each.
+    # Names of 200 bytes and more: a long log line each.  A 503 is the
+    # proxy's bound on connections: the threads that answered the ones
+    # before may still be writing their log lines, which a loaded engine
+    # drains slowly.  Such a name is asked again, as a client would, and
+    # the 503s are counted apart (the proxy counts each as a refusal).
     pad = "x" * 60 + "." + "y" * 60 + "." + "z" * 60
-    refused = 0
+    refused, busy, other = 0, 0, {}
     for i in range(n):
-        s = connect(path)
-        s.sendall(("CONNECT %s%d.%s:443 HTTP/1.1\r\n\r\n" %
-                   (prefix, i, pad)).encode())
-        if status_line(s).startswith("HTTP/1.1 403"):
+        while True:
+            s = connect(path)
+            s.sendall(("CONNECT %s%d.%s:443 HTTP/1.1\r\n\r\n" %
+                       (prefix, i, pad)).encode())
+            status = status_line(s, 120)
+            s.close()
+            if not status.startswith("HTTP/1.1 503"):
+                break
+            busy += 1
+            time.sleep(0.05)
+        if status.startswith("HTTP/1.1 403"):
             refused += 1
-        s.close()
-    return refused
+        else:
+            other[status] = other.get(status, 0) + 1
+    return "%d %d%s" % (refused, busy, "".join(
+        " [%s: %d]" % kv for kv in sorted(other.items())))
 
 
 def stuff(path, n, size, hostport, secs):
