@@ -147,11 +147,13 @@ static int run(struct opts *o, struct ab_err *err)
 	struct ab_deadline dl;
 	struct ab_engine e;
 	struct ab_handle h;
+	struct ab_export_stats st;
 	struct ab_alloc a;
 	struct ab_state s;
 	int rc = -1, i, n = 0;
 
 	memset(&e, 0, sizeof e);
+	memset(&st, 0, sizeof st);
 	s.dirfd = -1;
 	if (ab_handle_parse(&h, o->alloc, "alloc", err) < 0 ||
 	    ab_deadline_load(&dl, o->deadline, err) < 0 ||
@@ -179,10 +181,11 @@ static int run(struct opts *o, struct ab_err *err)
 		goto out;
 	o->x.fd = of.fd;
 	o->x.skipped = skipped;
+	o->x.stats = &st;
 	rc = ab_export(&s, &e, &a, &o->x, tree, err);
 	rc = close_out(&of, rc, &dl, err);
 	if (rc == 0)
-		rc = ab_export_note(&s, a.id, tree, err) < 0 ? -1 : 0;
+		rc = ab_export_note(&s, a.id, tree, &st, err) < 0 ? -1 : 0;
 out:
 	for (i = 0; i < n; i++) {
 		explicit_bzero(held_by[i].data, held_by[i].len);

@@ -20,6 +20,12 @@
 /* Tar costs per entry: a header, a long-name header, and padding. */
 #define TAR_PER_ENTRY 2048LL
 
+struct seedfile {
+	char *path;
+	git_oid id;
+	git_filemode_t mode;
+};
+
 struct xp {
 	const struct ab_export_opts *o;
 	git_repository *repo;
@@ -45,6 +51,13 @@ struct xp {
 	 * again from that archive as the link's own name (read_alias). */
 	char **alias, **aliased;
 	size_t nalias, naliased, cap_alias, cap_aliased;
+	/* The files the seed wrote that the agent never touched (kept, not
+	 * read: keep_unchanged), and the commit's files, by path. */
+	char **keep;
+	size_t nkeep, cap_keep;
+	struct seedfile *seed;
+	size_t nseed, cap_seed;
+	long long archives;	/* requests made */
 	int late;		/* reading again: a hard link is named */
 	struct ab_worklist w;
 	/* What comes before the archive's names, the last component of the
@@ -686,6 +699,7 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 		ab_fail(err, AB_EENGINE, "out of memory");
 		goto out;
 	}
+	x->archives++;
 	if (ab_tarread_open_if(&x->tr, e, url.data, x->budget,
 	    "read /work back", &refused, err) < 0)
 		goto out;
@@ -708,16 +722,18 @@ out:
 	return rc;
 }
 
-/* The directories above a file not read: read child by child. */
+/* The directories above a file not read (too big, or kept): read child
+ * by child. */
 static int split_dirs(struct xp *x)
 {
 	char *p, *slash;
 	char **v;
 	size_t i, k;
 
-	for (k = 0; k < 2; k++)
-		for (i = 0; i < (k ? x->ncrowd : x->nbig); i++) {
-			v = k ? x->crowd : x->big;
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < (k == 2 ? x->nkeep : k ? x->ncrowd : x->nbig);
+		    i++) {
+			v = k == 2 ? x->keep : k ? x->crowd : x->big;
 			for (p = v[i]; (slash = strchr(p, '/')) != NULL;
 			    p = slash + 1) {
 				*slash = '\0';
@@ -742,7 +758,7 @@ static int around(const struct xp *x, const char *path)
 	const char *slash = strrchr(path, '/');
 
 	if (slash == NULL)
-		return x->nbig + x->ncrowd > 0;
+		return x->nbig + x->ncrowd + x->nkeep > 0;
 	snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
 	return has(x->split, x->nsplit, parent);
 }
@@ -846,9 +862,222 @@ out:
 	return rc;
 }
 
+/* Whether an entry is read as an archive of its own: its parent holds a
+ * file not read, and it is neither such a file nor such a parent. */
+static int read_alone(const struct xp *x, const struct ab_work_entry *we)
+{
+	return we->kind != AB_WORK_SOCKET && around(x, we->path) &&
+	    !has(x->split, x->nsplit, we->path) &&
+	    !has(x->big, x->nbig, we->path) &&
+	    !has(x->crowd, x->ncrowd, we->path) &&
+	    !has(x->keep, x->nkeep, we->path) &&
+	    !refused_over(x, we->path) &&
+	    !in_list(x->refused, x->nrefused, we->path);
+}
+
+/* -- What the seed wrote and the agent never touched. */
+
+/* An archive request alone costs about what ALONE_COST files of the whole
+ * archive cost (bench/RESULTS.md): past that, and past ALONE_MIN, the
+ * whole of /work is read instead. */
+#define ALONE_MIN 64
+#define ALONE_COST 32
+
+static int cmp_seed(const void *a, const void *b)
+{
+	const struct seedfile *p = a, *q = b;
+
+	return strcmp(p->path, q->path);
+}
+
+static int seed_cb(const char *root, const git_tree_entry *te, void *ctx)
+{
+	struct xp *x = ctx;
+	git_filemode_t m = git_tree_entry_filemode(te);
+	const char *name = git_tree_entry_name(te);
+	struct seedfile *v;
+	size_t n;
+
+	if (m != GIT_FILEMODE_BLOB && m != GIT_FILEMODE_BLOB_EXECUTABLE)
+		return 0;
+	if (x->nseed == x->cap_seed) {
+		x->cap_seed = x->cap_seed ? 2 * x->cap_seed : 1024;
+		if ((v = realloc(x->seed, x->cap_seed * sizeof *v)) == NULL)
+			return -1;
+		x->seed = v;
+	}
+	n = strlen(root) + strlen(name) + 1;
+	if ((x->seed[x->nseed].path = malloc(n)) == NULL)
+		return -1;
+	snprintf(x->seed[x->nseed].path, n, "%s%s", root, name);
+	git_oid_cpy(&x->seed[x->nseed].id, git_tree_entry_id(te));
+	x->seed[x->nseed++].mode = m;
+	return 0;
+}
+
+static const struct seedfile *seed_file(const struct xp *x, const char *path)
+{
+	struct seedfile key = { (char *)path, { { 0 } }, 0 };
+
+	return bsearch(&key, x->seed, x->nseed, sizeof key, cmp_seed);
+}
+
+/* The listing's directories by path, each with whether it and every
+ * directory above it up to /work are older than the mark. */
+struct olddirs {
+	const struct ab_work_entry **v;
+	char *old;
+	size_t n;
+};
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct ab_work_entry *const *p = a, *const *q = b;
+
+	return strcmp((*p)->path, (*q)->path);
+}
+
+/* Where the directory named by the first LEN bytes of PATH is, or -1. */
+static long find_dir(const struct olddirs *d, const char *path, size_t len)
+{
+	size_t lo = 0, hi = d->n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strncmp(d->v[mid]->path, path, len);
+		if (c == 0 && d->v[mid]->path[len] != '\0')
+			c = 1;
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* /work itself is the volume's root, which nothing can move. */
+static int parent_old(const struct olddirs *d, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	long i;
+
+	if (slash == NULL)
+		return 1;
+	i = find_dir(d, path, (size_t)(slash - path));
+	return i >= 0 && d->old[i];
+}
+
+static int old_dirs(const struct ab_listing *l, struct olddirs *d)
+{
+	const struct ab_work_entry *we;
+	size_t i;
+	long k;
+
+	memset(d, 0, sizeof *d);
+	d->v = malloc((l->n + 1) * sizeof *d->v);
+	d->old = calloc(l->n + 1, 1);
+	if (d->v == NULL || d->old == NULL)
+		return -1;
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].kind == AB_WORK_DIR)
+			d->v[d->n++] = &l->v[i];
+	qsort(d->v, d->n, sizeof *d->v, cmp_path);
+	/* find names a directory before what it holds. */
+	for (i = 0; i < l->n; i++) {
+		we = &l->v[i];
+		if (we->kind == AB_WORK_DIR &&
+		    (k = find_dir(d, we->path, strlen(we->path))) >= 0)
+			d->old[k] = ab_ctime_cmp(we->ctime, l->mark) < 0 &&
+			    parent_old(d, we->path);
+	}
+	return 0;
+}
+
+/* A file is the seed's, untouched, when it, and every directory above
+ * it, changed last before the mark: its bytes, its mode and its name
+ * are then as the seed left them, for each of those is a change of
+ * some inode on its path (a write, chmod, rename, link, new file), and
+ * the kernel sets that inode's change time then, to the clock, which
+ * the agent can set neither.  Same-tick changes share the mark's time
+ * and are read (git's rule for racily clean entries).  Its size and
+ * mode are checked against the commit's besides, and a file of more
+ * than one link is read. */
+static int unchanged(const struct xp *x, const struct olddirs *d,
+    const struct ab_work_entry *we)
+{
+	const struct seedfile *f;
+	git_object_t type;
+	size_t len;
+
+	if (we->kind != AB_WORK_FILE || we->ino != 0 || we->size > x->big_at ||
+	    ab_ctime_cmp(we->ctime, x->w.l.mark) >= 0 ||
+	    !parent_old(d, we->path) || (f = seed_file(x, we->path)) == NULL ||
+	    f->mode != ((we->perm & 0100) ? GIT_FILEMODE_BLOB_EXECUTABLE :
+	    GIT_FILEMODE_BLOB))
+		return 0;
+	return git_odb_read_header(&len, &type, x->odb, &f->id) == 0 &&
+	    type == GIT_OBJECT_BLOB && (long long)len == we->size;
+}
+
+static int keep_unchanged(struct xp *x, git_tree *base)
+{
+	struct olddirs d;
+	size_t i;
+	int rc = -1;
+
+	/* Seeded before marks: every file is read. */
+	if (!x->w.l.marked)
+		return 0;
+	if (git_tree_walk(base, GIT_TREEWALK_PRE, seed_cb, x) < 0)
+		return -1;
+	qsort(x->seed, x->nseed, sizeof *x->seed, cmp_seed);
+	if (old_dirs(&x->w.l, &d) < 0)
+		goto out;
+	for (i = 0; i < x->w.l.n; i++)
+		if (!has(x->crowd, x->ncrowd, x->w.l.v[i].path) &&
+		    unchanged(x, &d, &x->w.l.v[i]) &&
+		    push(&x->keep, &x->nkeep, &x->cap_keep,
+		    x->w.l.v[i].path) < 0)
+			goto out;
+	rc = sort_uniq(x->keep, &x->nkeep);
+out:
+	free(d.v);
+	free(d.old);
+	return rc;
+}
+
+/* More archives alone than the whole archive would cost. */
+static int too_many_alone(const struct xp *x)
+{
+	size_t i, files = 0, alone = 0;
+
+	for (i = 0; i < x->w.l.n; i++) {
+		files += x->w.l.v[i].kind == AB_WORK_FILE;
+		alone += read_alone(x, &x->w.l.v[i]);
+	}
+	return alone > ALONE_MIN && alone * ALONE_COST > files;
+}
+
+/* The kept files' entries, as the commit has them. */
+static int add_kept(struct xp *x, struct ab_err *err)
+{
+	const struct seedfile *f;
+	size_t i;
+
+	for (i = 0; i < x->nkeep; i++)
+		if ((f = seed_file(x, x->keep[i])) == NULL ||
+		    add_entry(x, f->path, f->mode, &f->id, 0, err) < 0)
+			return f == NULL ? ab_fail(err, AB_EENGINE, "a kept "
+			    "file is not the commit's: %s", x->keep[i]) : -1;
+	return 0;
+}
+
 /* Sockets are named, files over the size kept aside, then those too
- * many bytes of holes together. */
-static int first_pass(struct xp *x, const struct ab_alloc *a,
+ * many bytes of holes together, then the seed's untouched files. */
+static int first_pass(struct xp *x, const struct ab_alloc *a, git_tree *base,
     struct ab_err *err)
 {
 	const struct ab_work_entry *we;
@@ -863,7 +1092,17 @@ static int first_pass(struct xp *x, const struct ab_alloc *a,
 		    push(&x->big, &x->nbig, &x->cap_big, we->path) < 0)
 			return ab_fail(err, AB_EENGINE, "out of memory");
 	}
-	if (crowd_out(x, a) < 0 || split_dirs(x) < 0 || split_unnamed(x) < 0)
+	if (crowd_out(x, a) < 0 || keep_unchanged(x, base) < 0 ||
+	    split_dirs(x) < 0 || split_unnamed(x) < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	/* Around a file not read, /work is read entry by entry anyway. */
+	if (x->nkeep == 0 || x->nbig + x->ncrowd > 0 || !too_many_alone(x))
+		return 0;
+	free_list(x->keep, x->nkeep);
+	free_list(x->split, x->nsplit);
+	x->keep = x->split = NULL;
+	x->nkeep = x->cap_keep = x->nsplit = x->cap_split = 0;
+	if (split_dirs(x) < 0 || split_unnamed(x) < 0)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	return 0;
 }
@@ -919,12 +1158,7 @@ static int read_around(struct xp *x, struct ab_engine *e,
 
 	for (i = 0; i < x->w.l.n; i++) {
 		we = &x->w.l.v[i];
-		if (we->kind == AB_WORK_SOCKET || !around(x, we->path) ||
-		    has(x->split, x->nsplit, we->path) ||
-		    has(x->big, x->nbig, we->path) ||
-		    has(x->crowd, x->ncrowd, we->path) ||
-		    refused_over(x, we->path) ||
-		    in_list(x->refused, x->nrefused, we->path))
+		if (!read_alone(x, we))
 			continue;
 		if (!ab_json_text_ok(last(we->path), strlen(last(we->path)))) {
 			if (push(&x->defer, &x->ndefer, &x->cap_defer,
@@ -1039,16 +1273,16 @@ static int relink(struct xp *x, struct ab_engine *e, const struct ab_alloc *a,
 }
 
 static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, struct ab_err *err)
+    const struct ab_alloc *a, git_tree *base, struct ab_err *err)
 {
 	x->budget = a->vol[AB_VOL_TASK].bytes + a->vol[AB_VOL_GIT].bytes +
 	    (a->vol[AB_VOL_TASK].inodes + a->vol[AB_VOL_GIT].inodes) *
 	    TAR_PER_ENTRY + (1LL << 20);
 	x->big_at = big_size(x, a);
 	if (ab_worklist_open(&x->w, s, e, a, unarchivable, x, err) < 0 ||
-	    first_pass(x, a, err) < 0)
+	    first_pass(x, a, base, err) < 0)
 		return -1;
-	if (x->nbig + x->ncrowd == 0) {
+	if (x->nbig + x->ncrowd + x->nkeep == 0) {
 		if (read_archive(x, e, a, "", NULL, err) < 0)
 			return -1;
 	} else {
@@ -1056,9 +1290,9 @@ static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
 		if (read_around(x, e, a, err) < 0)
 			return -1;
 	}
-	if (relink(x, e, a, err) < 0)
+	if (relink(x, e, a, err) < 0 || read_deferred(x, e, a, err) < 0)
 		return -1;
-	return read_deferred(x, e, a, err);
+	return add_kept(x, err);
 }
 
 /* -- Every entry of the listing accounted for. */
@@ -1232,6 +1466,18 @@ out:
 	return rc;
 }
 
+static void stats(const struct xp *x, struct ab_export_stats *st)
+{
+	size_t i;
+
+	memset(st, 0, sizeof *st);
+	for (i = 0; i < x->w.l.n; i++)
+		st->files += x->w.l.v[i].kind == AB_WORK_FILE;
+	st->unchanged = (long long)x->nkeep;
+	st->archives = x->archives;
+	st->marked = x->w.l.marked;
+}
+
 static void xp_free(struct xp *x)
 {
 	int i;
@@ -1257,6 +1503,10 @@ static void xp_free(struct xp *x)
 	free_list(x->relinked, x->nrelinked);
 	free_list(x->alias, x->nalias);
 	free_list(x->aliased, x->naliased);
+	free_list(x->keep, x->nkeep);
+	while (x->nseed > 0)
+		free(x->seed[--x->nseed].path);
+	free(x->seed);
 	ab_worklist_close(&x->w);
 }
 
@@ -1266,6 +1516,7 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 {
 	char stage[4200];
 	git_commit *base = NULL;
+	git_tree *btree = NULL;
 	git_oid cid;
 	struct xp x;
 	int rc = -1, i;
@@ -1300,9 +1551,16 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
 		ab_git_fail(err, AB_EENGINE, "cannot open the staging clone");
 		goto out;
 	}
-	if (read_work(&x, s, e, a, err) == 0)
+	if (git_commit_tree(&btree, base) < 0) {
+		ab_git_fail(err, AB_EENGINE, "cannot read the commit");
+		goto out;
+	}
+	if (read_work(&x, s, e, a, btree, err) == 0)
 		rc = finish(&x, base, tree, err);
+	if (rc == 0 && o->stats != NULL)
+		stats(&x, o->stats);
 out:
+	git_tree_free(btree);
 	git_commit_free(base);
 	xp_free(&x);
 	return rc;
@@ -1339,7 +1597,7 @@ static int latest_result(struct ab_state *s, const char *alloc,
 }
 
 int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
-    struct ab_err *err)
+    const struct ab_export_stats *st, struct ab_err *err)
 {
 	struct ab_handle h;
 	struct ab_json j;
@@ -1360,6 +1618,7 @@ int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
 	for (i = 0; i < ab_json_count(&j, 0); i++) {
 		k = ab_json_member(&j, 0, i);
 		if (ab_json_str_eq(&j, k, "export_tree") ||
+		    ab_json_str_eq(&j, k, "export_read") ||
 		    (key = ab_json_str(&j, k)) == NULL)
 			continue;
 		ab_jw_key(&w, key);
@@ -1368,6 +1627,13 @@ int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
 		ab_jw_raw(&w, p, n);
 	}
 	ab_jw_kstr(&w, "export_tree", tree);
+	ab_jw_key(&w, "export_read");
+	ab_jw_obj(&w);
+	ab_jw_kint(&w, "files", st->files);
+	ab_jw_kint(&w, "unchanged", st->unchanged);
+	ab_jw_kint(&w, "archives", st->archives);
+	ab_jw_kbool(&w, "since_seed", st->marked);
+	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
 	    ab_record_write(s, "result", h.id, b.data, b.len, err);

@@ -6,9 +6,11 @@
  * staging clone's object store and the tree is built by libgit2 from an
  * in-memory index: nothing is checked out, nothing interpreted, and the
  * only files written on the host are objects in the staging clone.
- * Every entry of the listing of /work (worklist.h) is read or named left
- * out, and what is named keeps the commit's version: a deletion is only
- * what the listing shows absent.  A regular file over max_file, or over
+ * Every entry of the listing of /work (worklist.h) is read, kept as the
+ * seed wrote it (a file whose change time, and its folders', is older
+ * than the seed's mark: export.c, unchanged()), or named left out, and
+ * what is named keeps the commit's version: a deletion is only what the
+ * listing shows absent.  A regular file over max_file, or over
  * what the task filesystem can hold, or among the largest of files whose
  * sizes together pass it, is named and never read, and the patch or
  * bundle streams every large blob (changeout.h): no file's size changes
@@ -33,6 +35,15 @@ struct ab_export_cred {
 	size_t n;
 };
 
+/* How /work was read: the regular files listed, those kept as the seed
+ * wrote them, never read (export.c, unchanged()), and the archive
+ * requests made; marked is 0 when the allocation has no seed's mark
+ * (seeded by an older agentbox), and every file was read. */
+struct ab_export_stats {
+	long long files, unchanged, archives;
+	int marked;
+};
+
 struct ab_export_opts {
 	int bundle;		/* 0: a binary patch; 1: a git bundle */
 	const char *message;	/* the bundle's commit message */
@@ -46,6 +57,7 @@ struct ab_export_opts {
 	const struct ab_export_cred *creds;
 	int ncreds;
 	ab_export_skip held;
+	struct ab_export_stats *stats;	/* filled when not NULL */
 };
 
 /* Writes the change in a's /work against its trusted commit to o->fd;
@@ -54,8 +66,9 @@ int ab_export(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_export_opts *o, char *tree,
     struct ab_err *err);
 
-/* Adds "export_tree" to the allocation's latest result record, if any. */
+/* Adds "export_tree" and "export_read" (the stats) to the allocation's
+ * latest result record, if any. */
 int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
-    struct ab_err *err);
+    const struct ab_export_stats *st, struct ab_err *err);
 
 #endif

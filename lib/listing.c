@@ -20,43 +20,113 @@ static int push(struct ab_listing *w, size_t *cap, const char *path,
 			return -1;
 		w->v = nv;
 	}
-	w->v[w->n].path = path;
-	w->v[w->n].kind = n == 1 ? AB_WORK_FILE : n == 2 ? AB_WORK_SOCKET :
-	    n == 3 ? AB_WORK_DIR : AB_WORK_OTHER;
-	w->v[w->n].size = 0;
-	w->v[w->n].ino = 0;
-	w->n++;
+	w->v[w->n++] = (struct ab_work_entry){ .path = path, .kind = n == 1 ?
+	    AB_WORK_FILE : n == 2 ? AB_WORK_SOCKET : n == 3 ? AB_WORK_DIR :
+	    AB_WORK_OTHER };
 	return 0;
 }
 
-/* "SIZE LINKS INODE\n" for each regular file, in the names' order. */
-static int sizes(struct ab_listing *w, const char *p, const char *end,
-    struct ab_err *err)
+/* Digits in BASE (8 or 10) up to SEP, at *P. */
+static int num(const char **p, const char *end, unsigned base,
+    unsigned long long *v, char sep)
 {
-	unsigned long long v[3];
+	const char *q = *p;
+
+	if (q >= end || *q < '0' || *q >= (char)('0' + base))
+		return -1;
+	for (*v = 0; q < end && *q >= '0' && *q < (char)('0' + base); q++) {
+		if (*v > (~0ULL - 9) / base)
+			return -1;
+		*v = *v * base + (unsigned)(*q - '0');
+	}
+	if (q >= end || *q++ != sep)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* A token of printable bytes up to SEP. */
+static const char *token(const char *p, const char *end, char sep)
+{
+	for (; p < end && *p != sep; p++)
+		if (*p <= ' ' || *p > '~')
+			return NULL;
+	return p < end ? p : NULL;
+}
+
+/* "CTIME DATE HH:MM:SS.NNNNNNNNN ZONE\n": the seconds from %Z, the
+ * nanoseconds from %z's time of day (its date and zone are the local
+ * time's, not needed). */
+static int ctime_of(const char **p, const char *end, struct ab_ctime *c)
+{
+	unsigned long long s;
+	const char *q, *dot;
+	long ns = 0;
+	int i;
+
+	if (num(p, end, 10, &s, ' ') < 0 || s > (1ULL << 40) ||
+	    (q = token(*p, end, ' ')) == NULL ||
+	    (dot = token(q + 1, end, '.')) == NULL)
+		return -1;
+	for (i = 0, q = dot + 1; i < 9; i++, q++) {
+		if (q >= end || *q < '0' || *q > '9')
+			return -1;
+		ns = ns * 10 + (*q - '0');
+	}
+	if (q >= end || *q != ' ' || (q = token(q + 1, end, '\n')) == NULL)
+		return -1;
+	*p = q + 1;
+	c->s = (long long)s;
+	c->ns = ns;
+	return 0;
+}
+
+/* Each regular file's and directory's line, in the names' order. */
+static int sizes(struct ab_listing *w, const char **pp, const char *end)
+{
+	unsigned long long size, links, ino, perm;
+	const char *p = *pp;
 	size_t i;
-	int k;
 
 	for (i = 0; i < w->n; i++) {
-		if (w->v[i].kind != AB_WORK_FILE)
+		if (w->v[i].kind != AB_WORK_FILE && w->v[i].kind != AB_WORK_DIR)
 			continue;
-		for (k = 0; k < 3; k++) {
-			if (p >= end || *p < '0' || *p > '9')
-				return bad(err);
-			for (v[k] = 0; p < end && *p >= '0' && *p <= '9'; p++) {
-				if (v[k] > (~0ULL - 9) / 10)
-					return bad(err);
-				v[k] = v[k] * 10 + (unsigned)(*p - '0');
-			}
-			if (p >= end || *p++ != (k < 2 ? ' ' : '\n'))
-				return bad(err);
-		}
-		if (v[0] > (unsigned long long)(1ULL << 62) || v[1] == 0)
+		if (num(&p, end, 10, &size, ' ') < 0 ||
+		    num(&p, end, 10, &links, ' ') < 0 ||
+		    num(&p, end, 10, &ino, ' ') < 0 ||
+		    num(&p, end, 8, &perm, ' ') < 0 ||
+		    ctime_of(&p, end, &w->v[i].ctime) < 0 ||
+		    size > (1ULL << 62) || links == 0 || perm > 07777)
+			return -1;
+		w->v[i].perm = (unsigned)perm;
+		if (w->v[i].kind == AB_WORK_DIR)
+			continue;
+		w->v[i].size = (long long)size;
+		w->v[i].ino = links > 1 ? ino : 0;
+	}
+	*pp = p;
+	return 0;
+}
+
+static int tail(struct ab_listing *w, const char *p, const char *end,
+    struct ab_err *err)
+{
+	if (sizes(w, &p, end) < 0)
+		return bad(err);
+	if ((size_t)(end - p) > 5 && memcmp(p, "mark ", 5) == 0) {
+		p += 5;
+		if (ctime_of(&p, end, &w->mark) < 0)
 			return bad(err);
-		w->v[i].size = (long long)v[0];
-		w->v[i].ino = v[1] > 1 ? v[2] : 0;
+		w->marked = 1;
 	}
 	return p == end ? 0 : bad(err);
+}
+
+int ab_ctime_cmp(struct ab_ctime a, struct ab_ctime b)
+{
+	if (a.s != b.s)
+		return a.s < b.s ? -1 : 1;
+	return a.ns < b.ns ? -1 : a.ns > b.ns;
 }
 
 static int parse(struct ab_listing *w, const char *out, size_t len,
@@ -84,7 +154,7 @@ static int parse(struct ab_listing *w, const char *out, size_t len,
 			return ab_fail(err, AB_EENGINE, "out of memory");
 		p = q;
 	}
-	return sizes(w, z + 1, end, err);
+	return tail(w, z + 1, end, err);
 }
 
 int ab_listing_parse(struct ab_listing *l, const char *out, size_t len,

@@ -10,25 +10,42 @@
 
 enum ab_work_kind { AB_WORK_FILE, AB_WORK_SOCKET, AB_WORK_DIR, AB_WORK_OTHER };
 
+/* A change time: seconds and nanoseconds since the epoch. */
+struct ab_ctime {
+	long long s;
+	long ns;
+};
+
 struct ab_work_entry {
 	const char *path;	/* relative to /work, never "." */
 	enum ab_work_kind kind;
-	long long size;		/* a regular file's, else 0 */
-	unsigned long long ino;	/* a regular file's with more than one link */
+	/* A regular file's, else 0: */
+	long long size;
+	unsigned long long ino;	/* with more than one link, else 0 */
+	/* A regular file's or a directory's, else 0: */
+	unsigned perm;		/* its permission bits */
+	struct ab_ctime ctime;
 };
 
 struct ab_listing {
 	struct ab_work_entry *v;	/* paths point into the bytes parsed */
 	size_t n;
+	int marked;		/* the seed's mark was found: */
+	struct ab_ctime mark;	/* its change time */
 };
 
 /* Parses the LEN bytes at OUT: names, each a run of one to four equal
  * NUL-ended paths under /work (a regular file, a socket, a directory,
- * anything else), an empty name, then "SIZE LINKS INODE\n" for each
- * regular file in order.  OUT must outlive L; on a refusal L holds
- * nothing. */
+ * anything else), an empty name, then for each regular file and
+ * directory in order
+ * "SIZE LINKS INODE PERM CTIME DATE TIME.NS ZONE\n" (stat's %s %h %i %a
+ * %Z %z: the nanoseconds of the change time are only in %z's time of
+ * day), then at most one "mark CTIME DATE TIME.NS ZONE\n", the seed's
+ * mark's.  OUT must outlive L; on a refusal L holds nothing. */
 int ab_listing_parse(struct ab_listing *l, const char *out, size_t len,
     struct ab_err *err);
+/* -1, 0 or 1 as A is older than, as old as, or newer than B. */
+int ab_ctime_cmp(struct ab_ctime a, struct ab_ctime b);
 void ab_listing_free(struct ab_listing *l);
 
 #endif

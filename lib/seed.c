@@ -373,7 +373,9 @@ static int git_ceiling(const struct gitdir_src *g, const struct ab_alloc *a,
 		else if (!g->f[i].dir && stat(g->f[i].src, &st) == 0)
 			bytes += pages((long long)st.st_size);
 	}
-	return ceiling("git", bytes, g->n + 1, &a->vol[AB_VOL_GIT], err);
+	/* And the seed's mark: its folder and its file, a page. */
+	return ceiling("git", bytes + pages(1), g->n + 3, &a->vol[AB_VOL_GIT],
+	    err);
 }
 
 /* --- upload -------------------------------------------------------- */
@@ -866,6 +868,25 @@ static int send_all(struct ab_engine *e, const struct ab_alloc *a,
 	return rc;
 }
 
+/* Last: every byte of /work was written before it (the upload's reply),
+ * so a file whose change time is strictly older than the mark's holds
+ * what the seed wrote (ab-export). */
+static int put_mark(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	static const char text[] = "the seed ended here\n";
+	struct ab_keeper_file f;
+
+	memset(&f, 0, sizeof f);
+	f.dir = AB_SEED_MARK_DIR;
+	snprintf(f.sub, sizeof f.sub, "%s", AB_SEED_MARK_SUB);
+	snprintf(f.name, sizeof f.name, "%s", AB_SEED_MARK_NAME);
+	f.sub_mode = 0555;
+	f.mode = 0444;
+	return ab_keeper_put(s, e, a, &f, text, sizeof text - 1, err) < 0 ?
+	    ab_err_wrap(err, "the seed's mark") : 0;
+}
+
 int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
     const struct ab_seed_opts *o, struct ab_err *err)
 {
@@ -898,7 +919,8 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 	pthread_mutex_destroy(&p.mu);
 	pthread_cond_destroy(&p.cv);
 	ab_git_feed_free(p.feed);
-	if (rc < 0 || ab_stage_check(stage, a, err) < 0)
+	if (rc < 0 || ab_stage_check(stage, a, err) < 0 ||
+	    put_mark(s, e, a, err) < 0)
 		return -1;
 	snprintf(a->status, sizeof a->status, "seeded");
 	return ab_alloc_save(s, a, err);

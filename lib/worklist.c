@@ -4,6 +4,7 @@
 
 #include "lockdown.h"
 #include "oneshot.h"
+#include "seed.h"
 #include "worklist.h"
 
 /* agentbox's busybox find and stat, which every image has wherever its
@@ -11,14 +12,18 @@
  * -printf: the kind is told by repetition, a regular file printed once,
  * a socket twice, a directory three times, anything else four times;
  * find visits a path once, so a run of equal names is one path's.  An
- * empty name ends the names; then stat gives each regular file's size,
- * links and inode, in the order find visits them again. */
+ * empty name ends the names; then stat gives each regular file's and
+ * directory's size, links, inode, permissions and change time, in the
+ * order find visits them again (/work itself left out, as in the names); then the seed's mark's change time, where there is one (an
+ * allocation seeded before there were marks has none). */
 #define LIST_SCRIPT \
     "find /work -path /work/.git -prune -o -type f -print0 -o -type s " \
     "-print0 -print0 -o -type d -print0 -print0 -print0 -o -print0 " \
     "-print0 -print0 -print0; s=$?; printf '\\000'; " \
-    "find /work -path /work/.git -prune -o -type f -exec stat -c '%s %h %i' " \
-    "{} + 2>/dev/null || s=1; exit $s"
+    "find /work -mindepth 1 -path /work/.git -prune -o \\( -type f -o " \
+    "-type d \\) -exec stat -c '%s %h %i %a %Z %z' {} + 2>/dev/null || " \
+    "s=1; " \
+    "stat -c 'mark %Z %z' " AB_SEED_MARK " 2>/dev/null; exit $s"
 static const char *const entry[] = { "/usr/lib/agentbox/busybox", "sh", "-c",
     LIST_SCRIPT, NULL };
 static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
@@ -95,7 +100,9 @@ int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
 	const char *labels[] = { "org.agentbox.alloc", a->id,
 	    "org.agentbox.state", s->sid, "org.agentbox.role", "work-listing",
 	    NULL };
-	struct ab_mount m = { a->vol[AB_VOL_TASK].name, "/work", 1 };
+	/* The git volume for the seed's mark alone. */
+	struct ab_mount m[2] = { { a->vol[AB_VOL_TASK].name, "/work", 1 },
+	    { a->vol[AB_VOL_GIT].name, "/work/.git", 1 } };
 	char name[96], rnd[AB_ID_LEN + 1];
 	struct ab_oneshot o;
 	struct ab_lock l;
@@ -111,8 +118,8 @@ int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
 	l.labels = labels;
 	ab_oneshot_limits(&l);
 	l.seccomp_keyword = ab_engine_seccomp_keyword(e);
-	l.mounts = &m;
-	l.nmounts = 1;
+	l.mounts = m;
+	l.nmounts = 2;
 	snprintf(name, sizeof name, "agentbox-%s-listing-%.8s", a->id, rnd);
 	rc = ab_oneshot_run_max(e, &l, name, (size_t)AB_WORKLIST_MAX, &o, err);
 	if (rc < 0) {

@@ -7,10 +7,13 @@
  * nothing to make and would cost a terabyte to read.  And an archive
  * request for one entry names it as the engine's JSON stat does, a name
  * that is not UTF-8 made into another.  So a short locked container
- * (network none, no capability, the task volume read-only, nothing else)
- * runs the image's find(1) and stat(1) over /work first, naming every
- * path but /work/.git's with its type and each regular file with its
- * size; what find could not reach is reported.  The listing is what
+ * (network none, no capability, the task and git volumes read-only,
+ * nothing else) runs the image's find(1) and stat(1) over /work first,
+ * naming every path but /work/.git's with its type, each regular file
+ * and directory with its size, links, inode, permissions and change
+ * time, and the seed's mark's change time (seed.h), by which ab-export
+ * knows the files the agent never touched; what find could not reach is
+ * reported.  The listing is what
  * ab-export accounts for: every entry of it is read or named.  Its
  * output is the agent's doing and read as hostile bytes, through an
  * attach (oneshot.h), so names stay bytes.

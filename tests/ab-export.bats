@@ -5,6 +5,7 @@
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2016 # shell text run inside the container
 load helpers
+load lib/forge
 
 setup_file() {
 	ab_setup_file
@@ -75,21 +76,6 @@ agent() {
 checkout() {
 	git clone -q "$REPO" "$1"
 	git -C "$1" checkout -q "$COMMIT"
-}
-
-# listing DIR: every path but .git, with its type, owner-x bit, content
-# hash or link target: what a tree holds, independently of git.
-listing() {
-	(cd "$1" && find . -path ./.git -prune -o ! -name . -print | LC_ALL=C sort |
-		while read -r p; do
-			if [ -L "$p" ]; then
-				echo "$p link $(readlink "$p")"
-			elif [ -d "$p" ]; then
-				echo "$p dir"
-			else
-				echo "$p file $([ -x "$p" ] && echo x || echo -) $(sha256sum <"$p" | cut -c1-16)"
-			fi
-		done)
 }
 
 # The keeper's /work as the engine has it, read out with docker cp.
@@ -206,16 +192,19 @@ CHANGE='cd /work && echo three >>a.txt && rm gone && chmod +x tool &&
 		echo evil >"a/.git. /x" && mkfifo fifo && ln keep zz-hardlink &&
 		echo fine >ok'
 	run_exact 0 ab-export "$ALLOC" -o "$p"
-	for name in sub/.git sub/.GIT 'a/.git. ' fifo zz-hardlink empty; do
+	for name in sub/.git sub/.GIT 'a/.git. ' fifo empty; do
 		grep -qF "ab-export: left out \"$name\":" <<<"$stderr" ||
 			fail "not named on stderr: $name"
 	done
-	assert_equal "$(grep -c '^diff --git' "$p")" 1
-	grep -q '^diff --git a/ok b/ok$' "$p"
-	run ! grep -qiE 'evil|fifo|hardlink|\.git/|\.GIT' "$p"
+	# The files the agent left alone are not read, so each name of keep
+	# is read alone: both go out as files with its bytes (git has no
+	# hard links; read whole, /work gives the second as "a hard link").
+	assert_equal "$(grep '^diff --git' "$p")" "diff --git a/ok b/ok
+diff --git a/zz-hardlink b/zz-hardlink"
+	run ! grep -qiE 'evil|fifo|\.git/|\.GIT' "$p"
 	rm -f "$p"
 	run_exact 1 ab-export "$ALLOC" --strict -o "$p"
-	[[ $stderr == *"--strict: 6 entries were left out" ]]
+	[[ $stderr == *"--strict: 5 entries were left out" ]]
 	[ ! -e "$p" ]
 	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'p.patch.*')" ]
 }
@@ -541,7 +530,11 @@ note"
 lying_alloc() {
 	ALLOC=$(ab-alloc --image "$LIE" --deadline "$DL")
 	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" --deadline "$DL" 2>/dev/null
-	agent execution "cd /work && echo $1 >.lie && rm gone && truncate -s 200M hidden && echo new >new"
+	# Every file of the commit touched: /work is read whole, and the
+	# archive is there to catch the lie.  (With files the agent left
+	# untouched, only what the listing names is read: the listing is
+	# agentbox's busybox in an image the agent cannot change.)
+	agent execution "cd /work && echo $1 >.lie && rm gone && truncate -s 200M hidden && echo new >new && touch a.txt keep tool sub/f"
 }
 
 @test "a listing that is malformed, past its bound, or that hides a file over the size or names one no archive carries" {
@@ -611,4 +604,68 @@ diff --git a/new b/new'
 
 @test "the man page names every option of --help" {
 	assert_man_covers_help ab-export 4
+}
+
+# export_read: the last result's export_read, as a Python value.
+export_read() {
+	ab-run --show "$RESULT" | python3 -c 'import json,sys; r = json.load(sys.stdin)["export_read"]; print(r["files"], r["unchanged"], r["archives"], r["since_seed"])'
+}
+
+@test "an agent that forges times hides nothing: old mtimes, a rename onto a name, swapped folders, a hard link, a mode, a symlink: each exported, and the files nobody touched are not read" {
+	local repo=$BATS_TEST_TMPDIR/forge co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
+	local files kept archives marked
+	forge_repo "$repo"
+	teardown
+	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
+	agent execution "$FORGE"
+	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	git clone -q "$repo" "$co"
+	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
+	work_copy "$work"
+	assert_equal "$(listing "$co")" "$(listing "$work")"
+	assert_equal "$(git -C "$co" diff --cached --name-status HEAD | LC_ALL=C sort)" \
+		"$FORGED"
+	read -r files kept archives marked <<<"$(export_read)"
+	# 209 files listed (gone is keep now): the 200 untouched and sub/f are
+	# kept, never read; same is read (linked twice), as is every file the
+	# agent touched.
+	assert_equal "$files $kept $marked" "209 201 True"
+	[ "$archives" -lt 20 ] || fail "$archives archives for 9 changed entries"
+}
+
+# ctimes PATH...: each path's change time in the allocation's volumes,
+# seconds and nanoseconds, read by a container of the test's own
+# (/work, and the git volume at /g), of the keeper's image.
+ctimes() {
+	local id=${ALLOC#alloc:}
+	docker run --rm --network none -v "agentbox-$id-task:/work:ro" \
+		-v "agentbox-$id-git:/g:ro" --entrypoint /usr/lib/agentbox/busybox \
+		"$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')" sh -c 'for p; do set -- $(stat -c "%Z %z" "$p"); echo "$1.${3#*.}"; done' sh "$@"
+}
+
+@test "a file changed within the clock tick of the seed's mark is read: only a change time strictly older than the mark's is the seed's" {
+	local i tar=$BATS_TEST_TMPDIR/t.tar co=$BATS_TEST_TMPDIR/co t
+	# The mark written again, and a.txt changed at its size, in one
+	# upload: the two land within one tick of the kernel's clock.
+	python3 - "$tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT) as t:
+    for name, data, mode, uid in (('.git/agentbox/seeded', b'the seed ended here\n', 0o444, 0),
+                                  ('a.txt', b'ONE\ntwo\n', 0o644, 10001)):
+        i = tarfile.TarInfo(name)
+        i.size, i.mode, i.uid, i.gid = len(data), mode, uid, uid
+        t.addfile(i, io.BytesIO(data))
+PY
+	for i in $(seq 1 20); do
+		docker cp - "agentbox-${ALLOC#alloc:}-keeper:/work" <"$tar"
+		t=$(ctimes /g/agentbox/seeded /work/a.txt | uniq | wc -l)
+		[ "$t" -ne 1 ] || break
+	done
+	[ "$t" -eq 1 ] || fail "20 uploads, never one tick: $(ctimes /g/agentbox/seeded /work/a.txt)"
+	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	checkout "$co"
+	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
+	assert_equal "$(git -C "$co" diff --cached --name-only HEAD)" a.txt
+	assert_equal "$(cat "$co/a.txt")" "ONE
+two"
 }

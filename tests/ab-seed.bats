@@ -539,10 +539,10 @@ sys.stdout.buffer.write(e(n1, sys.argv[2]) + e(n2, sys.argv[3]))' \
 	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
 	assert_output ""
 	# Inodes: HEAD, config, index, a pack and its index, six directories
-	# and the root.
+	# and the root; the seed's mark and its folder.
 	new_alloc --git-inodes 8
 	run_exact 1 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
-	assert_regex "$stderr" "git filesystem: 12 files needed, 8-inode ceiling \\(ab-alloc --git-inodes\\)$"
+	assert_regex "$stderr" "git filesystem: 14 files needed, 8-inode ceiling \\(ab-alloc --git-inodes\\)$"
 	run ab_on_alloc "$ALLOC" 'ls -A /work/.git'
 	assert_output ""
 }
@@ -914,13 +914,19 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 	assert_one_error_line ab-seed
 }
 
-@test "a small repository goes up in one upload: the tree waits the few ms its pack takes" {
+@test "a small repository goes up in one upload: the tree waits the few ms its pack takes; the seed's mark follows alone" {
 	make_repo
 	new_alloc
 	ab_proxy_start
 	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 0 ab-seed "$ALLOC" \
 		--repo "$REPO" --commit "$COMMIT"
-	run grep -cE '^PUT /v[0-9.]+/containers/[0-9a-f]+/archive' \
+	# The tree's and the mark's: the engine sets each folder's times at
+	# an upload's end, so a mark in the tree's upload would be older
+	# than every folder of /work.
+	run grep -cE '^PUT /v[0-9.]+/containers/[0-9a-f]+/archive\?path=/work&' \
+		"$AB_PROXY_LOG"
+	assert_output 1
+	run grep -cE '^PUT /v[0-9.]+/containers/[0-9a-f]+/archive\?path=/work/\.git&' \
 		"$AB_PROXY_LOG"
 	assert_output 1
 	AB_RO_GIT=1 run ab_on_alloc "$ALLOC" 'cd /work &&

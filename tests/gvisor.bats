@@ -13,6 +13,7 @@
 load helpers
 load lib/engine2
 load lib/bases
+load lib/forge
 
 # What the operator registers (README, ab-profile(1)), and registrations
 # agentbox must refuse.  $1: the wrapper script's path.
@@ -103,10 +104,11 @@ gv_ctr() {
 		"$AB_STATE_DIR/ctr/${CTR#ctr:}")
 }
 
-# gv_run: ab-run of CTR; RECORD is the result.  The agent's output is
-# shown when the run fails.
+# gv_run: ab-run of CTR; RESULT is its handle, RECORD the result.  The
+# agent's output is shown when the run fails.
 gv_run() {
 	DOCKER_HOST=$E2 run --separate-stderr ab-run "$CTR"
+	RESULT=$output
 	RECORD=$(DOCKER_HOST=$E2 ab-run --show "$output")
 	if [ "$status" -ne 0 ]; then
 		echo "ab-run $status: $stderr" >&2
@@ -460,6 +462,32 @@ no-net"
 	DOCKER_HOST=$E2 ab-clean "$ALLOC" >/dev/null
 	DOCKER_HOST=$E2 ab-image remove "$img" >/dev/null
 	e2 docker rmi "$tag" >/dev/null
+}
+
+@test "an agent under runsc that forges times hides nothing from ab-export: each change exported, the files it left alone kept, never read" {
+	local repo=$BATS_TEST_TMPDIR/forge co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
+	forge_repo "$repo"
+	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
+	ALLOC=$output
+	DOCKER_HOST=$E2 run_exact 0 ab-seed "$ALLOC" --repo "$repo" \
+		--commit "$(git -C "$repo" rev-parse HEAD)" --deadline "$DL"
+	gv_ctr --runtime runsc -- sh -c "$FORGE"
+	gv_run
+	assert_equal "$(record_field 'r["lockdown"]["HostConfig.Runtime"]')" runsc
+	DOCKER_HOST=$E2 run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	git clone -q "$repo" "$co"
+	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
+	mkdir "$work"
+	e2 docker cp "agentbox-${ALLOC#alloc:}-keeper:/work/." - |
+		tar -x -C "$work" --exclude=./.git
+	assert_equal "$(listing "$co")" "$(listing "$work")"
+	assert_equal "$(git -C "$co" diff --cached --name-status HEAD | LC_ALL=C sort)" "$FORGED"
+	# The listing reads change times on the host's tmpfs, where gVisor's
+	# gofer made each change: the 201 files left alone are kept.
+	assert_equal "$(DOCKER_HOST=$E2 ab-run --show "$RESULT" |
+		python3 -c 'import json,sys; r = json.load(sys.stdin)["export_read"]; print(r["files"], r["unchanged"], r["since_seed"])')" \
+		"209 201 True"
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
 }
 
 @test "stopping the engine leaves no runsc process, and nothing of the file's state on it" {

@@ -39,7 +39,9 @@ modes, FIFOs, sockets and devices cannot be carried: the latter must be
 named.
 
   export-prop.py --seed N                 one tree alone (replay)
-  export-prop.py --batch N,M,...          trees side by side in one commit
+  export-prop.py --batch N,M,... [--quiet Q]
+                                          trees side by side in one commit
+                                          (and Q files nobody touches)
   export-prop.py --case NAME              a hand-written tree
   export-prop.py --long COUNT [--start S] [--per-run K] [--alone-every J]
 
@@ -510,9 +512,10 @@ def sh_quote(s):
 # -- One run: one base commit, one agent, one export of each format.
 
 class Batch:
-    def __init__(self, seeds=(), case=None, max_file=MAX_FILE, big=True):
+    def __init__(self, seeds=(), case=None, max_file=MAX_FILE, big=True,
+                 quiet=0):
         self.seeds, self.case, self.max_file = list(seeds), case, max_file
-        self.big = big
+        self.big, self.quiet = big, quiet
         if case:
             self.gens = [treegen.generate(None, b'', max_file, case)]
         elif len(self.seeds) == 1:
@@ -521,8 +524,17 @@ class Batch:
             self.gens = [treegen.generate(s, b's%d/' % s, max_file, big=big)
                          for s in self.seeds]
 
+    def quiet_files(self):
+        """Files of the base the agent never touches, 100 a folder under
+        q/: with enough of them, ab-export keeps them unread and reads
+        the rest of /work an entry at a time."""
+        return {b'q/d%03d/f%02d' % (i // 100, i % 100):
+                ('f', 0o100644, b'quiet %d\n' % i) for i in range(self.quiet)}
+
     def replay(self, seed=None):
         me = 'python3 tests/lib/export-prop.py' + ('' if self.big else ' --no-big')
+        if self.quiet:
+            me += ' --quiet %d' % self.quiet
         if self.case:
             return '%s --case %s' % (me, self.case)
         if seed is not None:
@@ -578,10 +590,10 @@ def check_batch(env, b, tmp, notes):
     repo = os.path.join(tmp, 'repo')
     must(GIT + ['init', '-q', repo])
     must(GIT + ['-C', repo, 'fast-import', '--quiet'],
-         input=treegen.commit_stream(b.gens))
+         input=treegen.commit_stream(b.gens, extra=b.quiet_files()))
     commit = must(GIT + ['-C', repo, 'rev-parse', 'refs/heads/main']).decode().strip()
     must(GIT + ['-C', repo, 'checkout', '-q', 'main'])
-    base = {}
+    base = b.quiet_files()
     for g in b.gens:
         base.update(g.base)
     dl = os.path.join(tmp, 'deadline')
@@ -605,6 +617,12 @@ def check_batch(env, b, tmp, notes):
         pfile, bfile = os.path.join(tmp, 'p.patch'), os.path.join(tmp, 'b.bundle')
         prc, perr = export(alloc, 'patch', pfile, dl, b.max_file)
         brc, berr = export(alloc, 'bundle', bfile, dl, b.max_file)
+        # How the last export read /work: the files kept, never read.
+        shown = run(['ab-run', '--show', r.stdout.decode().strip()])
+        if shown.returncode == 0:
+            got = json.loads(shown.stdout).get('export_read')
+            if got:
+                b.read = (got['files'], got['unchanged'])
     finally:
         run(['ab-clean', alloc])
     for name, err in (('patch.err', perr), ('bundle.err', berr)):
@@ -704,6 +722,11 @@ def main():
     ap.add_argument('--alone-every', type=int, default=5,
                     help='in --long, every J-th run is one seed alone')
     ap.add_argument('--max-file', type=int, default=MAX_FILE)
+    ap.add_argument('--quiet', type=int, default=None, metavar='N',
+                    help='N files the agent never touches in the base, '
+                    'under q/ (not with --seed, whose tree is all its own; '
+                    'in --long, every other run of several seeds has 12,000 '
+                    'unless given)')
     ap.add_argument('--keep', action='store_true',
                     help='keep the run\'s files (repository, patch, bundle)')
     ap.add_argument('--no-big', action='store_true',
@@ -719,7 +742,11 @@ def main():
         batches, s, n = [], a.start, 0
         while n < a.long:
             k = 1 if (len(batches) + 1) % a.alone_every == 0 else min(a.per_run, a.long - n)
-            batches.append(Batch(range(s, s + k), max_file=a.max_file, big=not a.no_big))
+            # A seed alone owns the whole tree, q/ too: none there.
+            quiet = 0 if k == 1 else a.quiet if a.quiet is not None else (
+                12000 if len(batches) % 2 else 0)
+            batches.append(Batch(range(s, s + k), max_file=a.max_file,
+                                 big=not a.no_big, quiet=quiet))
             s += k
             n += k
     elif a.seed is not None:
@@ -728,11 +755,12 @@ def main():
         batches = [Batch(case=a.case, max_file=a.max_file)]
     else:
         batches = [Batch([int(x) for x in a.batch.split(',')], max_file=a.max_file,
-                         big=not a.no_big)]
+                         big=not a.no_big, quiet=a.quiet or 0)]
     # A TERM, as an interrupt, sweeps the run's state on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = Env()
     failed, refused, trees, t0 = 0, 0, 0, time.time()
+    kept = [0, 0, 0]            # runs with files kept; files kept; listed
     try:
         for b in batches:
             try:
@@ -740,6 +768,10 @@ def main():
             except Exception as e:  # noqa: BLE001 - the run itself broke
                 findings, notes = [(None, b'', 'the run failed: %s' % e)], []
             trees += len(b.gens)
+            files, unchanged = getattr(b, 'read', (0, 0))
+            kept[0] += unchanged > 0
+            kept[1] += unchanged
+            kept[2] += files
             for n in notes:
                 print('note (%s): %s' % (b.replay(), n))
                 refused += 1
@@ -749,8 +781,10 @@ def main():
             sys.stdout.flush()
     finally:
         env.close()
-    print('%d trees in %d runs, %d runs failed, %d exports refused, %.0f s' % (
-        trees, len(batches), failed, refused, time.time() - t0))
+    print('%d trees in %d runs, %d runs failed, %d exports refused, %.0f s; '
+          'runs that kept files unread: %d (%d of %d files)' % (
+              trees, len(batches), failed, refused, time.time() - t0,
+              kept[0], kept[1], kept[2]))
     return 1 if failed else 0
 
 

@@ -21,7 +21,8 @@ hide)
 	lie='find() { shift; busybox find /work -name hidden -prune -o "$@"; }' ;;
 ghost)
 	# A file of the commit the agent deleted, listed all the same.
-	lie='find() { case "$*" in *-exec*) echo 5 1 7 ;;
+	lie='find() { case "$*" in *-exec*)
+		echo 5 1 7 644 4102444800 2100-01-01 00:00:00.000000000 +0000 ;;
 		*) printf "/work/gone\000" ;; esac; busybox find "$@"; }' ;;
 *)
 	lie=: ;;

@@ -39,6 +39,8 @@ import sys
 #   R path               rm -rf
 #   M old new            mv
 #   C mode path          chmod
+#   W path =data         bytes written over, in place (the same inode)
+#   T ref path           touch -r: PATH's times set to REF's
 #   P path               a FIFO
 #   K path               a Unix socket (git credential-cache--daemon)
 AGENT_SCRIPT = r'''#!/bin/sh
@@ -62,6 +64,8 @@ while read -r op a b c; do
 	R) dec "$a"; rm -rf -- "/work/$_v" || fail R "$a" ;;
 	M) dec "$a"; o=$_v; dec "$b"; mv -- "/work/$o" "/work/$_v" || fail M "$b" ;;
 	C) dec "$b"; chmod "$a" "/work/$_v" || fail C "$b" ;;
+	W) dec "$a"; printf "${b#=}" 1<>"/work/$_v" || fail W "$a" ;;
+	T) dec "$a"; r=$_v; dec "$b"; touch -h -r "/work/$r" "/work/$_v" || fail T "$b" ;;
 	P) dec "$a"; busybox mkfifo "/work/$_v" || fail P "$a" ;;
 	K) dec "$a"; (git credential-cache--daemon "/work/$_v" >/dev/null 2>&1 &)
 		i=0; while [ ! -S "/work/$_v" ]; do
@@ -523,13 +527,45 @@ class Gen:
             self.op('F', p, '644', self.content())
             self.tree[p] = 'f'
 
+    def a_forge(self):
+        """An agent that hides a change from times: a base file's bytes
+        written over in place at their size, or two folders swapped, then
+        the times of a file it left alone put back on them.  Change times
+        give it away; modification times would not."""
+        files = [p for p in self.of_kind('f')
+                 if self.base.get(p, ('',))[0] == 'f']
+        if not files:
+            return
+        if self.rng.random() < .6:
+            p = self.rng.choice(files)
+            data = self.base[p][2]
+            if data:
+                self.op('W', p, bytes((c + 1) % 256 for c in data))
+                self.op('T', self.rng.choice(files), p)
+            return
+        dirs = self.dirs()[1:]
+        if len(dirs) < 2:
+            return
+        a, b = self.rng.sample(dirs, 2)
+        if a.startswith(b + b'/') or b.startswith(a + b'/'):
+            return
+        tmp = self.fresh(a.rpartition(b'/')[0])
+        longest = max(len(p) for p in self.tree)
+        if not tmp or longest + max(len(a), len(b), len(tmp)) + 6 > PATH_MAX:
+            return
+        for old, new in ((a, tmp), (b, a), (tmp, b)):
+            self.op('M', old, new)
+            self.move(old, new)
+        for d in (a, b):
+            self.op('T', self.rng.choice(self.of_kind('f') or [d]), d)
+
     def draw_agent(self):
         acts = [(self.a_file, 14), (self.a_change, 10), (self.a_delete, 6),
                 (self.a_rename, 6), (self.a_dir, 5),
                 (lambda: self.a_dir(empty=True), 4), (self.a_wide, 1),
                 (self.a_deep, 2), (self.a_holes, 5), (self.a_symlink, 8),
                 (self.a_hardlink, 3), (self.a_nfc_nfd, 2), (self.a_special, 1),
-                (self.a_replace, 3)]
+                (self.a_replace, 3), (self.a_forge, 4)]
         funcs = [f for f, _ in acts]
         weights = [w for _, w in acts]
         for _ in range(self.rng.randrange(3, 30)):
@@ -753,7 +789,7 @@ def ops_text(gens):
             for i, x in enumerate(rest):
                 if isinstance(x, str):
                     fields.append(x)
-                elif (op == 'F' and i == 2) or (op == 'A' and i == 1):
+                elif (op == 'F' and i == 2) or (op in ('A', 'W') and i == 1):
                     fields.append('=' + esc(x))
                 else:
                     fields.append(esc(x))
@@ -761,10 +797,11 @@ def ops_text(gens):
     return ('\n'.join(lines) + '\n').encode()
 
 
-def commit_stream(gens, message=b'base'):
+def commit_stream(gens, message=b'base', extra=None):
     """A fast-import stream: one commit on refs/heads/main of every
-    generator's base, plus .tg/ (the ops and the agent's script)."""
-    files = {}
+    generator's base, plus .tg/ (the ops and the agent's script) and the
+    EXTRA files, path -> ('f', mode, bytes)."""
+    files = dict(extra or {})
     for g in gens:
         files.update(g.base)
     files[b'.tg/ops'] = ('f', 0o100644, ops_text(gens))
