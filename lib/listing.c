@@ -3,6 +3,8 @@
 
 #include "listing.h"
 
+#define R AB_LISTING_ROOT_LEN
+
 static int bad(struct ab_err *err)
 {
 	return ab_fail(err, AB_EREFUSED, "listing /work: the listing is not "
@@ -147,10 +149,11 @@ static int parse(struct ab_listing *w, const char *out, size_t len,
 		for (n = 1, q = z + 1; n < 5 && (size_t)(end - q) > (size_t)(z - p) &&
 		    memcmp(q, p, (size_t)(z - p) + 1) == 0; n++)
 			q += z - p + 1;
-		if (n > 4 || strncmp(p, "/work", 5) != 0 ||
-		    (p[5] != '\0' && p[5] != '/') || (p[5] == '/' && p[6] == '\0'))
+		if (n > 4 || strncmp(p, AB_LISTING_ROOT, AB_LISTING_ROOT_LEN) ||
+		    (p[R] != '\0' && p[R] != '/') ||
+		    (p[R] == '/' && p[R + 1] == '\0'))
 			return bad(err);
-		if (p[5] != '\0' && push(w, &cap, p + 6, n) < 0)
+		if (p[R] != '\0' && push(w, &cap, p + R + 1, n) < 0)
 			return ab_fail(err, AB_EENGINE, "out of memory");
 		p = q;
 	}

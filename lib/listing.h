@@ -34,9 +34,14 @@ struct ab_listing {
 	struct ab_ctime mark;	/* its change time */
 };
 
+/* /work as the listing names it, from inside: as long as "/work". */
+#define AB_LISTING_ROOT "././."
+#define AB_LISTING_ROOT_LEN 5
+
 /* Parses the LEN bytes at OUT: names, each a run of one to four equal
- * NUL-ended paths under /work (a regular file, a socket, a directory,
- * anything else), an empty name, then for each regular file and
+ * NUL-ended paths as find prints them from inside /work, AB_LISTING_ROOT
+ * itself or AB_LISTING_ROOT/PATH (a regular file, a socket, a
+ * directory, anything else), an empty name, then for each regular file and
  * directory in order
  * "SIZE LINKS INODE PERM CTIME DATE TIME.NS ZONE\n" (stat's %s %h %i %a
  * %Z %z: the nanoseconds of the change time are only in %z's time of

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < l.n; i++) {
 		e = &l.v[i];
 		if (e->path < p + 6 || e->path >= p + size ||
-		    memcmp(e->path - 6, "/work/", 6) != 0)
+		    memcmp(e->path - 6, AB_LISTING_ROOT "/", 6) != 0)
 			abort();
 		len = strnlen(e->path, (size_t)(p + size - e->path));
 		if (len == 0 || e->path + len == p + size)

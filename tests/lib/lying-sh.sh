@@ -14,16 +14,16 @@ malformed)
 	lie='find() { case "$*" in *-exec*) ;; *) printf "/etc/passwd\000" ;; esac; }' ;;
 long)
 	# Past the listing's 32 MiB bound.
-	lie='find() { case "$*" in *-exec*) ;; *) busybox yes /work/a-name |
+	lie='find() { case "$*" in *-exec*) ;; *) busybox yes ./././a-name |
 		busybox tr "\n" "\000" | busybox head -c 40000000 ;; esac; }' ;;
 hide)
 	# A file over --max-file the listing does not name.
-	lie='find() { shift; busybox find /work -name hidden -prune -o "$@"; }' ;;
+	lie='find() { shift; busybox find ././. -name hidden -prune -o "$@"; }' ;;
 ghost)
 	# A file of the commit the agent deleted, listed all the same.
 	lie='find() { case "$*" in *-exec*)
 		echo 5 1 7 644 4102444800 2100-01-01 00:00:00.000000000 +0000 ;;
-		*) printf "/work/gone\000" ;; esac; busybox find "$@"; }' ;;
+		*) printf "./././gone\000" ;; esac; busybox find "$@"; }' ;;
 *)
 	lie=: ;;
 esac
