@@ -19,7 +19,8 @@
 static const char usage_text[] =
     "usage: ab-export ALLOC [--format patch|bundle] [-o FILE] "
     "[--message MSG]\n"
-    "                 [--strict] [--max-file SIZE] [--deadline FILE]\n"
+    "                 [--strict] [--max-file SIZE] [--read auto|changed|all]\n"
+    "                 [--deadline FILE]\n"
     "       ab-export --version | --help\n";
 
 /* A regular file over this is left out, its bytes never read: a file
@@ -53,6 +54,16 @@ static int option(int c, struct opts *o)
 	case 'M':
 		return ab_parse_size(optarg, AB_VOL_MAX_BYTES, "--max-file",
 		    &o->x.max_file, &err) < 0 ? ab_report(&err) : 0;
+	case 'r':
+		if (strcmp(optarg, "auto") == 0)
+			o->x.read = AB_READ_AUTO;
+		else if (strcmp(optarg, "changed") == 0)
+			o->x.read = AB_READ_CHANGED;
+		else if (strcmp(optarg, "all") == 0)
+			o->x.read = AB_READ_ALL;
+		else
+			return ab_usage_error("--read is auto, changed or all");
+		return 0;
 	case 'd': o->deadline = optarg; return 0;
 	case 'V': return ab_version();
 	case 'h': return usage(stdout, -1);
@@ -68,6 +79,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "message", required_argument, NULL, 'm' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "max-file", required_argument, NULL, 'M' },
+		{ "read", required_argument, NULL, 'r' },
 		{ "deadline", required_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },

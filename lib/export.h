@@ -44,11 +44,18 @@ struct ab_export_stats {
 	int marked;
 };
 
+/* What is read of /work: the files the seed wrote that the agent never
+ * touched are kept unread, and the rest read an entry at a time, when
+ * that costs less than reading /work whole (auto), always (changed), or
+ * never (all: every file is read). */
+enum ab_export_read { AB_READ_AUTO, AB_READ_CHANGED, AB_READ_ALL };
+
 struct ab_export_opts {
 	int bundle;		/* 0: a binary patch; 1: a git bundle */
 	const char *message;	/* the bundle's commit message */
 	int strict;		/* anything left out is a refusal */
 	long long max_file;	/* a regular file over this is left out */
+	enum ab_export_read read;
 	int fd;			/* where the patch or bundle goes */
 	ab_export_skip skipped;
 	/* The credentials agents held (--credential-in-agent): each entry

@@ -579,6 +579,8 @@ diff --git a/new b/new'
 	run_exact 2 ab-export "$ALLOC" --max-file 0
 	assert_one_error_line ab-export
 	run_exact 2 ab-export "$ALLOC" --max-file 12Q
+	run_exact 2 ab-export "$ALLOC" --read some
+	assert_equal "$stderr" "ab-export: --read is auto, changed or all"
 	run_exact 1 ab-export "alloc:$(printf '%032d' 0)"
 	assert_one_error_line ab-export
 	run_exact 1 ab-export "ctr:$(printf '%032d' 0)"
@@ -613,12 +615,13 @@ export_read() {
 
 @test "an agent that forges times hides nothing: old mtimes, a rename onto a name, swapped folders, a hard link, a mode, a symlink: each exported, and the files nobody touched are not read" {
 	local repo=$BATS_TEST_TMPDIR/forge co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
-	local files kept archives marked
+	local files kept archives marked how
 	forge_repo "$repo"
 	teardown
 	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
 	agent execution "$FORGE"
-	run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	# Only what changed, however many requests it takes.
+	run_exact 0 ab-export "$ALLOC" --read changed -o "$BATS_TEST_TMPDIR/p.patch"
 	git clone -q "$repo" "$co"
 	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
 	work_copy "$work"
@@ -631,6 +634,14 @@ export_read() {
 	# agent touched.
 	assert_equal "$files $kept $marked" "209 201 True"
 	[ "$archives" -lt 20 ] || fail "$archives archives for 9 changed entries"
+	# By default, nine entries alone cost more than 209 files read whole;
+	# --read all reads every file.  The same patch either way.
+	for how in auto all; do
+		run_exact 0 ab-export "$ALLOC" --read "$how" -o "$BATS_TEST_TMPDIR/$how.patch"
+		cmp "$BATS_TEST_TMPDIR/p.patch" "$BATS_TEST_TMPDIR/$how.patch"
+		read -r files kept archives marked <<<"$(export_read)"
+		assert_equal "$how: $files $kept $archives $marked" "$how: 209 0 1 True"
+	done
 }
 
 # ctimes PATH...: each path's change time in the allocation's volumes,

@@ -474,7 +474,8 @@ no-net"
 	gv_ctr --runtime runsc -- sh -c "$FORGE"
 	gv_run
 	assert_equal "$(record_field 'r["lockdown"]["HostConfig.Runtime"]')" runsc
-	DOCKER_HOST=$E2 run_exact 0 ab-export "$ALLOC" -o "$BATS_TEST_TMPDIR/p.patch"
+	DOCKER_HOST=$E2 run_exact 0 ab-export "$ALLOC" --read changed \
+		-o "$BATS_TEST_TMPDIR/p.patch"
 	git clone -q "$repo" "$co"
 	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
 	mkdir "$work"
