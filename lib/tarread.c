@@ -439,8 +439,12 @@ long ab_tarread_data(struct ab_tarread *t, char *p, size_t n,
 
 	if (t->left == 0)
 		return 0;
-	if (avail(t) == 0 && more(t, err) < 0)
-		return -1;
+	/* more() may bring nothing (a pump of a second with no bytes, an
+	 * engine slow under load): 0 is only ever the entry's end, so wait
+	 * on, as need() does (seen: a file read as 332 bytes short). */
+	while (avail(t) == 0)
+		if (more(t, err) < 0)
+			return -1;
 	k = avail(t) < n ? avail(t) : n;
 	if ((long long)k > t->left)
 		k = (size_t)t->left;
