@@ -70,6 +70,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MAX_FILE = 1 << 20
 TAMPER = False      # --tamper: the patch loses its last file before git applies it
+READ_MODE = None       # --read: how ab-export reads /work, if not its own default
 # Files up to this are read back from /work by the test; larger ones
 # only when stat says they hold bytes (none the generator makes).
 READ_MAX = 4 << 20
@@ -555,7 +556,9 @@ def export(alloc, fmt, out, dl, max_file, quiet):
     # Beside files nobody touches, only what changed is read, however
     # many requests that takes: the reading this run is for.
     r = run(['ab-export', alloc, '--format', fmt, '-o', out, '--deadline', dl,
-             '--max-file', str(max_file)] + (['--read', 'changed'] if quiet else []))
+             '--max-file', str(max_file)] + (
+                 ['--read', READ_MODE] if READ_MODE else
+                 ['--read', 'changed'] if quiet else []))
     return r.returncode, r.stderr
 
 
@@ -730,6 +733,9 @@ def main():
                     'under q/ (not with --seed, whose tree is all its own; '
                     'in --long, every other run of several seeds has 12,000 '
                     'unless given)')
+    ap.add_argument('--read', choices=('auto', 'changed', 'all'),
+                    help='how ab-export reads /work (its own default unless '
+                    'given; --quiet runs read changed)')
     ap.add_argument('--keep', action='store_true',
                     help='keep the run\'s files (repository, patch, bundle)')
     ap.add_argument('--no-big', action='store_true',
@@ -739,8 +745,9 @@ def main():
                     help='drop the last file of the patch before applying it: '
                     'the oracle must fail')
     a = ap.parse_args()
-    global TAMPER
+    global TAMPER, READ_MODE
     TAMPER = a.tamper
+    READ_MODE = a.read
     if a.long is not None:
         batches, s, n = [], a.start, 0
         while n < a.long:
