@@ -25,6 +25,9 @@ struct ab_tarread {
 	size_t pos;
 	long long got, max;
 	const char *what;
+	ab_tarread_pull pull;	/* a fed reader's source, else NULL */
+	void *pull_ctx;
+	int pulled_all;
 	long long left;		/* of the current entry's data */
 	size_t pad;
 	struct ab_buf path, link, meta;
@@ -65,7 +68,15 @@ static size_t avail(const struct ab_tarread *t)
 /* More bytes from the stream; at its end, its result. */
 static int more(struct ab_tarread *t, struct ab_err *err)
 {
-	if (t->e == NULL)	/* in memory: all there was is there */
+	int rc;
+
+	if (t->pull != NULL && !t->pulled_all) {
+		if ((rc = t->pull(t->pull_ctx, err)) < 0)
+			return -1;
+		t->pulled_all = rc == 1;
+		return 0;
+	}
+	if (t->e == NULL)	/* in memory, or fed: all there was is there */
 		return bad(t, "it ends in the middle of an entry", err);
 	if (t->s.sink_failed) {
 		*err = t->s.sink_err;
@@ -371,6 +382,24 @@ int ab_tarread_open_mem(struct ab_tarread **tp, const void *p, size_t n,
 	ab_tarread_close(t);
 	*tp = NULL;
 	return -1;
+}
+
+int ab_tarread_open_fed(struct ab_tarread **tp, ab_tarread_pull pull,
+    void *ctx, long long max, const char *what, struct ab_err *err)
+{
+	struct ab_tarread *t;
+
+	if ((*tp = t = tr_new(NULL, max, what)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	t->pull = pull;
+	t->pull_ctx = ctx;
+	return 0;
+}
+
+int ab_tarread_feed(struct ab_tarread *t, const char *p, size_t n,
+    struct ab_err *err)
+{
+	return on_bytes(t, p, n, err);
 }
 
 static int open_get(struct ab_tarread **tp, struct ab_engine *e,

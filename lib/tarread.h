@@ -45,6 +45,16 @@ int ab_tarread_open_if(struct ab_tarread **t, struct ab_engine *e,
  * them and ended: for the fuzzing harness (tests/fuzz/tarread.c). */
 int ab_tarread_open_mem(struct ab_tarread **t, const void *p, size_t n,
     long long max, const char *what, struct ab_err *err);
+/* A reader its caller feeds: when it needs bytes it calls PULL(CTX),
+ * which gives what it has through ab_tarread_feed and returns 0, or 1
+ * once its source has ended cleanly (all fed), or -1 with ERR set.
+ * For a stream framed by another layer (a container's output). */
+typedef int (*ab_tarread_pull)(void *ctx, struct ab_err *err);
+int ab_tarread_open_fed(struct ab_tarread **t, ab_tarread_pull pull,
+    void *ctx, long long max, const char *what, struct ab_err *err);
+/* N bytes at P for a fed reader, within its MAX in all. */
+int ab_tarread_feed(struct ab_tarread *t, const char *p, size_t n,
+    struct ab_err *err);
 /* 1 with *ent (valid until the next call), 0 at the end, -1 on error. */
 int ab_tarread_next(struct ab_tarread *t,
     const struct ab_tarread_entry **ent, struct ab_err *err);
