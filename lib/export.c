@@ -15,6 +15,7 @@
 #include "size.h"
 #include "tarread.h"
 #include "worklist.h"
+#include "worktar.h"
 
 #define CHUNK (64u * 1024)
 /* Tar costs per entry: a header, a long-name header, and padding. */
@@ -58,6 +59,7 @@ struct xp {
 	struct seedfile *seed;
 	size_t nseed, cap_seed;
 	long long archives;	/* requests made */
+	long long inside;	/* archives made inside (worktar.h) */
 	int late;		/* reading again: a hard link is named */
 	struct ab_worklist w;
 	/* What comes before the archive's names, the last component of the
@@ -877,12 +879,18 @@ static int read_alone(const struct xp *x, const struct ab_work_entry *we)
 
 /* -- What the seed wrote and the agent never touched. */
 
-/* An archive request alone costs about what ALONE_COST files of the whole
- * archive cost: some 43 ms against some 0.05 ms a file on an engine of
- * fuse-overlayfs (bench/export-change.sh, bench/RESULTS.md).  Past that,
- * and past ALONE_MIN, the whole of /work is read instead. */
+/* Costs counted in files of the whole archive, each some 0.05 ms on an
+ * engine of fuse-overlayfs (bench/export-change.sh, bench/RESULTS.md):
+ * an archive request alone some 43 ms, ALONE_COST; an archive made
+ * inside (worktar.h: a container made, started and removed, as the
+ * listing's) some 200-300 ms, INSIDE_COST; and the whole archive one a
+ * file and one for each KEPT_BYTES of the files it would read that are
+ * kept otherwise.  Up to ALONE_MIN entries are asked for alone; more are
+ * archived inside; either only when the whole archive costs more. */
 #define ALONE_MIN 4
 #define ALONE_COST 512
+#define INSIDE_COST 4096
+#define KEPT_BYTES (16 * 1024)
 
 static int cmp_seed(const void *a, const void *b)
 {
@@ -1050,16 +1058,23 @@ out:
 	return rc;
 }
 
-/* More archives alone than the whole archive would cost. */
-static int too_many_alone(const struct xp *x)
+/* The whole archive costs less than reading what changed alone. */
+static int whole_cheaper(const struct xp *x)
 {
-	size_t i, files = 0, alone = 0;
+	const struct ab_work_entry *we;
+	long long whole = 0, alone = 0;
+	size_t i;
 
 	for (i = 0; i < x->w.l.n; i++) {
-		files += x->w.l.v[i].kind == AB_WORK_FILE;
-		alone += read_alone(x, &x->w.l.v[i]);
+		we = &x->w.l.v[i];
+		if (we->kind == AB_WORK_FILE) {
+			whole++;
+			if (has(x->keep, x->nkeep, we->path))
+				whole += we->size / KEPT_BYTES;
+		}
+		alone += read_alone(x, we);
 	}
-	return alone > ALONE_MIN && alone * ALONE_COST > files;
+	return (alone > ALONE_MIN ? INSIDE_COST : alone * ALONE_COST) > whole;
 }
 
 /* The kept files' entries, as the commit has them. */
@@ -1098,7 +1113,7 @@ static int first_pass(struct xp *x, const struct ab_alloc *a, git_tree *base,
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	/* Around a file not read, /work is read entry by entry anyway. */
 	if (x->nkeep == 0 || x->nbig + x->ncrowd > 0 ||
-	    x->o->read == AB_READ_CHANGED || !too_many_alone(x))
+	    x->o->read == AB_READ_CHANGED || !whole_cheaper(x))
 		return 0;
 	free_list(x->keep, x->nkeep);
 	free_list(x->split, x->nsplit);
@@ -1149,18 +1164,80 @@ static void name_big(struct xp *x, const struct ab_alloc *a)
 			skip_file(x, x->crowd[i], crowd);
 }
 
-/* Every path whose parent holds a file not read, but those files and
- * the parents themselves, is read as an archive of its own; one whose
- * name the engine would rename waits for its folder's archive. */
-static int read_around(struct xp *x, struct ab_engine *e,
-    const struct ab_alloc *a, struct ab_err *err)
+static int accounted(struct xp *x, const struct ab_work_entry *we);
+
+/* PATH or a folder above it is in V (sorted). */
+static int at_or_under(char **v, size_t n, const char *path)
+{
+	char buf[AB_PATHCHECK_PATH_MAX + 1];
+	char *slash;
+
+	if (has(v, n, path))
+		return 1;
+	snprintf(buf, sizeof buf, "%s", path);
+	while ((slash = strrchr(buf, '/')) != NULL) {
+		*slash = '\0';
+		if (has(v, n, buf))
+			return 1;
+	}
+	return 0;
+}
+
+/* One archive made inside of the N paths at V (worktar.h), read as the
+ * engine's archive of /work would be. */
+static int read_inside(struct xp *x, struct ab_state *s,
+    struct ab_engine *e, const struct ab_alloc *a, char *const *v, size_t n,
+    struct ab_err *err)
+{
+	const struct ab_tarread_entry *ent;
+	struct ab_worktar w;
+	struct ab_err cerr;
+	int rc;
+
+	if (ab_worktar_open(&w, s, e, a, v, n, x->budget, err) < 0)
+		return -1;
+	x->inside++;
+	x->tr = w.tr;
+	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
+		if (ab_cancel_check("ab-export finished", err) < 0 ||
+		    entry(x, ent, err) < 0) {
+			rc = -1;
+			break;
+		}
+	x->budget -= ab_tarread_got(x->tr);
+	x->tr = NULL;
+	if (ab_worktar_close(&w, &cerr) < 0 && rc == 0) {
+		*err = cerr;
+		rc = -1;
+	}
+	return rc;
+}
+
+/* The N paths at V (sorted), in archives made inside of at most
+ * AB_WORKTAR_ARGS bytes of paths each; then what those did not carry
+ * (a file the agent made unreadable to the container's uid, say), an
+ * entry at a time from the engine, which reads as root. */
+static int read_batch(struct xp *x, struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, char **v, size_t n, struct ab_err *err)
 {
 	const struct ab_work_entry *we;
-	size_t i;
+	size_t i, j, bytes;
 
+	for (i = 0; i < n; i = j) {
+		for (j = i, bytes = 0; j < n && (j == i || bytes +
+		    strlen(v[j]) + 6 <= AB_WORKTAR_ARGS); j++)
+			bytes += strlen(v[j]) + 6;
+		if (read_inside(x, s, e, a, v + i, j - i, err) < 0)
+			return -1;
+	}
+	sort_uniq(x->named, &x->nnamed);
+	sort_uniq(x->dirs, &x->ndirs);
+	/* As read_around() would have asked for each; a hard link already
+	 * waiting to be read again (relink()) is left to that. */
 	for (i = 0; i < x->w.l.n; i++) {
 		we = &x->w.l.v[i];
-		if (!read_alone(x, we))
+		if (we->kind == AB_WORK_SOCKET || !at_or_under(v, n, we->path) ||
+		    accounted(x, we) || in_list(x->relink, x->nrelink, we->path))
 			continue;
 		if (!ab_json_text_ok(last(we->path), strlen(last(we->path)))) {
 			if (push(&x->defer, &x->ndefer, &x->cap_defer,
@@ -1170,6 +1247,45 @@ static int read_around(struct xp *x, struct ab_engine *e,
 			return -1;
 	}
 	return 0;
+}
+
+/* Every path whose parent holds a file not read, but those files and
+ * the parents themselves, is read on its own: more than ALONE_MIN of
+ * them by archives made inside, fewer by a request each.  One whose
+ * name the engine would rename waits for its folder's archive; one
+ * whose path the container's command could not carry (not UTF-8 above
+ * its last name) is asked for alone. */
+static int read_around(struct xp *x, struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_err *err)
+{
+	const struct ab_work_entry *we;
+	char **v = NULL;
+	size_t i, n = 0, cap = 0;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < x->w.l.n; i++) {
+		we = &x->w.l.v[i];
+		if (!read_alone(x, we))
+			continue;
+		if (!ab_json_text_ok(last(we->path), strlen(last(we->path))))
+			rc = push(&x->defer, &x->ndefer, &x->cap_defer,
+			    we->path);
+		else if (ab_json_text_ok(we->path, strlen(we->path)))
+			rc = push(&v, &n, &cap, we->path);
+		else
+			rc = read_archive(x, e, a, we->path, NULL, err) < 0 ?
+			    -2 : 0;
+	}
+	if (rc == -1)
+		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	sort_uniq(v, &n);
+	if (rc == 0 && n > ALONE_MIN)
+		rc = read_batch(x, s, e, a, v, n, err);
+	else
+		for (i = 0; rc == 0 && i < n; i++)
+			rc = read_archive(x, e, a, v[i], NULL, err);
+	free_list(v, n);
+	return rc < 0 ? -1 : 0;
 }
 
 /* What the archive of DIR costs: every file's bytes under it, and
@@ -1289,7 +1405,7 @@ static int read_work(struct xp *x, struct ab_state *s, struct ab_engine *e,
 			return -1;
 	} else {
 		name_big(x, a);
-		if (read_around(x, e, a, err) < 0)
+		if (read_around(x, s, e, a, err) < 0)
 			return -1;
 	}
 	if (relink(x, e, a, err) < 0 || read_deferred(x, e, a, err) < 0)
@@ -1477,6 +1593,7 @@ static void stats(const struct xp *x, struct ab_export_stats *st)
 		st->files += x->w.l.v[i].kind == AB_WORK_FILE;
 	st->unchanged = (long long)x->nkeep;
 	st->archives = x->archives;
+	st->inside = x->inside;
 	st->marked = x->w.l.marked;
 }
 
@@ -1634,6 +1751,7 @@ int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
 	ab_jw_kint(&w, "files", st->files);
 	ab_jw_kint(&w, "unchanged", st->unchanged);
 	ab_jw_kint(&w, "archives", st->archives);
+	ab_jw_kint(&w, "archives_inside", st->inside);
 	ab_jw_kbool(&w, "since_seed", st->marked);
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);

@@ -40,7 +40,7 @@ struct ab_export_cred {
  * requests made; marked is 0 when the allocation has no seed's mark
  * (seeded by an older agentbox), and every file was read. */
 struct ab_export_stats {
-	long long files, unchanged, archives;
+	long long files, unchanged, archives, inside;
 	int marked;
 };
 

@@ -609,12 +609,12 @@ diff --git a/new b/new'
 
 # export_read: the last result's export_read, as a Python value.
 export_read() {
-	ab-run --show "$RESULT" | python3 -c 'import json,sys; r = json.load(sys.stdin)["export_read"]; print(r["files"], r["unchanged"], r["archives"], r["since_seed"])'
+	ab-run --show "$RESULT" | python3 -c 'import json,sys; r = json.load(sys.stdin)["export_read"]; print(r["files"], r["unchanged"], r["archives"], r["since_seed"], r["archives_inside"])'
 }
 
 @test "an agent that forges times hides nothing: old mtimes, a rename onto a name, swapped folders, a hard link, a mode, a symlink: each exported, and the files nobody touched are not read" {
 	local repo=$BATS_TEST_TMPDIR/forge co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
-	local files kept archives marked how
+	local files kept archives marked inside how
 	forge_repo "$repo"
 	teardown
 	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
@@ -627,20 +627,55 @@ export_read() {
 	assert_equal "$(listing "$co")" "$(listing "$work")"
 	assert_equal "$(git -C "$co" diff --cached --name-status HEAD | LC_ALL=C sort)" \
 		"$FORGED"
-	read -r files kept archives marked <<<"$(export_read)"
+	read -r files kept archives marked inside <<<"$(export_read)"
 	# 209 files listed (gone is keep now): the 200 untouched and sub/f are
 	# kept, never read; same is read (linked twice), as is every file the
-	# agent touched.
-	assert_equal "$files $kept $marked" "209 201 True"
-	[ "$archives" -lt 20 ] || fail "$archives archives for 9 changed entries"
-	# By default, nine entries alone cost more than 209 files read whole;
-	# --read all reads every file.  The same patch either way.
+	# agent touched, in one archive made inside.
+	assert_equal "$files $kept $archives $marked $inside" "209 201 0 True 1"
+	# By default, an archive made inside costs more than 209 files read
+	# whole; --read all reads every file.  The same patch either way.
 	for how in auto all; do
 		run_exact 0 ab-export "$ALLOC" --read "$how" -o "$BATS_TEST_TMPDIR/$how.patch"
 		cmp "$BATS_TEST_TMPDIR/p.patch" "$BATS_TEST_TMPDIR/$how.patch"
-		read -r files kept archives marked <<<"$(export_read)"
-		assert_equal "$how: $files $kept $archives $marked" "$how: 209 0 1 True"
+		read -r files kept archives marked inside <<<"$(export_read)"
+		assert_equal "$how: $files $kept $archives $marked $inside" "$how: 209 0 1 True 0"
 	done
+}
+
+@test "many changed entries are read by one archive made inside: long names and targets, a leading dash; a name not UTF-8; what it cannot read asked of the engine; the patch is /work's" {
+	local repo=$BATS_TEST_TMPDIR/forge co=$BATS_TEST_TMPDIR/co work=$BATS_TEST_TMPDIR/work
+	local files kept archives marked inside
+	forge_repo "$repo"
+	teardown
+	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
+	# Twelve kept files changed, new entries the container's tar writes
+	# with GNU headers (a 150-byte name, a 200-byte target), a name
+	# beginning with a dash, one holding a newline (refused by the path
+	# rules, and named), one that is not UTF-8; a file the agent made
+	# unreadable.
+	agent execution 'cd /work && i=1 && while [ $i -le 12 ]; do
+		echo changed >>u/$i; i=$((i + 1)); done &&
+		mkdir -p new/deep && echo long >new/deep/$(printf "%0150d" 0) &&
+		ln -s $(printf "%0200d" 1) new/far && echo dash >./-dash &&
+		echo nl >"$(printf "new\nline")" &&
+		echo private >locked && chmod 000 locked &&
+		echo odd >"$(printf "new/\377odd")"'
+	run_exact 0 ab-export "$ALLOC" --read changed -o "$BATS_TEST_TMPDIR/p.patch"
+	assert_equal "$stderr" 'ab-export: left out "new\012line": unsafe path "new\x0aline": control byte'
+	git clone -q "$repo" "$co"
+	git -C "$co" apply --index "$BATS_TEST_TMPDIR/p.patch"
+	work_copy "$work"
+	assert_equal "$(tree "$co")" "$(tree "$work" "$(printf 'new\nline')")"
+	read -r files kept archives marked inside <<<"$(export_read)"
+	# The 198 files nobody touched are kept; the rest in one archive made
+	# inside, the name not UTF-8 too (its folder is new, archived whole);
+	# then locked, unreadable to the container's uid, asked of the engine
+	# alone.
+	assert_equal "$files $kept $archives $marked $inside" "215 198 1 True 1"
+	# The archive container is gone.
+	run docker ps -a -q --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
+		--filter label=org.agentbox.role=work-archive
+	assert_output ""
 }
 
 # ctimes PATH...: each path's change time in the allocation's volumes,
