@@ -5,7 +5,8 @@
 # evenly over the tree).  git's side: a clone of the same commit carrying
 # the same change, `git add -A && git diff --cached --binary`.  Each
 # figure the best of RUNS (3); one line a case, with what ab-export read
-# (its result's export_read: files listed, kept unread, archive requests).
+# (its result's export_read: files listed, kept unread, archive requests,
+# archives made inside).  READ=auto|changed|all passes ab-export --read.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -57,7 +58,7 @@ git_side() {
 	git -C "$1" add -A && git -C "$1" diff --cached --binary >"$work/git.patch"
 }
 
-echo "ab-export against git, $(nproc) cores, engine $(docker version --format '{{.Server.Version}}'), best of $runs"
+echo "ab-export --read ${READ:-auto} against git, $(nproc) cores, engine $(docker version --format '{{.Server.Version}}'), best of $runs"
 for n in $trees; do
 	rm -rf "$work/repo"
 	make_repo "$work/repo" "$n"
@@ -71,10 +72,12 @@ for n in $trees; do
 			--attempt "bench-$n-$c-$$" -- sh -c "cd /work && $(change_script "$n" "$c")")
 		result=$(ab-run "$(ab-validate "$prof")")
 		ab=$(for _ in $(seq "$runs"); do
-			ms_of ab-export "$alloc" -o "$work/ab.patch"; done | best)
+			ms_of ab-export "$alloc" --read "${READ:-auto}" \
+				-o "$work/ab.patch"; done | best)
 		read_=$(ab-run --show "$result" | python3 -c 'import json,sys
 r = json.load(sys.stdin)["export_read"]
-print("listed %d, kept %d, %d archives" % (r["files"], r["unchanged"], r["archives"]))')
+print("listed %d, kept %d, %d archives, %d inside" % (r["files"],
+    r["unchanged"], r["archives"], r["archives_inside"]))')
 		ab-clean "$alloc" >/dev/null
 		rm -rf "$work/clone"
 		git clone -q "$work/repo" "$work/clone"

@@ -628,7 +628,8 @@ def check_batch(env, b, tmp, notes):
         if shown.returncode == 0:
             got = json.loads(shown.stdout).get('export_read')
             if got:
-                b.read = (got['files'], got['unchanged'])
+                b.read = (got['files'], got['unchanged'],
+                          got.get('archives_inside', 0), got['archives'])
     finally:
         run(['ab-clean', alloc])
     for name, err in (('patch.err', perr), ('bundle.err', berr)):
@@ -770,7 +771,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = Env()
     failed, refused, trees, t0 = 0, 0, 0, time.time()
-    kept = [0, 0, 0]            # runs with files kept; files kept; listed
+    kept = [0] * 5              # runs with files kept; files kept; listed;
+    #                             archives made inside; archive requests
     try:
         for b in batches:
             try:
@@ -778,7 +780,9 @@ def main():
             except Exception as e:  # noqa: BLE001 - the run itself broke
                 findings, notes = [(None, b'', 'the run failed: %s' % e)], []
             trees += len(b.gens)
-            files, unchanged = getattr(b, 'read', (0, 0))
+            files, unchanged, inside, asked = getattr(b, 'read', (0,) * 4)
+            kept[3] += inside
+            kept[4] += asked
             kept[0] += unchanged > 0
             kept[1] += unchanged
             kept[2] += files
@@ -792,9 +796,10 @@ def main():
     finally:
         env.close()
     print('%d trees in %d runs, %d runs failed, %d exports refused, %.0f s; '
-          'runs that kept files unread: %d (%d of %d files)' % (
+          'runs that kept files unread: %d (%d of %d files); '
+          'archives made inside: %d, archive requests: %d' % (
               trees, len(batches), failed, refused, time.time() - t0,
-              kept[0], kept[1], kept[2]))
+              kept[0], kept[1], kept[2], kept[3], kept[4]))
     return 1 if failed else 0
 
 
