@@ -8,7 +8,12 @@
 # --api-key-file KEY`, so every step a user's task takes runs, ab-image's
 # reuse of the registered image included, and the key is injected by the
 # proxy (the result's credential says so, or the round fails);
-# AB_BENCH_IN_AGENT=1 gives --credential-in-agent instead, to compare.  The cost around the agent is
+# AB_BENCH_IN_AGENT=1 gives --credential-in-agent instead, to compare.
+# AB_BENCH_REPO=DIR runs the task on that repository's HEAD instead of a
+# one-file one (a clone of curl, say), AB_BENCH_DEPTH=N seeds it at
+# that depth (run-task --depth); AB_BENCH_EDIT=1 makes
+# it an execution task of four model steps (Read, Glob, Write of one new
+# file, the last answer) whose patch run-task exports.  The cost around the agent is
 # run-task's wall time minus the result's duration_ms (the agent
 # container's own run).  Each round runs one task plain and one with
 # AB_TIMING=1 (each step's wall time; its date calls are kept out of the
@@ -40,8 +45,23 @@ c = json.load(sys.stdin)[0]
 print(c.get("Gateway") or next(ipaddress.ip_network(c["Subnet"]).hosts()))')
 printf 'sk-ant-agentbox-bench-%s\n' "$$" >"$work/key"
 printf 'Say hello.\n' >"$work/prompt"
-printf '{"turns":[{"text":"Hello from the scripted vendor","times":0}]}\n' \
-	>"$work/scenario.json"
+if [ -n "${AB_BENCH_EDIT:-}" ]; then
+	# The vendor answers turns in order: the four steps once for each
+	# task of every round (two a round).
+	python3 -c 'import json, sys
+step = [{"tool": "Read", "input": {"file_path": "/work/README"}},
+        {"tool": "Glob", "input": {"pattern": "*.md", "path": "/work"}},
+        {"tool": "Write", "input": {"file_path": "/work/agentbox-note.txt",
+                                    "content": "written by the agent\n"}},
+        {"text": "done"}]
+print(json.dumps({"turns": step * 2 * int(sys.argv[1])}))' "$runs" \
+		>"$work/scenario.json"
+	phase=execution
+else
+	printf '{"turns":[{"text":"Hello from the scripted vendor","times":0}]}\n' \
+		>"$work/scenario.json"
+	phase=planning
+fi
 python3 "$here/tests/lib/vendor.py" --mode anthropic \
 	--script "$work/scenario.json" --log "$work/vendor.log" --listen "$gw" \
 	--ready "$work/vendor.port" --cert "$ca/leaf.pem" --key "$ca/leaf.key" &
@@ -53,17 +73,25 @@ while [ ! -s "$work/vendor.port" ] && [ "$i" -lt 100 ]; do
 done
 port=$(cat "$work/vendor.port")
 
-git init -q "$work/repo"
-printf 'The answer is forty-two.\n' >"$work/repo/notes.txt"
-git -C "$work/repo" add -A
-git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm base
-commit=$(git -C "$work/repo" rev-parse HEAD)
+if [ -n "${AB_BENCH_REPO:-}" ]; then
+	repo=$AB_BENCH_REPO
+else
+	repo=$work/repo
+	git init -q "$repo"
+	printf 'The answer is forty-two.\n' >"$repo/notes.txt"
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=b -c user.email=b@b commit -qm base
+fi
+commit=$(git -C "$repo" rev-parse HEAD)
 # The first build imports the image; every task after reuses it.
 ab-image build --recipe agents >/dev/null
 
 task() {
-	sh "$here/sh/run-task" --repo "$work/repo" --commit "$commit" \
-		--recipe agents --phase planning --timeout 300 \
+	rm -f "$work/p.patch"
+	sh "$here/sh/run-task" --repo "$repo" --commit "$commit" \
+		--recipe agents --phase "$phase" --timeout 300 \
+		${AB_BENCH_EDIT:+--patch "$work/p.patch"} \
+		${AB_BENCH_DEPTH:+--depth "$AB_BENCH_DEPTH"} \
 		--egress "api.anthropic.com:443=$gw:$port" --ca "$ca/ca.pem" \
 		--provider claude --prompt "$work/prompt" \
 		--api-key-file "$work/key" ${AB_BENCH_IN_AGENT:+--credential-in-agent}
@@ -81,6 +109,11 @@ while [ "$i" -lt "$runs" ]; do
 		exit 1
 	}
 	t1=$(now)
+	if [ -n "${AB_BENCH_EDIT:-}" ] &&
+		! grep -q '^+++ b/agentbox-note.txt' "$work/p.patch"; then
+		echo "round $i: the patch does not add the agent's file" >&2
+		exit 1
+	fi
 	ms=$(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["agent"]["status"] == "ok", r["agent"]
@@ -106,7 +139,7 @@ for l in open(sys.argv[2]):
     if len(w) == 5 and w[1] == "time":
         steps[w[2]].append(int(w[3]))
 for k in ("ab-image", "ab-alloc", "ab-seed", "ab-profile", "ab-validate",
-          "ab-run", "ab-clean"):
+          "ab-run", "ab-export", "ab-clean"):
     if k in steps:
         print("step %-12s median %5d ms" % (k, st.median(steps[k])))
 PY
