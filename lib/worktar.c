@@ -5,6 +5,7 @@
 #include "lockdown.h"
 #include "oneshot.h"
 #include "owned.h"
+#include "testhook.h"
 #include "worktar.h"
 
 #define ERR_MAX (64 * 1024)
@@ -114,7 +115,10 @@ static int create(struct ab_worktar *w, struct ab_state *s,
 		return -1;
 	}
 	w->created = 1;
-	return ab_ctr_check(w->e, &l, id, err);
+	if (ab_ctr_check(w->e, &l, id, err) < 0)
+		return -1;
+	ab_test_pause("export-archive-created");
+	return 0;
 }
 
 /* The attach before the start, so no byte is missed. */

@@ -678,6 +678,27 @@ export_read() {
 	assert_output ""
 }
 
+@test "ab-export killed while its archive made inside exists: the container is the allocation's, and ab-clean removes it" {
+	local repo=$BATS_TEST_TMPDIR/forge pid
+	forge_repo "$repo"
+	teardown
+	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
+	agent execution 'cd /work && for i in 1 2 3 4 5 6; do echo x >>u/$i; done'
+	AB_TEST_PAUSE=export-archive-created ab-export "$ALLOC" --read changed \
+		-o "$BATS_TEST_TMPDIR/p.patch" 2>/dev/null &
+	pid=$!
+	ab_wait_stopped "$pid"
+	run docker ps -a -q --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
+		--filter label=org.agentbox.role=work-archive
+	[ -n "$output" ] || fail "no archive container while ab-export is stopped"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
+	run_exact 0 ab-clean "$ALLOC"
+	run docker ps -a -q --filter "label=org.agentbox.alloc=${ALLOC#alloc:}"
+	assert_output ""
+}
+
 # ctimes PATH...: each path's change time in the allocation's volumes,
 # seconds and nanoseconds, read by a container of the test's own
 # (/work, and the git volume at /g), of the keeper's image.
