@@ -699,6 +699,24 @@ export_read() {
 	assert_output ""
 }
 
+@test "an allocation without the seed's mark (seeded before there were marks) is read whole: nothing is kept unread" {
+	local repo=$BATS_TEST_TMPDIR/forge id files kept archives marked inside
+	forge_repo "$repo"
+	teardown
+	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
+	id=${ALLOC#alloc:}
+	# What an older ab-seed left: the same volumes, no mark.
+	docker run --rm --network none --user 0 -v "agentbox-$id-git:/g" \
+		--entrypoint /usr/lib/agentbox/busybox \
+		"$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')" \
+		rm /g/agentbox/seeded
+	agent execution 'cd /work && echo changed >>u/1'
+	run_exact 0 ab-export "$ALLOC" --read changed -o "$BATS_TEST_TMPDIR/p.patch"
+	assert_equal "$(git -C "$repo" apply --numstat "$BATS_TEST_TMPDIR/p.patch")" "1	0	u/1"
+	read -r files kept archives marked inside <<<"$(export_read)"
+	assert_equal "$files $kept $archives $marked $inside" "210 0 1 False 0"
+}
+
 # ctimes PATH...: each path's change time in the allocation's volumes,
 # seconds and nanoseconds, read by a container of the test's own
 # (/work, and the git volume at /g), of the keeper's image.
