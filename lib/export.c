@@ -912,12 +912,12 @@ static int seed_cb(const char *root, const git_tree_entry *te, void *ctx)
 	if (x->nseed == x->cap_seed) {
 		x->cap_seed = x->cap_seed ? 2 * x->cap_seed : 1024;
 		if ((v = realloc(x->seed, x->cap_seed * sizeof *v)) == NULL)
-			return -1;
+			return GIT_EUSER;
 		x->seed = v;
 	}
 	n = strlen(root) + strlen(name) + 1;
 	if ((x->seed[x->nseed].path = malloc(n)) == NULL)
-		return -1;
+		return GIT_EUSER;
 	snprintf(x->seed[x->nseed].path, n, "%s%s", root, name);
 	git_oid_cpy(&x->seed[x->nseed].id, git_tree_entry_id(te));
 	x->seed[x->nseed++].mode = m;
@@ -1031,17 +1031,20 @@ static int unchanged(const struct xp *x, const struct olddirs *d,
 	    type == GIT_OBJECT_BLOB && (long long)len == we->size;
 }
 
-static int keep_unchanged(struct xp *x, git_tree *base)
+static int keep_unchanged(struct xp *x, git_tree *base, struct ab_err *err)
 {
 	struct olddirs d;
 	size_t i;
-	int rc = -1;
+	int rc;
 
 	/* Seeded before marks: every file is read. */
 	if (!x->w.l.marked || x->o->read == AB_READ_ALL)
 		return 0;
-	if (git_tree_walk(base, GIT_TREEWALK_PRE, seed_cb, x) < 0)
-		return -1;
+	/* seed_cb fails only for memory; anything else is libgit2's. */
+	if ((rc = git_tree_walk(base, GIT_TREEWALK_PRE, seed_cb, x)) < 0)
+		return rc == GIT_EUSER ? ab_fail(err, AB_EENGINE, "out of memory") :
+		    ab_git_read_fail(err, rc, "read the commit's tree");
+	rc = -1;
 	qsort(x->seed, x->nseed, sizeof *x->seed, cmp_seed);
 	if (old_dirs(&x->w.l, &d) < 0)
 		goto out;
@@ -1055,7 +1058,7 @@ static int keep_unchanged(struct xp *x, git_tree *base)
 out:
 	free(d.v);
 	free(d.old);
-	return rc;
+	return rc < 0 ? ab_fail(err, AB_EENGINE, "out of memory") : 0;
 }
 
 /* The whole archive costs less than reading what changed alone. */
@@ -1108,8 +1111,11 @@ static int first_pass(struct xp *x, const struct ab_alloc *a, git_tree *base,
 		    push(&x->big, &x->nbig, &x->cap_big, we->path) < 0)
 			return ab_fail(err, AB_EENGINE, "out of memory");
 	}
-	if (crowd_out(x, a) < 0 || keep_unchanged(x, base) < 0 ||
-	    split_dirs(x) < 0 || split_unnamed(x) < 0)
+	if (crowd_out(x, a) < 0)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	if (keep_unchanged(x, base, err) < 0)
+		return -1;
+	if (split_dirs(x) < 0 || split_unnamed(x) < 0)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	/* Around a file not read, /work is read entry by entry anyway. */
 	if (x->nkeep == 0 || x->nbig + x->ncrowd > 0 ||
