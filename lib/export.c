@@ -678,11 +678,27 @@ static int not_read(struct xp *x, const char *rel, long status,
 
 /* One archive of REL under /work ("" for /work itself), all of it or
  * only the entry WANT and what lies under it. */
+/* Every entry of the archive open in x->tr, its bytes counted against
+ * what is left to read. */
+static int read_entries(struct xp *x, struct ab_err *err)
+{
+	const struct ab_tarread_entry *ent;
+	int rc;
+
+	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
+		if (ab_cancel_check("ab-export finished", err) < 0 ||
+		    entry(x, ent, err) < 0) {
+			rc = -1;
+			break;
+		}
+	x->budget -= ab_tarread_got(x->tr);
+	return rc;
+}
+
 static int read_archive(struct xp *x, struct ab_engine *e,
     const struct ab_alloc *a, const char *rel, const char *want,
     struct ab_err *err)
 {
-	const struct ab_tarread_entry *ent;
 	char prefix[AB_PATHCHECK_PATH_MAX + 2] = "";
 	const char *slash = strrchr(rel, '/');
 	struct ab_buf url;
@@ -709,13 +725,7 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 		rc = not_read(x, rel, refused, err);
 		goto out;
 	}
-	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
-		if (ab_cancel_check("ab-export finished", err) < 0 ||
-		    entry(x, ent, err) < 0) {
-			rc = -1;
-			break;
-		}
-	x->budget -= ab_tarread_got(x->tr);
+	rc = read_entries(x, err);
 	ab_tarread_close(x->tr);
 	x->tr = NULL;
 out:
@@ -1195,7 +1205,6 @@ static int read_inside(struct xp *x, struct ab_state *s,
     struct ab_engine *e, const struct ab_alloc *a, char *const *v, size_t n,
     struct ab_err *err)
 {
-	const struct ab_tarread_entry *ent;
 	struct ab_worktar w;
 	struct ab_err cerr;
 	int rc;
@@ -1204,13 +1213,7 @@ static int read_inside(struct xp *x, struct ab_state *s,
 		return -1;
 	x->inside++;
 	x->tr = w.tr;
-	while ((rc = ab_tarread_next(x->tr, &ent, err)) == 1)
-		if (ab_cancel_check("ab-export finished", err) < 0 ||
-		    entry(x, ent, err) < 0) {
-			rc = -1;
-			break;
-		}
-	x->budget -= ab_tarread_got(x->tr);
+	rc = read_entries(x, err);
 	x->tr = NULL;
 	if (ab_worktar_close(&w, &cerr) < 0 && rc == 0) {
 		*err = cerr;
