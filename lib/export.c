@@ -60,6 +60,7 @@ struct xp {
 	size_t nseed, cap_seed;
 	long long archives;	/* requests made */
 	long long inside;	/* archives made inside (worktar.h) */
+	int inside_read;	/* reading one now */
 	int late;		/* reading again: a hard link is named */
 	struct ab_worklist w;
 	/* What comes before the archive's names, the last component of the
@@ -434,6 +435,7 @@ static int hard_link(struct xp *x, const char *path,
     const struct ab_tarread_entry *ent, struct ab_err *err)
 {
 	char full[2 * AB_PATHCHECK_PATH_MAX + 16];
+	const git_index_entry *ie;
 	const char *target, *link;
 	struct ab_err why;
 
@@ -450,6 +452,11 @@ static int hard_link(struct xp *x, const char *path,
 			return skip(x, path, why.msg), 0;
 		return link_entry(x, path, link, err);
 	}
+	/* In an archive made inside, of chosen paths, a name is read as
+	 * it would be alone: the first name's bytes, as a file of its own. */
+	if (x->inside_read && (ie = git_index_get_bypath(x->idx, target, 0)) !=
+	    NULL)
+		return add_entry(x, path, ie->mode, &ie->id, ie->file_size, err);
 	if (git_index_get_bypath(x->idx, target, 0) != NULL ||
 	    relinked_other(x, target, path) ||
 	    (x->late && (x->want == NULL || x->as != NULL)))
@@ -1213,7 +1220,9 @@ static int read_inside(struct xp *x, struct ab_state *s,
 		return -1;
 	x->inside++;
 	x->tr = w.tr;
+	x->inside_read = 1;
 	rc = read_entries(x, err);
+	x->inside_read = 0;
 	x->tr = NULL;
 	if (ab_worktar_close(&w, &cerr) < 0 && rc == 0) {
 		*err = cerr;
