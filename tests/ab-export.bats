@@ -717,6 +717,27 @@ export_read() {
 	assert_equal "$files $kept $archives $marked $inside" "210 0 1 False 0"
 }
 
+@test "an archive container the engine will not create or start fails the export in one line, writes nothing and leaves no container" {
+	local repo=$BATS_TEST_TMPDIR/forge how
+	forge_repo "$repo"
+	teardown
+	seeded_from "$repo" "$(git -C "$repo" rev-parse HEAD)"
+	agent execution 'cd /work && for i in 1 2 3 4 5 6; do echo x >>u/$i; done'
+	for how in 'create\?name=agentbox-[0-9a-f]+-archive-' 'agentbox-[0-9a-f]+-archive-[0-9a-f]+/start$'; do
+		ab_proxy_start --match "^POST /v[0-9.]+/containers/$how" \
+			--action fail --status 500 --message "no archive today"
+		DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-export "$ALLOC" \
+			--read changed -o "$BATS_TEST_TMPDIR/p.patch"
+		assert_regex "$stderr" "no archive today"
+		assert_one_error_line ab-export
+		[ ! -e "$BATS_TEST_TMPDIR/p.patch" ]
+		ab_proxy_stop
+		run docker ps -a -q --filter "label=org.agentbox.alloc=${ALLOC#alloc:}" \
+			--filter label=org.agentbox.role=work-archive
+		assert_output ""
+	done
+}
+
 # ctimes PATH...: each path's change time in the allocation's volumes,
 # seconds and nanoseconds, read by a container of the test's own
 # (/work, and the git volume at /g), of the keeper's image.
