@@ -30,7 +30,8 @@ static const char usage_text[] =
     "       ab-profile --alloc ALLOC --phase PHASE --attempt ID\n"
     "                  --provider claude|codex --prompt FILE [--model NAME]\n"
     "                  [--api-key-file FILE | --claude-token-file FILE |\n"
-    "                   --codex-auth FILE] [--credential-in-agent]\n"
+    "                   --codex-auth FILE | --claude-auth FILE]\n"
+    "                  [--credential-in-agent]\n"
     "                  [--schema FILE] [--ca FILE] [--allow-command CMD]...\n"
     "                  [--deadline FILE] [--memory N] [--pids N] [--cpus N]\n"
     "                  [--runtime NAME]\n"
@@ -42,7 +43,10 @@ static const char usage_text[] =
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
 	const char *schema, *ca, *runtime;
-	const char *provider, *prompt, *model, *cred, *cred_var, *codex_auth;
+	const char *provider, *prompt, *model, *cred, *cred_var;
+	/* --codex-auth or --claude-auth: the sign-in, its flag, its kind */
+	const char *auth, *auth_flag;
+	enum ab_oauth_kind auth_kind;
 	int cred_in_agent;
 	char **allow;
 	int nallow;
@@ -82,9 +86,11 @@ static int check_provider(const struct opts *o)
 	    strcmp(o->cred_var, "CLAUDE_CODE_OAUTH_TOKEN") == 0)
 		return ab_usage_error("--claude-token-file goes with --provider "
 		    "claude");
-	if (o->codex_auth != NULL && strcmp(o->provider, "codex") != 0)
-		return ab_usage_error("--codex-auth goes with --provider codex");
-	if (o->codex_auth != NULL && o->cred != NULL)
+	if (o->auth != NULL && strcmp(o->provider, o->auth_kind ==
+	    AB_OAUTH_CODEX ? "codex" : "claude") != 0)
+		return ab_usage_error("%s goes with --provider %s", o->auth_flag,
+		    o->auth_kind == AB_OAUTH_CODEX ? "codex" : "claude");
+	if (o->auth != NULL && o->cred != NULL)
 		return ab_usage_error("one credential file");
 	if (o->cred_in_agent && o->cred == NULL)
 		return ab_usage_error("--credential-in-agent goes with "
@@ -120,7 +126,7 @@ static int check(const struct opts *o)
 		return ab_usage_error("--runtime: 1 to 63 of [A-Za-z0-9._-]");
 	if (o->provider != NULL)
 		return check_provider(o);
-	if (o->prompt || o->model || o->cred || o->codex_auth ||
+	if (o->prompt || o->model || o->cred || o->auth ||
 	    o->cred_in_agent)
 		return ab_usage_error("--prompt, --model and credentials go "
 		    "with --provider");
@@ -148,6 +154,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "api-key-file", required_argument, NULL, 'K' },
 		{ "claude-token-file", required_argument, NULL, 'T' },
 		{ "codex-auth", required_argument, NULL, 'U' },
+		{ "claude-auth", required_argument, NULL, 'L' },
 		{ "credential-in-agent", no_argument, NULL, 'I' },
 		{ "runtime", required_argument, NULL, 'r' },
 		{ "version", no_argument, NULL, 'V' },
@@ -174,7 +181,16 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'R': o->provider = optarg; break;
 		case 'Q': o->prompt = optarg; break;
 		case 'M': o->model = optarg; break;
-		case 'U': o->codex_auth = optarg; break;
+		case 'U':
+		case 'L':
+			if (o->auth != NULL && o->auth_kind != (c == 'U' ?
+			    AB_OAUTH_CODEX : AB_OAUTH_CLAUDE))
+				return ab_usage_error("one sign-in");
+			o->auth = optarg;
+			o->auth_flag = c == 'U' ? "--codex-auth" : "--claude-auth";
+			o->auth_kind = c == 'U' ? AB_OAUTH_CODEX :
+			    AB_OAUTH_CLAUDE;
+			break;
 		case 'I': o->cred_in_agent = 1; break;
 		case 'r': o->runtime = optarg; break;
 		case 'K':
@@ -407,35 +423,41 @@ static int cred_route(const struct opts *o, const struct ab_alloc *a,
 	    host != NULL ? host : "its API host", port);
 }
 
-/* A ChatGPT sign-in needs the allocation's auth volume and egress to the
- * two hosts Codex signs in through; the file is checked here and read
- * again by ab-validate, when it is copied in. */
+/* A sign-in needs the allocation's auth volume and egress to its CLI's
+ * API host and token host (egress.h), where the proxy puts its tokens
+ * in and refreshes them; the file is checked here and read again by
+ * ab-validate, when the agent is given placeholders. */
 static int sign_in(const struct opts *o, const struct ab_alloc *a,
     struct ab_profile *p, struct ab_err *err)
 {
+	const struct ab_egress_signin *si;
+	char *path;
 	struct ab_signin sn;
 	struct ab_buf b;
 	int rc;
 
-	if (o->codex_auth == NULL)
+	if (o->auth == NULL)
 		return 0;
+	si = ab_egress_signin(o->provider);
+	path = o->auth_kind == AB_OAUTH_CODEX ? p->codex_auth : p->claude_auth;
 	if (!a->sign_in)
-		return ab_fail(err, AB_EREFUSED, "--codex-auth: alloc:%s has no "
-		    "sign-in volume (ab-alloc --sign-in)", a->id);
-	if (!a->eg.on || !ab_egress_find(&a->eg.list, "chatgpt.com", 443) ||
-	    !ab_egress_find(&a->eg.list, "auth.openai.com", 443))
-		return ab_fail(err, AB_EREFUSED, "--codex-auth: alloc:%s does "
-		    "not allow chatgpt.com:443 and auth.openai.com:443", a->id);
-	if (realpath(o->codex_auth, p->codex_auth) == NULL)
-		return ab_fail_errno(err, AB_EUSAGE, "--codex-auth %.200s",
-		    o->codex_auth);
-	rc = ab_signin_read(p->codex_auth, &b, &sn, err);
+		return ab_fail(err, AB_EREFUSED, "%s: alloc:%s has no sign-in "
+		    "volume (ab-alloc --sign-in)", o->auth_flag, a->id);
+	if (!a->eg.on || !ab_egress_find(&a->eg.list, si->api[0], 443) ||
+	    !ab_egress_find(&a->eg.list, si->token_host, 443))
+		return ab_fail(err, AB_EREFUSED, "%s: alloc:%s does not allow "
+		    "%s:443 and %s:443", o->auth_flag, a->id, si->api[0],
+		    si->token_host);
+	if (realpath(o->auth, path) == NULL)
+		return ab_fail_errno(err, AB_EUSAGE, "%s %.200s", o->auth_flag,
+		    o->auth);
+	rc = ab_signin_read(o->auth_kind, path, &b, &sn, err);
 	if (b.data != NULL)
 		explicit_bzero(b.data, b.len);
 	ab_buf_free(&b);
 	if (rc < 0) {
 		err->code = AB_EUSAGE;
-		ab_err_wrap(err, "--codex-auth %.200s", o->codex_auth);
+		ab_err_wrap(err, "%s %.200s", o->auth_flag, o->auth);
 	}
 	return rc;
 }

@@ -216,12 +216,13 @@ static void wipe(struct ab_buf *b)
 	ab_buf_free(b);
 }
 
-/* A ChatGPT sign-in's tokens, each masked. */
+/* A sign-in's placeholders, each masked: what the agent holds. */
 static int sign_in_masked(struct ctx *c, const struct ab_buf *b,
     struct ab_err *err)
 {
 	static const char *const keys[] = { "tokens.id_token",
-	    "tokens.access_token", "tokens.refresh_token", "OPENAI_API_KEY" };
+	    "tokens.access_token", "tokens.refresh_token", "OPENAI_API_KEY",
+	    "claudeAiOauth.accessToken", "claudeAiOauth.refreshToken" };
 	struct ab_json j;
 	size_t i, n;
 	char *v;
@@ -248,6 +249,7 @@ static int sign_in_masked(struct ctx *c, const struct ab_buf *b,
 /* Every credential the agent holds, to be masked in its lines. */
 static int masked(struct ctx *c, struct ab_err *err)
 {
+	enum ab_oauth_kind kind;
 	struct ab_buf b;
 	int rc = 0;
 
@@ -275,10 +277,13 @@ static int masked(struct ctx *c, struct ab_err *err)
 			ab_err_wrap(err, "credential %s", c->p.cred_var);
 		wipe(&b);
 	}
-	if (rc == 0 && c->p.codex_auth[0] != '\0') {
+	if (rc == 0 && ab_profile_signin(&c->p, &kind) != NULL) {
 		rc = given(c, AB_IN_AUTH, &b, err);
 		if (rc == 0)
 			rc = sign_in_masked(c, &b, err);
+		if (rc == 0)
+			rc = ab_inject_signin_who(&c->p, c->who, sizeof c->who,
+			    err);
 		wipe(&b);
 	}
 	return rc;
@@ -328,57 +333,35 @@ static void progress_end(struct ctx *c)
 }
 
 /* The sign-in's copy, read back and emptied, within a cleanup budget. */
-static int sign_in_fetch(struct ctx *c, struct ab_buf *b, struct ab_err *err)
-{
-	struct ab_keeper_file f;
-	struct ab_budget saved;
-	struct ab_err skip;
-	char path[200];
-	int rc;
-
-	ab_profile_input(&c->p, AB_IN_AUTH, &f);
-	ab_profile_input_path(&c->p, AB_IN_AUTH, path, sizeof path);
-	ab_buf_init(b, AB_SIGNIN_MAX);
-	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
-	rc = ab_keeper_get(&c->s, &c->e, &c->a, path, b, err);
-	if (ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip) < 0)
-		fprintf(stderr, "%s: could not empty the sign-in's copy %s: "
-		    "%s\n", ab_prog, path, skip.msg);
-	ab_engine_budget_end(&c->e, &saved);
-	return rc;
-}
-
-/* Once the agent settled, a refresh Codex made goes back over FILE if
- * FILE is as ab-validate read it; otherwise it is kept in the state
- * directory and named, for the user to choose (the old refresh token
- * may be spent).  The exit status stays the agent's either way. */
+/* Once the agent settled, the tokens the proxy refreshed go back over
+ * FILE if FILE is as ab-validate read it; otherwise they are kept in the
+ * state directory and named, for the user to choose (the old refresh
+ * token may be spent).  The agent's copy is never read: it holds
+ * placeholders, and whatever it wrote there.  Then the vault's files
+ * and the copy are emptied.  The exit status stays the agent's. */
 static void sign_in_back(struct ctx *c)
 {
 	struct ab_signin_back *o = &c->r.sign_back;
+	enum ab_oauth_kind kind;
+	const char *path = ab_profile_signin(&c->p, &kind);
+	struct ab_budget saved;
 	struct ab_err err;
-	struct ab_buf b;
-	char name[80];
 
-	if (!c->c.sign_in || c->e.easy == NULL)
+	if (!c->c.sign_in || c->e.easy == NULL || path == NULL)
 		return;
 	c->r.sign_in = 1;
-	if (sign_in_fetch(c, &b, &err) < 0)
-		snprintf(o->problem, sizeof o->problem, "the copy could not "
-		    "be read back: %.240s", err.msg);
-	else
-		ab_signin_back(c->p.codex_auth, &c->c.sn, b.data ? b.data : "",
-		    b.len, o);
-	snprintf(name, sizeof name, "%s.json", c->p.id);
-	if (o->refreshed && !o->written && ab_signin_keep(&c->s, name,
-	    b.data, b.len, c->r.sign_kept, sizeof c->r.sign_kept, &err) < 0)
-		c->r.sign_kept[0] = '\0';
+	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
+	ab_inject_signin_back(&c->s, &c->e, &c->a, &c->p, &c->c.sn, o,
+	    c->r.sign_kept, sizeof c->r.sign_kept);
 	if (o->problem[0] != '\0')
-		fprintf(stderr, "%s: --codex-auth %s: %s%s%s\n", ab_prog,
-		    c->p.codex_auth, o->problem, c->r.sign_kept[0] ?
-		    "; the refreshed sign-in is in " : "", c->r.sign_kept);
-	if (b.data != NULL)
-		explicit_bzero(b.data, b.len);
-	ab_buf_free(&b);
+		fprintf(stderr, "%s: %s %s: %s%s%s\n", ab_prog, kind ==
+		    AB_OAUTH_CODEX ? "--codex-auth" : "--claude-auth", path,
+		    o->problem, c->r.sign_kept[0] ? "; the refreshed sign-in "
+		    "is in " : "", c->r.sign_kept);
+	if (ab_inject_signin_forget(&c->s, &c->e, &c->a, &c->p, &err) < 0)
+		fprintf(stderr, "%s: could not forget the sign-in: %s\n",
+		    ab_prog, err.msg);
+	ab_engine_budget_end(&c->e, &saved);
 }
 
 /* ctr -> profile -> alloc, each bound to the next. */

@@ -97,41 +97,29 @@ static int engine_checks(struct ctx *c, struct ab_err *err)
 /* A refused validation leaves no credential behind. */
 static void forget(struct ctx *c)
 {
-	struct ab_keeper_file f;
 	struct ab_err skip;
+	enum ab_oauth_kind kind;
 
-	if (c->p.codex_auth[0] != '\0') {
-		ab_profile_input(&c->p, AB_IN_AUTH, &f);
-		ab_keeper_put(&c->s, &c->e, &c->a, &f, "", 0, &skip);
-	}
+	if (ab_profile_signin(&c->p, &kind) != NULL)
+		ab_inject_signin_forget(&c->s, &c->e, &c->a, &c->p, &skip);
 	if (c->p.cred_var[0] == '\0')
 		return;
 	ab_inject_forget(&c->s, &c->e, &c->a, &c->p, &skip);
 }
 
-/* A ChatGPT sign-in, read now and copied onto the allocation's auth
- * volume, where this invocation's agent alone can read and rewrite it
- * (profile.h): Codex rewrites it when it refreshes its tokens.  What FILE
- * was goes into the ctr record, so ab-run writes a refresh back only over
- * that very file. */
+/* A sign-in, read now: the agent's copy, on the allocation's auth
+ * volume where this invocation's agent alone can read and rewrite it
+ * (profile.h), holds placeholders, and the proxy's vault the tokens
+ * (inject.h).  What FILE was goes into the ctr record, so ab-run writes
+ * a refresh back only over that very file. */
 static int sign_in(struct ctx *c, struct ab_ctr *r, struct ab_err *err)
 {
-	struct ab_keeper_file f;
-	struct ab_buf b;
+	enum ab_oauth_kind kind;
 	int rc;
 
-	if (c->p.codex_auth[0] == '\0')
+	if (ab_profile_signin(&c->p, &kind) == NULL)
 		return 0;
-	rc = ab_signin_read(c->p.codex_auth, &b, &r->sn, err);
-	if (rc < 0)
-		ab_err_wrap(err, "--codex-auth %s", c->p.codex_auth);
-	ab_profile_input(&c->p, AB_IN_AUTH, &f);
-	if (rc == 0)
-		rc = ab_keeper_put(&c->s, &c->e, &c->a, &f, b.data, b.len,
-		    err);
-	if (b.data != NULL)
-		explicit_bzero(b.data, b.len);
-	ab_buf_free(&b);
+	rc = ab_inject_signin_give(&c->s, &c->e, &c->a, &c->p, &r->sn, err);
 	r->sign_in = rc == 0;
 	return rc;
 }

@@ -243,6 +243,19 @@ check_codex() {
 		refuse "codex sign-in link"
 }
 
+# A Claude sign-in: its copy (placeholders) copied into HOME, the
+# agent's own, where the CLI rewrites it when it refreshes; what it
+# writes there is never read back (ab-run writes back what the proxy
+# holds).
+check_claude() {
+	[ -n "${AB_PROBE_CLAUDE_AUTH:-}" ] || return 0
+	want_rw /run/agentbox/auth
+	[ -s "$AB_PROBE_CLAUDE_AUTH" ] || refuse "claude sign-in"
+	(umask 077 && mkdir -p "$HOME/.claude" &&
+		cp "$AB_PROBE_CLAUDE_AUTH" "$HOME/.claude/.credentials.json") ||
+		refuse "claude sign-in copy"
+}
+
 check_stdin() {
 	stdin=${AB_PROBE_STDIN:-/dev/null}
 	[ -f "$stdin" ] || [ "$stdin" = /dev/null ] || refuse stdin
@@ -271,6 +284,7 @@ check_network
 check_egress
 check_ca
 check_codex
+check_claude
 check_stdin
 check_secret
 [ "$#" -gt 0 ] || refuse argv
@@ -286,7 +300,7 @@ unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_B
 	AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
 	AB_PROBE_PROXY_CA \
 	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
-	AB_PROBE_CODEX_AUTH
+	AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
 # ARGV's program as execvp(3) finds it on the agent's PATH, named by its
 # path: busybox's shell would otherwise run an applet of the same name
 # (sh, cat) in place of the image's own program.

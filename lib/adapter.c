@@ -378,6 +378,16 @@ void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
 	/* A failing vendor ends the run in seconds, not in minutes of
 	 * retries; nothing but the vendor's API is called. */
 	env(k, n, "CLAUDE_CODE_MAX_RETRIES", "2");
+	/* A sign-in's copy, of placeholders (inject.h), which the probe
+	 * copies to HOME/.claude/.credentials.json for the CLI to rewrite;
+	 * and no claude.ai connectors, which a sign-in would otherwise
+	 * fetch from the vendor and start (measured: 2.1.332 asks for them
+	 * despite --strict-mcp-config). */
+	if (p->claude_auth[0] != '\0') {
+		ab_profile_input_path(p, AB_IN_AUTH, path, sizeof path);
+		env(k, n, "AB_PROBE_CLAUDE_AUTH", path);
+	}
+	env(k, n, "ENABLE_CLAUDEAI_MCP_SERVERS", "false");
 	/* The vendor can serve "managed settings" (permissions, hooks) that
 	 * this CLI applies over its flags; as a sandboxed entrypoint it
 	 * fetches none (2.1.332; a test serves permissive ones). */

@@ -41,14 +41,51 @@ static const struct {
 	{ NULL, NULL, 0 }
 };
 
-int ab_egress_provider(const char *host, int port)
+/* What each CLI's sign-in reaches: the model's hosts, and the one it
+ * refreshes its tokens at (seen in the CLIs: Codex posts to
+ * auth.openai.com/oauth/token, Claude Code to
+ * platform.claude.com/v1/oauth/token). */
+static const struct ab_egress_signin signins[] = {
+	{ "codex", { "chatgpt.com", "api.openai.com", NULL },
+	    "auth.openai.com", "/oauth/token" },
+	{ "claude", { "api.anthropic.com", NULL }, "platform.claude.com",
+	    "/v1/oauth/token" },
+	{ NULL, { NULL }, NULL, NULL }
+};
+
+const struct ab_egress_signin *ab_egress_signin(const char *provider)
 {
 	int i;
+
+	for (i = 0; signins[i].provider != NULL; i++)
+		if (strcmp(signins[i].provider, provider) == 0)
+			return &signins[i];
+	return NULL;
+}
+
+const struct ab_egress_signin *ab_egress_token_host(const char *host,
+    int port)
+{
+	int i;
+
+	for (i = 0; port == 443 && signins[i].provider != NULL; i++)
+		if (strcmp(signins[i].token_host, host) == 0)
+			return &signins[i];
+	return NULL;
+}
+
+int ab_egress_provider(const char *host, int port)
+{
+	int i, k;
 
 	for (i = 0; apis[i].host != NULL; i++)
 		if (strcmp(apis[i].host, host) == 0 && apis[i].port == port)
 			return 1;
-	return 0;
+	for (i = 0; port == 443 && signins[i].provider != NULL; i++)
+		for (k = 0; signins[i].api[k] != NULL; k++)
+			if (strcmp(signins[i].api[k], host) == 0)
+				return 1;
+	return ab_egress_token_host(host, port) != NULL;
 }
 
 const char *ab_egress_api(const char *provider, int *port)

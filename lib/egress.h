@@ -58,9 +58,26 @@ void ab_egress_entry_text(const struct ab_egress_entry *e, char *buf,
 const struct ab_egress_entry *ab_egress_find(const struct ab_egress_list *l,
     const char *host, int port);
 
-/* 1 when HOST:PORT is a provider's API host: the proxy ends TLS there
- * when the vault holds a credential for it (intercept.h). */
+/* 1 when HOST:PORT is a provider's API host or a host of its sign-in:
+ * the proxy ends TLS there when the vault holds a credential for it
+ * (intercept.h). */
 int ab_egress_provider(const char *host, int port);
+
+/* A provider's subscription sign-in: the hosts its access token goes
+ * to, and where its CLI refreshes it (oauth.h).  Every host on port
+ * 443. */
+struct ab_egress_signin {
+	const char *provider;
+	const char *api[3];	/* NULL-terminated */
+	const char *token_host;
+	const char *token_path;
+};
+
+/* PROVIDER's ("codex", "claude"), or NULL. */
+const struct ab_egress_signin *ab_egress_signin(const char *provider);
+/* The sign-in whose token host HOST:PORT is, or NULL. */
+const struct ab_egress_signin *ab_egress_token_host(const char *host,
+    int port);
 /* PROVIDER's API host and its port, or NULL. */
 const char *ab_egress_api(const char *provider, int *port);
 

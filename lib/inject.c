@@ -7,6 +7,7 @@
 #include "file.h"
 #include "json.h"
 #include "inject.h"
+#include "oauth.h"
 #include "secret.h"
 #include "tally.h"
 #include "seed.h"
@@ -226,5 +227,232 @@ int ab_inject_held(struct ab_state *s, const char *alloc, struct ab_buf *b,
 		ab_profile_free(&p);
 	}
 	free(ids);
+	return rc;
+}
+
+/* -- A subscription sign-in (oauth.h). */
+
+static void vault_put(struct ab_keeper_put *k, const char *name,
+    const char *data, size_t len)
+{
+	memset(k, 0, sizeof *k);
+	k->f.dir = AB_EGRESS_DIR;
+	snprintf(k->f.sub, sizeof k->f.sub, "%s", AB_VAULT_NAME);
+	snprintf(k->f.name, sizeof k->f.name, "%.*s",
+	    (int)sizeof k->f.name - 1, name);
+	k->f.uid = k->f.gid = AB_PROXY_UID;
+	k->f.sub_mode = 0700;
+	k->f.mode = 0400;
+	k->data = data;
+	k->len = len;
+}
+
+int ab_inject_signin_who(const struct ab_profile *p, char *who, size_t cap,
+    struct ab_err *err)
+{
+	char name[200];
+
+	if (ab_vault_name("signin", 0, p->id, strlen(p->id), name, sizeof name,
+	    err) < 0)
+		return -1;
+	snprintf(who, cap, "%.*s", AB_TALLY_WHO, strrchr(name, '.') + 1);
+	return 0;
+}
+
+/* The state of a sign-in just read: DOC, its real tokens R, the files
+ * F[0..N). */
+static int first_state(const struct ab_profile *p, enum ab_oauth_kind kind,
+    const struct ab_buf *doc, struct ab_oauth_tokens *r,
+    const struct ab_oauth_file *f, int n, const char *who,
+    struct ab_buf *out, struct ab_err *err)
+{
+	struct ab_oauth_state st;
+	int i, rc;
+
+	(void)p;
+	memset(&st, 0, sizeof st);
+	st.kind = kind;
+	st.doc = doc->data;
+	st.doc_len = doc->len;
+	st.t = *r;
+	snprintf(st.who, sizeof st.who, "%s", who);
+	for (i = 0; i < n; i++)
+		snprintf(st.live[st.nlive++], sizeof st.live[0], "%.*s",
+		    AB_OAUTH_NAME_MAX - 1, f[i].name);
+	rc = ab_oauth_state_encode(&st, out, err);
+	explicit_bzero(&st, sizeof st);
+	return rc;
+}
+
+/* The real tokens R of DOC and their placeholders PH to the vault, with
+ * the state; the invocation's --ca for the proxy's upstream. */
+static int signin_vault(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    enum ab_oauth_kind kind, const struct ab_buf *doc,
+    struct ab_oauth_tokens *r, const struct ab_oauth_tokens *ph,
+    struct ab_err *err)
+{
+	struct ab_keeper_put k[AB_OAUTH_FILES + 1];
+	struct ab_oauth_file f[AB_OAUTH_FILES];
+	char who[AB_TALLY_WHO + 1], state[AB_OAUTH_NAME_MAX], path[200];
+	struct ab_buf ca, st;
+	int n = 0, i, rc = 0;
+
+	ab_buf_init(&ca, CA_MAX);
+	memset(&st, 0, sizeof st);
+	if (p->ca_sha[0] != '\0') {
+		ab_profile_input_path(p, AB_IN_CA, path, sizeof path);
+		rc = ab_keeper_get(s, e, a, path, &ca, err);
+	}
+	if (rc == 0)
+		rc = ab_inject_signin_who(p, who, sizeof who, err);
+	if (rc == 0 && (rc = ab_oauth_files(ab_egress_signin(p->provider),
+	    p->id, who, r, ph, ca.data, ca.len, f, &n, err)) < 0)
+		n = 0;
+	if (rc == 0)
+		rc = first_state(p, kind, doc, r, f, n, who, &st, err);
+	if (rc == 0)
+		rc = ab_oauth_state_name(p->id, state, sizeof state, err);
+	for (i = 0; rc == 0 && i < n; i++)
+		vault_put(&k[i], f[i].name, f[i].data.data, f[i].data.len);
+	if (rc == 0) {
+		vault_put(&k[n], state, st.data, st.len);
+		rc = ab_proxy_put_all(s, e, a, k, n + 1, err);
+	}
+	ab_oauth_files_free(f, n);
+	wipe(&st);
+	ab_buf_free(&ca);
+	return rc;
+}
+
+int ab_inject_signin_give(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_signin *sn, struct ab_err *err)
+{
+	struct ab_oauth_tokens r, ph;
+	struct ab_keeper_file f;
+	enum ab_oauth_kind kind;
+	struct ab_buf doc, copy;
+	const char *path = ab_profile_signin(p, &kind);
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	memset(&ph, 0, sizeof ph);
+	memset(&copy, 0, sizeof copy);
+	rc = ab_signin_read(kind, path, &doc, sn, err);
+	if (rc == 0)
+		rc = ab_signin_tokens_get(kind, doc.data, doc.len, &r, err);
+	if (rc == 0)
+		rc = ab_oauth_placeholders(&r, &ph, err);
+	if (rc == 0)
+		rc = ab_signin_splice(kind, doc.data, doc.len, &ph, 0, &copy,
+		    err);
+	if (rc == 0)
+		rc = signin_vault(s, e, a, p, kind, &doc, &r, &ph, err);
+	ab_profile_input(p, AB_IN_AUTH, &f);
+	if (rc == 0)
+		rc = ab_keeper_put(s, e, a, &f, copy.data, copy.len, err);
+	if (rc < 0)
+		ab_err_wrap(err, "%s %s", kind == AB_OAUTH_CODEX ?
+		    "--codex-auth" : "--claude-auth", path);
+	ab_oauth_tokens_free(&r);
+	ab_oauth_tokens_free(&ph);
+	wipe(&copy);
+	wipe(&doc);
+	return rc;
+}
+
+/* The sign-in's state in the proxy's vault into ST. */
+static int signin_state(struct ab_engine *e, const struct ab_alloc *a,
+    const struct ab_profile *p, struct ab_oauth_state *st,
+    struct ab_err *err)
+{
+	char name[AB_OAUTH_NAME_MAX], path[300];
+	struct ab_buf b;
+	int rc;
+
+	if (ab_oauth_state_name(p->id, name, sizeof name, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/%s/%s", AB_EGRESS_DIR, AB_VAULT_NAME,
+	    name);
+	ab_buf_init(&b, AB_OAUTH_STATE_MAX);
+	rc = ab_proxy_get(e, a, path, &b, err);
+	if (rc == 0 && b.len == 0)
+		rc = ab_fail(err, AB_EREFUSED, "the sign-in was forgotten");
+	if (rc == 0)
+		rc = ab_oauth_state_decode(b.data, b.len, st, err);
+	wipe(&b);
+	return rc;
+}
+
+void ab_inject_signin_back(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    const struct ab_signin *sn, struct ab_signin_back *o, char *kept,
+    size_t cap)
+{
+	struct ab_oauth_state st;
+	enum ab_oauth_kind kind;
+	const char *path = ab_profile_signin(p, &kind);
+	struct ab_err err;
+	struct ab_buf doc;
+	char name[80];
+
+	memset(o, 0, sizeof *o);
+	memset(&doc, 0, sizeof doc);
+	kept[0] = '\0';
+	if (signin_state(e, a, p, &st, &err) < 0) {
+		snprintf(o->problem, sizeof o->problem, "the proxy's tokens "
+		    "could not be read back: %.220s", err.msg);
+		return;
+	}
+	o->refreshed = st.refreshes > 0;
+	if (o->refreshed && ab_signin_splice(kind, st.doc, st.doc_len, &st.t,
+	    1, &doc, &err) < 0)
+		snprintf(o->problem, sizeof o->problem, "%.250s", err.msg);
+	else if (o->refreshed && ab_signin_write_back(path, sn, doc.data,
+	    doc.len, &err) != 0)
+		snprintf(o->problem, sizeof o->problem, "not written back: "
+		    "%.250s", err.msg);
+	else
+		o->written = o->refreshed;
+	snprintf(name, sizeof name, "%s.json", p->id);
+	if (o->refreshed && !o->written && doc.len > 0 &&
+	    ab_signin_keep(s, name, doc.data, doc.len, kept, cap, &err) < 0)
+		kept[0] = '\0';
+	if (!o->refreshed && st.problem[0] != '\0')
+		snprintf(o->problem, sizeof o->problem, "%s", st.problem);
+	wipe(&doc);
+	ab_oauth_state_free(&st);
+}
+
+int ab_inject_signin_forget(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_err *err)
+{
+	struct ab_keeper_put k[2 * AB_OAUTH_FILES + 1];
+	struct ab_oauth_state st;
+	struct ab_keeper_file f;
+	char name[AB_OAUTH_NAME_MAX];
+	struct ab_err skip;
+	int n = 0, i, rc;
+
+	memset(&st, 0, sizeof st);
+	/* The state names the files of the newest tokens and those before.
+	 * Unread, it is left, tokens and all, to the proxy's tmpfs: ab-clean
+	 * takes it with the volume. */
+	rc = signin_state(e, a, p, &st, err);
+	for (i = 0; rc == 0 && i < st.nlive; i++)
+		vault_put(&k[n++], st.live[i], "", 0);
+	for (i = 0; rc == 0 && i < st.nprev; i++)
+		vault_put(&k[n++], st.prev[i], "", 0);
+	if (rc == 0 && ab_oauth_state_name(p->id, name, sizeof name,
+	    err) == 0) {
+		vault_put(&k[n++], name, "", 0);
+		rc = ab_proxy_put_all(s, e, a, k, n, err);
+	}
+	ab_oauth_state_free(&st);
+	ab_profile_input(p, AB_IN_AUTH, &f);
+	if (ab_keeper_put(s, e, a, &f, "", 0, rc < 0 ? &skip : err) < 0)
+		rc = -1;
 	return rc;
 }

@@ -44,4 +44,28 @@ int ab_inject_forget(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_err *err);
 
+/* A subscription sign-in (ab-profile --codex-auth, --claude-auth;
+ * oauth.h).  ab-validate: FILE read now and described in *SN; the
+ * agent's copy on the auth volume holds placeholders, the proxy's vault
+ * the real tokens and the sign-in's state. */
+int ab_inject_signin_give(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_signin *sn, struct ab_err *err);
+/* ab-run, once the agent settled: the tokens the proxy holds, when it
+ * refreshed them, written over FILE if FILE is still what *SN says
+ * (signin.h), else kept in the state directory (its path in KEPT); what
+ * became of them in *O.  Never the agent's copy. */
+void ab_inject_signin_back(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    const struct ab_signin *sn, struct ab_signin_back *o, char *kept,
+    size_t cap);
+/* Empties the sign-in's vault files, its state and the agent's copy. */
+int ab_inject_signin_forget(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    struct ab_err *err);
+/* The name a sign-in's requests are listed under in the proxy's tally,
+ * the same through every refresh, into WHO (CAP > AB_TALLY_WHO). */
+int ab_inject_signin_who(const struct ab_profile *p, char *who, size_t cap,
+    struct ab_err *err);
+
 #endif

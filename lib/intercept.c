@@ -14,8 +14,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "egress.h"
 #include "httpmsg.h"
 #include "intercept.h"
+#include "oauth.h"
 #include "secret.h"
 #include "vault.h"
 
@@ -243,14 +245,17 @@ static int find_cred(struct sess *s, const struct ab_http_field *f,
 	close(fd);
 	if (rc < 0)
 		return -1;
-	if (s->cred.cred_len != n || (s->cred.header == AB_VAULT_BEARER) !=
-	    name_is(f, "authorization")) {
+	if (s->cred.cred_len != n || s->cred.header == AB_VAULT_REFRESH ||
+	    (s->cred.header == AB_VAULT_BEARER) != name_is(f,
+	    "authorization")) {
 		ab_vault_entry_free(&s->cred);
 		return -1;
 	}
 	memcpy(s->ph, tok, n);
-	/* The invocation the request is listed for (tally.h). */
-	snprintf(s->r.who, sizeof s->r.who, "%s", strrchr(name, '.') + 1);
+	/* The invocation the request is listed for (tally.h): a sign-in's
+	 * names itself, its placeholders changing at each refresh. */
+	snprintf(s->r.who, sizeof s->r.who, "%s", s->cred.who[0] != '\0' ?
+	    s->cred.who : strrchr(name, '.') + 1);
 	return 0;
 }
 
@@ -302,14 +307,13 @@ static size_t head_out(struct sess *s, const struct ab_http_head *h, int at,
 
 /* -- The upstream. */
 
-static int upstream(struct sess *s)
+static int upstream(struct sess *s, const char *ca, size_t ca_len)
 {
 	struct ab_err err;
 
 	if (s->u != NULL)
 		return 0;
-	s->uctx = ab_tls_client_ctx_shared(s->ic->anchors, s->cred.ca,
-	    s->cred.ca_len, &err);
+	s->uctx = ab_tls_client_ctx_shared(s->ic->anchors, ca, ca_len, &err);
 	if (s->uctx == NULL || (s->u = SSL_new(s->uctx)) == NULL ||
 	    SSL_set_fd(s->u, s->ufd) != 1 ||
 	    ab_tls_client_host(s->u, s->host, &err) < 0) {
@@ -615,10 +619,172 @@ static int answer_up(struct sess *s, const struct ab_http_head *req,
 	return body_down(s, &h, sub, got);
 }
 
+/* -- A sign-in's refresh (oauth.h), at its token host. */
+
+static void wipe_buf(struct ab_buf *b)
+{
+	if (b->data != NULL)
+		explicit_bzero(b->data, b->len);
+	ab_buf_free(b);
+}
+
+/* A body whole into OUT (bounded): HAVE bytes at P first, then reads
+ * from SSL into io[]. */
+static int whole(struct sess *s, SSL *ssl, int fd, const struct ab_http_head
+    *h, const char *p, size_t have, struct ab_buf *out)
+{
+	struct ab_http_framer fr;
+	size_t off = 0, doff, dlen;
+	int done = 0;
+	long used, k;
+
+	ab_buf_init(out, AB_OAUTH_BODY_MAX);
+	ab_http_framer_init(&fr, h);
+	if (fr.kind == AB_BODY_NONE)
+		return 0;
+	for (;;) {
+		while (off < have && !done) {
+			used = ab_http_framer_data(&fr, p + off, have - off,
+			    &doff, &dlen, &done);
+			if (used < 0 || ab_buf_add(out, p + off + doff, dlen) < 0)
+				return -1;
+			off += (size_t)used;
+		}
+		if (done)
+			return 0;
+		k = get(ssl, fd, s->io, sizeof s->io, s->ic->idle_ms);
+		if (k == 0 && fr.kind == AB_BODY_EOF)
+			return 0;
+		if (k <= 0)
+			return -1;
+		p = s->io;
+		have = (size_t)k;
+		off = 0;
+	}
+}
+
+/* The refresh's head as it goes upstream, into out[]: the agent's, but
+ * its length (the body's is LEN now), encoding and connection. */
+static size_t refresh_head(struct sess *s, const struct ab_http_head *h,
+    size_t len)
+{
+	static const char *const drop[] = { "content-length",
+	    "transfer-encoding", "accept-encoding", "expect", "connection",
+	    NULL };
+	const struct ab_http_field *f;
+	const char *const *d;
+	char *o = s->out;
+	int i, k;
+
+	o = cat(o, h->method, h->method_len);
+	o = cat(o, " ", 1);
+	o = cat(o, h->target, h->target_len);
+	o = cat(o, " HTTP/1.1\r\n", 11);
+	for (i = 0; i < h->nf; i++) {
+		f = &h->f[i];
+		for (d = drop; *d != NULL && !name_is(f, *d); d++)
+			;
+		if (*d != NULL)
+			continue;
+		o = cat(o, f->name, f->name_len);
+		o = cat(o, ": ", 2);
+		o = cat(o, f->value, f->value_len);
+		o = cat(o, "\r\n", 2);
+	}
+	k = snprintf(o, 96, "Content-Length: %zu\r\nAccept-Encoding: identity"
+	    "\r\nConnection: close\r\n\r\n", len);
+	return (size_t)(o + k - s->out);
+}
+
+/* The vendor's answer to the refresh, whole: its status, body in B. */
+static int refresh_answer(struct sess *s, const struct ab_http_head *req,
+    struct ab_buf *b)
+{
+	struct ab_http_head h;
+	size_t got;
+	long len;
+
+	do {
+		len = answer_head(s, s->io, sizeof s->io, &got);
+		if (len < 0 || ab_http_response(s->io, (size_t)len, req->method,
+		    req->method_len, &h) != NULL || h.status == 101)
+			return -1;
+	} while (h.status < 200 && (memmove(s->io, s->io + len, got -
+	    (size_t)len), 1));
+	memmove(s->io, s->io + len, got - (size_t)len);
+	return whole(s, s->u, s->ufd, &h, s->io, got - (size_t)len, b) < 0 ?
+	    -1 : h.status;
+}
+
+/* The agent's answer: STATUS, BODY (JSON), and the connection closed. */
+static int refresh_reply(struct sess *s, int status, const struct ab_buf *b)
+{
+	char head[200];
+	int n;
+
+	n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: "
+	    "application/json\r\nContent-Length: %zu\r\nCache-Control: "
+	    "no-store\r\nConnection: close\r\n\r\n", status,
+	    status == 200 ? "OK" : "Refused", b->len);
+	s->r.status = status;
+	s->r.down = n + (long long)b->len;
+	return put(s->c, head, (size_t)n) < 0 || put(s->c, b->data, b->len) <
+	    0 ? -1 : 0;
+}
+
+/* Only the refresh is served at a token host: a revoke or a sign-out
+ * would sign the user out, anything else has no credential of ours. */
+static int refresh_one(struct sess *s, const struct ab_egress_signin *si,
+    const struct ab_http_head *h, size_t hlen)
+{
+	struct ab_buf body, up, ans, agent;
+	struct ab_oauth_op op;
+	struct ab_err err;
+	int status, rc = -1;
+
+	if (h->method_len != 4 || memcmp(h->method, "POST", 4) != 0 ||
+	    strcmp(s->r.path, si->token_path) != 0)
+		return answer(s, 403, strstr(s->r.path, "revoke") != NULL ||
+		    strstr(s->r.path, "logout") != NULL ? "revoke" :
+		    "signin-path"), report(s), -1;
+	memset(&op, 0, sizeof op);
+	memset(&up, 0, sizeof up);
+	memset(&ans, 0, sizeof ans);
+	memset(&agent, 0, sizeof agent);
+	if (h->expect_continue)
+		put(s->c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	if (whole(s, s->c, s->cfd, h, s->head + hlen, s->got - hlen, &body) < 0)
+		answer(s, 400, "body-framing");
+	else if (ab_oauth_begin(s->ic->vault, si, body.data, body.len, &op,
+	    &up, &err) < 0)
+		answer(s, 403, "credential");
+	else if (snprintf(s->r.who, sizeof s->r.who, "%s", op.ent.who) < 0 ||
+	    upstream(s, op.ent.ca, op.ent.ca_len) < 0)
+		answer(s, 502, "upstream-tls");
+	else if (put(s->u, s->out, refresh_head(s, h, up.len)) < 0 ||
+	    put(s->u, up.data, up.len) < 0 ||
+	    (status = refresh_answer(s, h, &ans)) < 0)
+		answer(s, 502, "upstream-answer");
+	else if (ab_oauth_end(&op, status, ans.data, ans.len, &agent,
+	    &err) < 0)
+		answer(s, 502, "signin-keep");
+	else
+		rc = refresh_reply(s, status, &agent);
+	s->r.up += (long long)up.len;
+	ab_oauth_op_free(&op);
+	wipe_buf(&body);
+	wipe_buf(&up);
+	wipe_buf(&ans);
+	wipe_buf(&agent);
+	report(s);
+	return rc < 0 ? -1 : 1;
+}
+
 /* -- One request, whole. */
 
 static int one(struct sess *s, int *keep)
 {
+	const struct ab_egress_signin *si;
 	struct ab_http_head h;
 	struct ab_subst sub;
 	const char *tok, *why;
@@ -640,10 +806,12 @@ static int one(struct sess *s, int *keep)
 		q = h.target_len;
 	snprintf(s->r.path, sizeof s->r.path, "%.*s", (int)(q < 255 ? q : 255),
 	    h.target);
+	if ((si = ab_egress_token_host(s->host, s->port)) != NULL)
+		return *keep = 0, refresh_one(s, si, &h, (size_t)hlen);
 	if ((at = cred_field(&h, &tok, &n)) < 0 ||
 	    find_cred(s, &h.f[at], tok, n) < 0)
 		return answer(s, 403, "credential"), report(s), -1;
-	if (upstream(s) < 0)
+	if (upstream(s, s->cred.ca, s->cred.ca_len) < 0)
 		return answer(s, 502, "upstream-tls"), report(s), -1;
 	n = head_out(s, &h, at, tok);
 	rc = put(s->u, s->out, n);

@@ -899,6 +899,58 @@ int ab_json_bool(const struct ab_json *j, int t, int *out)
 	return 0;
 }
 
+static int edit_place(const void *a, const void *b)
+{
+	const struct ab_json_edit *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Each edit's new text, written into E's own buffer. */
+static int edit_text(const struct ab_json_edit *e, struct ab_buf *tmp)
+{
+	struct ab_jw w;
+
+	ab_jw_init(&w, tmp);
+	if (e->s == NULL)
+		ab_jw_int(&w, e->num);
+	else
+		ab_jw_str(&w, e->s);
+	return ab_jw_done(&w);
+}
+
+int ab_json_splice(const struct ab_json *j, struct ab_json_edit *e, int n,
+    struct ab_buf *out)
+{
+	struct ab_buf tmp;
+	size_t at = 0;
+	const char *p;
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		ab_json_span(j, e[i].t, &p, &e[i].len);
+		if (p == NULL)
+			return -1;
+		e[i].at = (size_t)(p - j->text);
+	}
+	qsort(e, (size_t)n, sizeof e[0], edit_place);
+	for (i = 0; i < n; i++)
+		if (i > 0 && e[i].at < e[i - 1].at + e[i - 1].len)
+			return -1;
+	ab_buf_init(&tmp, out->max);
+	for (i = 0; rc == 0 && i <= n; i++) {
+		tmp.len = 0;
+		if (ab_buf_add(out, j->text + at, (i < n ? e[i].at : j->len) -
+		    at) < 0 || (i < n && (edit_text(&e[i], &tmp) < 0 || ab_buf_add(out, tmp.data, tmp.len) < 0)))
+			rc = -1;
+		at = i < n ? e[i].at + e[i].len : j->len;
+	}
+	if (tmp.data != NULL)
+		explicit_bzero(tmp.data, tmp.len);
+	ab_buf_free(&tmp);
+	return rc;
+}
+
 void ab_json_span(const struct ab_json *j, int t, const char **p, size_t *n)
 {
 	const jsmntok_t *tk;

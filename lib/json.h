@@ -79,6 +79,22 @@ int ab_json_bool(const struct ab_json *j, int t, int *out);
 /* The exact source text of T (strings with their quotes). */
 void ab_json_span(const struct ab_json *j, int t, const char **p, size_t *n);
 
+/* A value of a parsed document to replace: token T by the string S, or
+ * when S is NULL by the integer NUM.  AT and LEN are ab_json_splice's. */
+struct ab_json_edit {
+	int t;
+	const char *s;
+	long long num;
+	size_t at, len;
+};
+
+/* J's text with each of the N edits made, every other byte as it was,
+ * appended to OUT (bounded by its max); -1 when an edit's token is
+ * absent, two overlap, a string is not UTF-8, or OUT is full.  What it
+ * held of the new text is wiped. */
+int ab_json_splice(const struct ab_json *j, struct ab_json_edit *e, int n,
+    struct ab_buf *out);
+
 struct ab_jw {
 	struct ab_buf *b;
 	unsigned char comma[64];	/* per depth: a value was written */

@@ -54,6 +54,15 @@ void ab_profile_input(const struct ab_profile *p, enum ab_input in,
 	f->mode = in == AB_IN_AUTH ? 0660 : 0440;
 }
 
+const char *ab_profile_signin(const struct ab_profile *p,
+    enum ab_oauth_kind *kind)
+{
+	*kind = p->claude_auth[0] != '\0' ? AB_OAUTH_CLAUDE : AB_OAUTH_CODEX;
+	if (p->claude_auth[0] != '\0')
+		return p->claude_auth;
+	return p->codex_auth[0] != '\0' ? p->codex_auth : NULL;
+}
+
 void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
     char *out, size_t cap)
 {
@@ -145,9 +154,11 @@ static void ca_env(const struct ab_profile *p, const struct ab_alloc *a,
     struct ab_profile_lock *k, int *n)
 {
 	char ca[200];
-	/* As ab_inject_on (inject.h), which needs this module. */
-	int inject = p->cred_var[0] != '\0' && !p->cred_in_agent &&
-	    ab_egress_injects(&a->eg.list, p->provider);
+	/* As ab_inject_on (inject.h), which needs this module; a sign-in's
+	 * tokens always go through the proxy. */
+	int inject = (p->cred_var[0] != '\0' && !p->cred_in_agent &&
+	    ab_egress_injects(&a->eg.list, p->provider)) ||
+	    p->codex_auth[0] != '\0' || p->claude_auth[0] != '\0';
 
 	if (p->ca_sha[0] == '\0' && !inject)
 		return;
@@ -261,7 +272,7 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 
 	if (p->provider[0] == '\0')
 		return p->cred_var[0] == '\0' && p->prompt_sha[0] == '\0' &&
-		    p->codex_auth[0] == '\0' ? 0 :
+		    p->codex_auth[0] == '\0' && p->claude_auth[0] == '\0' ? 0 :
 		    bound_fail(p, "a credential without a provider", err);
 	if (!ab_adapter_known(p->provider) ||
 	    !ab_git_is_hex(p->prompt_sha, 64))
@@ -271,6 +282,10 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 		return bound_fail(p, "the credential", err);
 	if (p->codex_auth[0] != '\0' && (p->codex_auth[0] != '/' ||
 	    strcmp(p->provider, "codex") != 0 || p->cred_var[0] != '\0'))
+		return bound_fail(p, "the sign-in", err);
+	if (p->claude_auth[0] != '\0' && (p->claude_auth[0] != '/' ||
+	    strcmp(p->provider, "claude") != 0 || p->cred_var[0] != '\0' ||
+	    p->codex_auth[0] != '\0'))
 		return bound_fail(p, "the sign-in", err);
 	for (i = 0; i < p->nallow; i++)
 		if (ab_adapter_allow_ok(p->provider, p->allow[i], &skip) < 0)
@@ -311,7 +326,8 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 	if (p->argc < 1 || (p->nallow > 0 && strcmp(p->phase,
 	    "execution") != 0))
 		return bound_fail(p, "the argv or approved commands", err);
-	if (p->codex_auth[0] != '\0' && !a->sign_in)
+	if ((p->codex_auth[0] != '\0' || p->claude_auth[0] != '\0') &&
+	    (!a->sign_in || !a->eg.on))
 		return bound_fail(p, "a sign-in on an allocation without one",
 		    err);
 	return provider_bounded(p, err);
@@ -406,8 +422,8 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 		k->mounts[AB_NVOL].readonly = 1;
 		k->l.nmounts = AB_NVOL + 1;
 	}
-	/* The sign-in's copy, which Codex rewrites when it refreshes. */
-	if (p->codex_auth[0] != '\0') {
+	/* The sign-in's copy, which the CLI rewrites when it refreshes. */
+	if (p->codex_auth[0] != '\0' || p->claude_auth[0] != '\0') {
 		k->mounts[k->l.nmounts].volume = a->auth.name;
 		k->mounts[k->l.nmounts].target = a->auth.target;
 		k->l.nmounts++;
@@ -468,6 +484,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_kstr(&w, "credential_file", p->cred_path);
 	ab_jw_kbool(&w, "credential_in_agent", p->cred_in_agent);
 	ab_jw_kstr(&w, "codex_auth_file", p->codex_auth);
+	ab_jw_kstr(&w, "claude_auth_file", p->claude_auth);
 	ab_jw_kstr(&w, "runtime", p->runtime);
 	ab_jw_key(&w, "schema");
 	if (p->schema != NULL)
@@ -596,7 +613,8 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    copy_str(&j, "credential_file", p->cred_path,
 	    sizeof p->cred_path) || copy_opt_str(&j, "codex_auth_file",
 	    p->codex_auth, sizeof p->codex_auth) || copy_opt_str(&j,
-	    "runtime", p->runtime, sizeof p->runtime) || copy_schema(&j, p) ||
+	    "claude_auth_file", p->claude_auth, sizeof p->claude_auth) ||
+	    copy_opt_str(&j, "runtime", p->runtime, sizeof p->runtime) || copy_schema(&j, p) ||
 	    copy_str(&j, "body_sha256", body_sha, 65) ||
 	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||

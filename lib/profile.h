@@ -74,7 +74,7 @@ enum ab_input {
 	AB_IN_CA,	/* --ca (ab-profile) */
 	AB_IN_RULES,	/* Codex's approvals (ab-profile) */
 	AB_IN_SECRET,	/* the credential's snapshot (ab-validate, ab-run) */
-	AB_IN_AUTH	/* a ChatGPT sign-in's copy, on the auth volume */
+	AB_IN_AUTH	/* a sign-in's copy, on the auth volume */
 };
 
 struct ab_profile {
@@ -96,10 +96,13 @@ struct ab_profile {
 	/* --credential-in-agent: the credential in the agent's environment,
 	 * not put in by the proxy (inject.h); only when asked. */
 	int cred_in_agent;
-	/* --codex-auth: a ChatGPT sign-in's auth.json, copied onto the
-	 * allocation's auth volume by ab-validate and written back by
-	 * ab-run when Codex refreshed it; "" none. */
+	/* --codex-auth: a ChatGPT sign-in's auth.json; --claude-auth: a
+	 * Claude sign-in's .credentials.json.  Read by ab-validate, which
+	 * gives the agent placeholders and the proxy the tokens, and
+	 * written back by ab-run when the proxy refreshed them (inject.h);
+	 * "" none. */
 	char codex_auth[4096];
+	char claude_auth[4096];
 	/* --runtime: the OCI runtime the agent runs under (runtime.h);
 	 * "runc" in records made before there was a choice. */
 	char runtime[AB_RUNTIME_NAME_MAX];
@@ -140,6 +143,9 @@ struct ab_profile_lock {
  * inside a container (the keeper's and the agent's are the same). */
 void ab_profile_input(const struct ab_profile *p, enum ab_input in,
     struct ab_keeper_file *f);
+/* P's sign-in file and its kind, or NULL when it has none. */
+const char *ab_profile_signin(const struct ab_profile *p,
+    enum ab_oauth_kind *kind);
 void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
     char *out, size_t cap);
 /* Draws p->group: random in AB_GROUP_MIN..AB_GROUP_MAX, and no other

@@ -9,7 +9,7 @@
 
 /* Longest first: the first that matches is the longest. */
 static const char *const prefixes[] = {
-	"sk-ant-api03-", "sk-ant-oat01-", "sk-proj-", "sk-"
+	"sk-ant-api03-", "sk-ant-oat01-", "sk-ant-ort01-", "sk-proj-", "sk-"
 };
 
 static size_t known_prefix(const char *cred, size_t n)
@@ -146,6 +146,23 @@ int ab_placeholder(const char *cred, size_t n, char *out, struct ab_err *err)
 	if (rc < 0)
 		explicit_bzero(out, n);
 	return rc;
+}
+
+int ab_random_b64url(char *out, size_t n, struct ab_err *err)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_";
+	struct draw d = { .i = 0, .n = 0 };
+	unsigned v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (draw_below(&d, 64, &v, err) < 0)
+			return -1;
+		out[i] = abc[v];
+	}
+	explicit_bzero(&d, sizeof d);
+	return 0;
 }
 
 /* --- the stream's substitution ----------------------------------------- */

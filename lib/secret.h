@@ -22,8 +22,8 @@
 /* A placeholder for the credential CRED (N bytes, printable ASCII, no
  * space), written to OUT (N bytes, no NUL added): the same length; the
  * same known prefix kept as is (the longest of "sk-ant-api03-",
- * "sk-ant-oat01-", "sk-proj-", "sk-" that CRED starts with; none
- * otherwise); every other byte drawn uniformly (getrandom(2), no modulo
+ * "sk-ant-oat01-", "sk-ant-ort01-", "sk-proj-", "sk-" that CRED starts
+ * with; none otherwise); every other byte drawn uniformly (getrandom(2), no modulo
  * bias) from the class of the byte it stands for: digit, lower-case
  * letter, upper-case letter; any other byte ('-', '_', '.', ...) kept as
  * is.  Never equal to CRED (drawn again), so a client's format check
@@ -33,6 +33,11 @@
  * (no placeholder could differ from it); AB_EENGINE when getrandom
  * fails.  The message never holds a byte of CRED. */
 int ab_placeholder(const char *cred, size_t n, char *out, struct ab_err *err);
+
+/* N characters drawn uniformly from base64url's 64 (getrandom(2)): the
+ * signature of a placeholder JWT (jwt.h).  AB_EENGINE when getrandom
+ * fails. */
+int ab_random_b64url(char *out, size_t n, struct ab_err *err);
 
 /* Replaces every occurrence of FROM (N bytes) with TO (N bytes) in a
  * stream, across the boundaries of the pieces fed.  Occurrences are taken

@@ -1004,26 +1004,42 @@ int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
 	return upload(e, a, f[0].f.dir, &src, err);
 }
 
+int ab_proxy_put_all(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    struct ab_err *err)
+{
+	struct ab_tar_source src;
+	struct many_src o;
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (strcmp(f[i].f.dir, f[0].f.dir) != 0 ||
+		    strcmp(f[i].f.sub, f[0].f.sub) != 0)
+			return ab_fail(err, AB_EENGINE, "files of one upload "
+			    "must share a directory");
+	if (n == 0)
+		return 0;
+	if (ab_proxy_check(s, e, a, ab_engine_seccomp_keyword(e), err) < 0)
+		return -1;
+	memset(&o, 0, sizeof o);
+	o.f = f;
+	o.n = n;
+	src.next = many_next;
+	src.data = many_data;
+	src.ctx = &o;
+	return upload_to(e, a, a->eg.proxy_id, f[0].f.dir, &src, err);
+}
+
 int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err)
 {
 	struct ab_keeper_put one;
-	struct ab_tar_source src;
-	struct many_src o;
 
-	if (ab_proxy_check(s, e, a, ab_engine_seccomp_keyword(e), err) < 0)
-		return -1;
 	one.f = *f;
 	one.data = data;
 	one.len = len;
-	memset(&o, 0, sizeof o);
-	o.f = &one;
-	o.n = 1;
-	src.next = many_next;
-	src.data = many_data;
-	src.ctx = &o;
-	return upload_to(e, a, a->eg.proxy_id, f->dir, &src, err);
+	return ab_proxy_put_all(s, e, a, &one, 1, err);
 }
 
 int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
@@ -1038,22 +1054,36 @@ int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
 	return ab_keeper_put_all(s, e, a, &one, 1, err);
 }
 
-int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const char *file, struct ab_buf *b,
-    struct ab_err *err)
+/* FILE of container ID's volumes into b. */
+static int get_from(struct ab_engine *e, const char *id, const char *file,
+    struct ab_buf *b, struct ab_err *err)
 {
 	struct ab_tarread *t;
 	char path[300];
 	int rc;
 
-	if (ab_keeper_ready(s, e, a, err) < 0)
-		return -1;
-	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
-	    a->keeper_id, file);
+	snprintf(path, sizeof path, "/containers/%s/archive?path=%s", id, file);
 	if (ab_tarread_open(&t, e, path, (long long)b->max + 8192,
 	    "read a file back", err) < 0)
 		return -1;
 	rc = ab_tarread_one(t, b, err);
 	ab_tarread_close(t);
 	return rc < 0 ? ab_err_wrap(err, "%s", file) : 0;
+}
+
+int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const char *file, struct ab_buf *b,
+    struct ab_err *err)
+{
+	if (ab_keeper_ready(s, e, a, err) < 0)
+		return -1;
+	return get_from(e, a->keeper_id, file, b, err);
+}
+
+int ab_proxy_get(struct ab_engine *e, const struct ab_alloc *a,
+    const char *file, struct ab_buf *b, struct ab_err *err)
+{
+	if (!a->eg.on || a->eg.proxy_id[0] == '\0')
+		return ab_fail(err, AB_EREFUSED, "alloc:%s has no proxy", a->id);
+	return get_from(e, a->eg.proxy_id, file, b, err);
 }

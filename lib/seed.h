@@ -67,10 +67,18 @@ int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
 int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err);
+/* The same for N files of one DIR and SUB, in one upload. */
+int ab_proxy_put_all(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    struct ab_err *err);
 /* Reads back FILE, a regular file on the keeper's volumes, into b (at
  * most b->max bytes). */
 int ab_keeper_get(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const char *file, struct ab_buf *b,
     struct ab_err *err);
+/* Reads back FILE, a regular file of the proxy's egress volume (the
+ * vault's, which the proxy's uid alone may read inside), into b. */
+int ab_proxy_get(struct ab_engine *e, const struct ab_alloc *a,
+    const char *file, struct ab_buf *b, struct ab_err *err);
 
 #endif

@@ -41,31 +41,160 @@ static int not_written(struct ab_err *err, const char *why)
 	return 1;
 }
 
-int ab_signin_parse(const char *data, size_t len, char account[65],
-    struct ab_err *err)
+/* Where KIND keeps its tokens: the object's key, and the keys of the
+ * access token, the refresh token, the id_token (none: NULL) and the
+ * stamp a write-back sets (last_refresh, expiresAt). */
+struct shape {
+	const char *obj, *access, *refresh, *id, *stamp;
+	const char *what;
+};
+
+static const struct shape shapes[] = {
+	[AB_OAUTH_CODEX] = { "tokens", "access_token", "refresh_token",
+	    "id_token", "last_refresh", "not a ChatGPT sign-in (auth.json "
+	    "with auth_mode chatgpt, its tokens and account ID)" },
+	[AB_OAUTH_CLAUDE] = { "claudeAiOauth", "accessToken", "refreshToken",
+	    NULL, "expiresAt", "not a Claude sign-in (.credentials.json with "
+	    "claudeAiOauth, its accessToken and refreshToken)" },
+};
+
+/* The object holding the tokens, or -1 when DATA is not KIND's. */
+static int tokens_obj(enum ab_oauth_kind kind, const struct ab_json *j)
+{
+	const struct shape *sh = &shapes[kind];
+	int obj = ab_json_key(j, 0, sh->obj), mode;
+
+	if (ab_json_type(j, 0) != AB_JSON_OBJECT ||
+	    ab_json_type(j, obj) != AB_JSON_OBJECT)
+		return -1;
+	mode = ab_json_key(j, 0, "auth_mode");
+	if (kind == AB_OAUTH_CODEX && mode >= 0 &&
+	    !ab_json_str_eq(j, mode, "chatgpt"))
+		return -1;
+	if (!token_ok(j, obj, sh->access) || !token_ok(j, obj, sh->refresh) ||
+	    (sh->id != NULL && !token_ok(j, obj, sh->id)))
+		return -1;
+	return obj;
+}
+
+int ab_signin_parse(enum ab_oauth_kind kind, const char *data, size_t len,
+    char account[65], struct ab_err *err)
 {
 	struct ab_json j;
-	int tokens, mode, rc = -1;
+	int obj, rc = -1;
 	char *id = NULL;
 
 	if (ab_json_parse(&j, data, len, err) < 0)
-		return ab_fail(err, AB_EREFUSED, "not a ChatGPT sign-in: not "
-		    "JSON");
-	tokens = ab_json_key(&j, 0, "tokens");
-	mode = ab_json_key(&j, 0, "auth_mode");
-	if (ab_json_type(&j, 0) == AB_JSON_OBJECT &&
-	    (mode < 0 || ab_json_str_eq(&j, mode, "chatgpt")) &&
-	    ab_json_type(&j, tokens) == AB_JSON_OBJECT &&
-	    token_ok(&j, tokens, "id_token") &&
-	    token_ok(&j, tokens, "access_token") &&
-	    token_ok(&j, tokens, "refresh_token") &&
-	    (id = ab_json_str(&j, ab_json_key(&j, tokens, "account_id"))) &&
-	    *id != '\0')
+		return ab_fail(err, AB_EREFUSED, "%s: not JSON",
+		    shapes[kind].what);
+	obj = tokens_obj(kind, &j);
+	if (obj >= 0 && kind == AB_OAUTH_CLAUDE)
+		rc = sha_hex("", 0, account, err);
+	else if (obj >= 0 && (id = ab_json_str(&j, ab_json_key(&j, obj,
+	    "account_id"))) != NULL && *id != '\0')
 		rc = sha_hex(id, strlen(id), account, err);
-	else
-		ab_fail(err, AB_EREFUSED, "not a ChatGPT sign-in (auth.json "
-		    "with auth_mode chatgpt, its tokens and account ID)");
+	if (rc < 0)
+		ab_fail(err, AB_EREFUSED, "%s", shapes[kind].what);
 	free(id);
+	ab_json_free(&j);
+	return rc;
+}
+
+static char *token(const struct ab_json *j, int obj, const char *key)
+{
+	char *v;
+	size_t n;
+
+	if (key == NULL)
+		return NULL;
+	v = ab_json_strn(j, ab_json_key(j, obj, key), &n);
+	if (v != NULL && (n == 0 || n > AB_OAUTH_TOKEN_MAX ||
+	    strlen(v) != n)) {
+		explicit_bzero(v, n);
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+int ab_signin_tokens_get(enum ab_oauth_kind kind, const char *data,
+    size_t len, struct ab_oauth_tokens *t, struct ab_err *err)
+{
+	const struct shape *sh = &shapes[kind];
+	struct ab_json j;
+	int obj, ok;
+
+	memset(t, 0, sizeof *t);
+	if (ab_json_parse(&j, data, len, err) < 0)
+		return ab_fail(err, AB_EREFUSED, "%s: not JSON", sh->what);
+	obj = tokens_obj(kind, &j);
+	t->access = obj < 0 ? NULL : token(&j, obj, sh->access);
+	t->refresh = obj < 0 ? NULL : token(&j, obj, sh->refresh);
+	t->id = obj < 0 ? NULL : token(&j, obj, sh->id);
+	if (kind == AB_OAUTH_CLAUDE && obj >= 0 &&
+	    ab_json_int(&j, ab_json_key(&j, obj, sh->stamp), &t->expires_ms) < 0)
+		t->expires_ms = 0;
+	ok = t->access != NULL && t->refresh != NULL &&
+	    (sh->id == NULL || t->id != NULL);
+	explicit_bzero(j.text, j.len);
+	ab_json_free(&j);
+	if (!ok) {
+		ab_oauth_tokens_free(t);
+		return ab_fail(err, AB_EREFUSED, "%s (each token 1 to %d "
+		    "bytes)", sh->what, AB_OAUTH_TOKEN_MAX);
+	}
+	return 0;
+}
+
+/* The edits of T to KIND's document J: at most four. */
+static int edits(enum ab_oauth_kind kind, const struct ab_json *j, int obj,
+    const struct ab_oauth_tokens *t, const char *now,
+    struct ab_json_edit *e)
+{
+	const struct shape *sh = &shapes[kind];
+	int n = 0, k;
+
+	e[n++] = (struct ab_json_edit){ .t = ab_json_key(j, obj, sh->access),
+	    .s = t->access };
+	e[n++] = (struct ab_json_edit){ .t = ab_json_key(j, obj, sh->refresh),
+	    .s = t->refresh };
+	if (sh->id != NULL && t->id != NULL)
+		e[n++] = (struct ab_json_edit){ .t = ab_json_key(j, obj,
+		    sh->id), .s = t->id };
+	k = ab_json_key(j, kind == AB_OAUTH_CLAUDE ? obj : 0, sh->stamp);
+	if (kind == AB_OAUTH_CLAUDE && t->expires_ms > 0 &&
+	    ab_json_type(j, k) == AB_JSON_NUMBER)
+		e[n++] = (struct ab_json_edit){ .t = k, .num = t->expires_ms };
+	if (kind == AB_OAUTH_CODEX && now != NULL &&
+	    ab_json_type(j, k) == AB_JSON_STRING)
+		e[n++] = (struct ab_json_edit){ .t = k, .s = now };
+	return n;
+}
+
+int ab_signin_splice(enum ab_oauth_kind kind, const char *data, size_t len,
+    const struct ab_oauth_tokens *t, int stamp, struct ab_buf *out,
+    struct ab_err *err)
+{
+	struct ab_json_edit e[4];
+	struct ab_json j;
+	char now[32];
+	time_t s = time(NULL);
+	struct tm tm;
+	int obj, rc = 0;
+
+	ab_buf_init(out, AB_SIGNIN_MAX + 4 * AB_OAUTH_TOKEN_MAX);
+	if (ab_json_parse(&j, data, len, err) < 0 ||
+	    (obj = tokens_obj(kind, &j)) < 0) {
+		ab_json_free(&j);
+		return ab_fail(err, AB_EREFUSED, "%s", shapes[kind].what);
+	}
+	stamp = stamp && gmtime_r(&s, &tm) != NULL &&
+	    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0;
+	if (ab_json_splice(&j, e, edits(kind, &j, obj, t, stamp ? now : NULL,
+	    e), out) < 0)
+		rc = ab_fail(err, AB_EREFUSED, "the sign-in's tokens could not "
+		    "be replaced (not text, or past %d bytes)", AB_SIGNIN_MAX);
+	explicit_bzero(j.text, j.len);
 	ab_json_free(&j);
 	return rc;
 }
@@ -79,15 +208,15 @@ static void describe(const struct stat *st, struct ab_signin *sn)
 	    st->st_mtim.tv_nsec;
 }
 
-int ab_signin_read(const char *path, struct ab_buf *b, struct ab_signin *sn,
-    struct ab_err *err)
+int ab_signin_read(enum ab_oauth_kind kind, const char *path,
+    struct ab_buf *b, struct ab_signin *sn, struct ab_err *err)
 {
 	struct stat st;
 
 	ab_buf_init(b, AB_SIGNIN_MAX);
 	if (ab_file_read_at(AT_FDCWD, path, b, &st, err) < 0 ||
-	    ab_signin_parse(b->data ? b->data : "", b->len, sn->account,
-	    err) < 0 || sha_hex(b->data ? b->data : "", b->len, sn->sha,
+	    ab_signin_parse(kind, b->data ? b->data : "", b->len,
+	    sn->account, err) < 0 || sha_hex(b->data ? b->data : "", b->len, sn->sha,
 	    err) < 0)
 		return -1;
 	describe(&st, sn);
@@ -154,33 +283,6 @@ int ab_signin_write_back(const char *path, const struct ab_signin *sn,
 		close(dfd);
 	close(fd);	/* the lock goes with it */
 	return rc;
-}
-
-void ab_signin_back(const char *path, const struct ab_signin *was,
-    const char *data, size_t len, struct ab_signin_back *o)
-{
-	struct ab_err err;
-	char sha[65], account[65];
-
-	memset(o, 0, sizeof *o);
-	if (sha_hex(data, len, sha, &err) < 0) {
-		snprintf(o->problem, sizeof o->problem, "%.250s", err.msg);
-		return;
-	}
-	if (strcmp(sha, was->sha) == 0)
-		return;
-	o->refreshed = 1;
-	if (ab_signin_parse(data, len, account, &err) < 0)
-		snprintf(o->problem, sizeof o->problem, "the copy the agent "
-		    "left is %.250s", err.msg);
-	else if (strcmp(account, was->account) != 0)
-		snprintf(o->problem, sizeof o->problem, "the copy the agent "
-		    "left names another account");
-	else if (ab_signin_write_back(path, was, data, len, &err) != 0)
-		snprintf(o->problem, sizeof o->problem, "not written back: "
-		    "%.250s", err.msg);
-	else
-		o->written = 1;
 }
 
 int ab_signin_keep(struct ab_state *s, const char *name, const char *data,

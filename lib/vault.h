@@ -29,10 +29,12 @@
 #define AB_VAULT_FILE_MAX (640 * 1024)	/* --ca holds 512 KiB */
 #define AB_VAULT_CRED_MAX 4096
 
-/* Which request header carries the credential. */
+/* Which request header carries the credential; or a sign-in's refresh
+ * token, which the proxy alone sends, in a refresh it makes (oauth.h). */
 enum ab_vault_header {
 	AB_VAULT_X_API_KEY,	/* x-api-key: CRED */
-	AB_VAULT_BEARER		/* Authorization: Bearer CRED */
+	AB_VAULT_BEARER,	/* Authorization: Bearer CRED */
+	AB_VAULT_REFRESH	/* a refresh token, at a sign-in's token host */
 };
 
 struct ab_vault_entry {
@@ -41,6 +43,10 @@ struct ab_vault_entry {
 	size_t cred_len;
 	const char *ca;		/* PEM anchors for the upstream, or NULL */
 	size_t ca_len;
+	/* A sign-in's: the invocation its requests are listed under
+	 * (tally.h), and its state file (oauth.h); "" otherwise. */
+	char who[17];
+	char signin[40];
 };
 
 /* "HOST:PORT.HASH" for the placeholder PH (N bytes). */

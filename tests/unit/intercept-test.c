@@ -144,8 +144,8 @@ static void *proxy(void *arg)
 
 static void vault_put(const char *dir, const struct ab_buf *vpem)
 {
-	struct ab_vault_entry v = { AB_VAULT_X_API_KEY, key, strlen(key),
-	    vpem->data, vpem->len };
+	struct ab_vault_entry v = { .header = AB_VAULT_X_API_KEY, .cred = key,
+	    .cred_len = strlen(key), .ca = vpem->data, .ca_len = vpem->len };
 	char name[512], path[1024];
 	struct ab_err err;
 	struct ab_buf b;

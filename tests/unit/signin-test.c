@@ -36,7 +36,7 @@ static void parse(const char *text, int want, const char *desc)
 	struct ab_err err;
 	char account[65];
 
-	ok((ab_signin_parse(text, strlen(text), account, &err) == 0) == want,
+	ok((ab_signin_parse(AB_OAUTH_CODEX, text, strlen(text), account, &err) == 0) == want,
 	    desc);
 }
 
@@ -71,7 +71,7 @@ static int after(void (*change)(void), struct ab_err *err)
 	struct ab_buf b;
 
 	put(good);
-	if (ab_signin_read(path, &b, &sn, err) < 0) {
+	if (ab_signin_read(AB_OAUTH_CODEX, path, &b, &sn, err) < 0) {
 		ab_buf_free(&b);
 		return -2;
 	}
@@ -118,10 +118,65 @@ static void take_lock(void)
 		perror("flock");
 }
 
+static const char claude[] = "{\"claudeAiOauth\": {\"accessToken\": "
+    "\"sk-ant-oat01-AAAA\", \"refreshToken\": \"sk-ant-ort01-BBBB\", "
+    "\"expiresAt\": 1700000000000, \"scopes\": [\"user:inference\"], "
+    "\"subscriptionType\": \"max\"}}";
+
+/* The tokens replaced, every other byte kept: the document as the CLI
+ * wrote it, with new values where its tokens were. */
+static void splices(void)
+{
+	struct ab_oauth_tokens t = { .access = "ACC\"1", .refresh = "REF2",
+	    .id = "x.y.z", .expires_ms = 1800000000000LL };
+	struct ab_oauth_tokens got;
+	struct ab_buf out;
+	struct ab_err err;
+
+	ok(ab_signin_splice(AB_OAUTH_CODEX, good, strlen(good), &t, 0, &out,
+	    &err) == 0 && out.len == strlen(good) - strlen("a.b.cd.e.frt-1") +
+	    strlen("x.y.zACC\\\"1REF2") && strstr(out.data, "\"last_refresh\": "
+	    "\"2026-12-01T00:00:00Z\"") && strstr(out.data, "\"account_id\": "
+	    "\"acct-1\"}") && strstr(out.data, "\"access_token\": "
+	    "\"ACC\\\"1\""), "codex: tokens replaced, the rest as it was");
+	ok(ab_signin_tokens_get(AB_OAUTH_CODEX, out.data, out.len, &got,
+	    &err) == 0 && strcmp(got.access, "ACC\"1") == 0 &&
+	    strcmp(got.refresh, "REF2") == 0 && strcmp(got.id, "x.y.z") == 0,
+	    "codex: the tokens read back");
+	ab_oauth_tokens_free(&got);
+	ab_buf_free(&out);
+	ok(ab_signin_splice(AB_OAUTH_CODEX, good, strlen(good), &t, 1, &out,
+	    &err) == 0 && strstr(out.data, "2026-12-01T00:00:00Z") == NULL,
+	    "codex: a write-back stamps last_refresh");
+	ab_buf_free(&out);
+	ok(ab_signin_splice(AB_OAUTH_CLAUDE, claude, strlen(claude), &t, 1,
+	    &out, &err) == 0 && strstr(out.data, "\"expiresAt\": "
+	    "1800000000000,") && strstr(out.data, "\"refreshToken\": "
+	    "\"REF2\"") && strstr(out.data, "\"scopes\": [\"user:inference\"]"),
+	    "claude: tokens and expiresAt replaced, the rest as it was");
+	ab_buf_free(&out);
+	ok(ab_signin_tokens_get(AB_OAUTH_CLAUDE, claude, strlen(claude), &got,
+	    &err) == 0 && got.id == NULL && got.expires_ms == 1700000000000LL &&
+	    strcmp(got.refresh, "sk-ant-ort01-BBBB") == 0,
+	    "claude: its tokens and expiry read");
+	ab_oauth_tokens_free(&got);
+	ok(ab_signin_splice(AB_OAUTH_CLAUDE, good, strlen(good), &t, 1, &out,
+	    &err) < 0, "a Codex sign-in is no Claude sign-in");
+	ab_buf_free(&out);
+}
+
 int main(void)
 {
 	struct ab_err err;
 	struct stat st;
+	char account[65];
+
+	splices();
+	ok(ab_signin_parse(AB_OAUTH_CLAUDE, claude, strlen(claude), account,
+	    &err) == 0, "a Claude sign-in is one");
+	ok(ab_signin_parse(AB_OAUTH_CLAUDE, "{\"claudeAiOauth\": "
+	    "{\"accessToken\": \"a\"}}", 30, account, &err) < 0,
+	    "a Claude sign-in without its refresh token is not");
 
 	parse(good, 1, "a ChatGPT sign-in is one");
 	parse(refreshed, 1, "auth_mode may be absent");
