@@ -8,6 +8,7 @@
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
+# shellcheck disable=SC2030,SC2031 # each test sets the globals it uses
 # The suite's agents state is this file's too: tests/run-suite runs the
 # files tagged agents one after another.
 # bats file_tags=agents
@@ -17,7 +18,7 @@ load lib/bases
 setup_file() {
 	ab_agents_setup_file || return 1
 	CA=$BATS_FILE_TMPDIR/ca
-	ab_test_ca "$CA" api.anthropic.com
+	ab_test_ca "$CA" api.anthropic.com,platform.claude.com
 	GW=$(ab_bridge_gateway)
 	KEY=$BATS_FILE_TMPDIR/api-key
 	printf 'sk-ant-agentbox-test-%s\n' "$RANDOM$RANDOM$RANDOM" >"$KEY"
@@ -572,4 +573,185 @@ PY
 		'Ran 1 test.*OK'
 	ab-image remove "$img" >/dev/null
 	docker rmi "$tag" >/dev/null
+}
+
+# -- The claude.ai sign-in (ab-profile --claude-auth).
+
+# signin_ctr PHASE SCENARIO [AB-PROFILE OPTIONS...]: a sign-in's validated
+# container: the vendor writes AUTH first; the allocation has the auth
+# volume and the two hosts the CLI signs in through; CTR.
+signin_ctr() {
+	local phase=$1 prof dl=$BATS_TEST_TMPDIR/deadline
+	AUTH=$BATS_TEST_TMPDIR/credentials.json
+	ab_vendor anthropic "$2" --claude-auth-json "$AUTH"
+	shift 2
+	ab_deadline_in "$dl" "${TIMEOUT:-180}"
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$dl" --sign-in \
+		--egress "api.anthropic.com:443=$GW:$VPORT,platform.claude.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	prof=$(ab-profile --alloc "$ALLOC" --phase "$phase" --deadline "$dl" \
+		--attempt "cl-$RANDOM$RANDOM" --provider claude --ca "$CA/ca.pem" \
+		--prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH" "$@")
+	CTR=$(ab-validate "$prof")
+}
+
+signin_run() {
+	signin_ctr "$@"
+	signin_go
+}
+
+# signin_go: runs CTR; RECORD, STATUS.
+signin_go() {
+	run --separate-stderr ab-run "$CTR"
+	STATUS=$status
+	RECORD=$(ab-run --show "$output")
+	record_field 'r["stdout"]["text"][-2000:]' >&2
+	record_field 'r["stderr"]["text"][-2000:]' >&2
+	cat "$VLOG" >&2
+}
+
+# A field of the sign-in at $1.
+cred_field() {
+	python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))["claudeAiOauth"]
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+@test "claude sign-in: a token near its expiry is refreshed through the proxy with the real refresh token, and the host's file gets the new tokens" {
+	local old_rt new_rt
+	signin_ctr planning '{"turns":[{"text":"signed in"}],"token":{"expires_in":120,"refresh":"reuse-error"}}'
+	old_rt=$(cred_field "$AUTH" 'a["refreshToken"]')
+	signin_go
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]]')" \
+		'["signed in", {"refreshed": true, "written_back": true, "kept": null, "problem": null}]'
+	# The vendor saw the real refresh token (fresh: one it issued) and a
+	# live access token of its own on every call.
+	assert_equal "$(vlog '[[x["host"], x["refresh"], x["answer"]] for x in L if x["path"] == "/v1/oauth/token"]')" \
+		'[["platform.claude.com", "fresh", 200]]'
+	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
+	assert_equal "$(record_field '[[x["method"], x["path"], x["status"]] for x in r["egress"]["requests"]["listed"] if x["path"] == "/v1/oauth/token"]')" \
+		'[["POST", "/v1/oauth/token", 200]]'
+	new_rt=$(cred_field "$AUTH" 'a["refreshToken"]')
+	[ -n "$new_rt" ] && [ "$new_rt" != "$old_rt" ]
+	assert_equal "$(cred_field "$AUTH" 'a["expiresAt"] > (__import__("time").time() + 3000) * 1000')" True
+	assert_equal "$(stat -c %a "$AUTH")" 600
+	run grep -rlF -e "$new_rt" "$AB_STATE_DIR"
+	assert_output ""
+}
+
+@test "claude sign-in: the agent holds placeholders only; printed and sent to the vendor, they are not the tokens; the vault is closed to it" {
+	local t seen cmd='ls /run/agentbox/egress/vault 2>&1; cat /home/agent/.claude/.credentials.json'
+	signin_run execution "{\"turns\":[{\"tool\":\"Bash\",\"input\":{\"command\":\"$cmd\"}},{\"text\":\"done\"}]}" \
+		--allow-command "$cmd"
+	assert_equal "$(record_field 'r["agent"]["status"]')" ok
+	seen=$(vlog '[r["text"] for x in L for r in x.get("tool_results", [])][0]')
+	grep -q 'sk-ant-oat01-' <<<"$seen"
+	grep -q 'sk-ant-ort01-' <<<"$seen"
+	grep -q 'Permission denied' <<<"$seen"
+	for t in "$(cred_field "$AUTH" 'a["accessToken"]')" "$(cred_field "$AUTH" 'a["refreshToken"]')"; do
+		! grep -qF -- "$t" <<<"$seen" || fail "a real token reached the vendor"
+		! grep -qF -- "$t" "$VLOG" || fail "a real token is in the vendor's log"
+		! record_field 'json.dumps(r)' | grep -qF -- "$t" || fail "a real token is in the result"
+	done
+	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
+	assert_equal "$(record_field 'r["sign_in"]["refreshed"]')" false
+}
+
+@test "claude sign-in: a refresh the vendor refuses ends the run with the vendor's error, and the host keeps its tokens" {
+	local mine
+	TIMEOUT=120 signin_ctr planning '{"turns":[{"text":"one"}],"token":{"expires_in":-600,"refresh":"reused"}}'
+	mine=$(sha256sum <"$AUTH")
+	run --separate-stderr ab-run "$CTR"
+	[ "$status" -ne 0 ]
+	RECORD=$(ab-run --show "$output")
+	assert_equal "$(vlog '[[x["refresh"], x["answer"]] for x in L if x["path"] == "/v1/oauth/token"]')" '[["reused", 400]]'
+	assert_equal "$(vlog '[x["path"] for x in L if x.get("main")]')" '[]'
+	record_field 'r["stdout"]["text"]' | grep -q 'could not be refreshed'
+	assert_equal "$(record_field '[r["sign_in"]["refreshed"], r["sign_in"]["written_back"], r["sign_in"]["problem"]]')" \
+		'[false, false, "the vendor refused a refresh: HTTP 400"]'
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+}
+
+@test "claude sign-in: refused without the sign-in volume or its hosts, with a Codex file, or with another credential" {
+	vendor '{"turns":[]}'
+	AUTH=$BATS_TEST_TMPDIR/credentials.json
+	printf '{"claudeAiOauth":{"accessToken":"sk-ant-oat01-a","refreshToken":"sk-ant-ort01-b","expiresAt":1}}\n' >"$AUTH"
+	local dl=$BATS_TEST_TMPDIR/deadline
+	ab_deadline_in "$dl" 60
+	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --egress "api.anthropic.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt a1 --deadline "$dl" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH"
+	assert_regex "$stderr" "^ab-profile: --claude-auth: alloc:[0-9a-f]+ has no sign-in volume \(ab-alloc --sign-in\)$"
+	ab-clean "$ALLOC"
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --sign-in --egress "api.anthropic.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	run_exact 1 ab-profile --alloc "$ALLOC" --phase planning --attempt a1 --deadline "$dl" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH"
+	assert_regex "$stderr" "does not allow api.anthropic.com:443 and platform.claude.com:443$"
+	ab-clean "$ALLOC"
+	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --sign-in \
+		--egress "api.anthropic.com:443=$GW:$VPORT,platform.claude.com:443=$GW:$VPORT")
+	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt a1 --deadline "$dl" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$KEY"
+	assert_regex "$stderr" "^ab-profile: --claude-auth $KEY: not a Claude sign-in"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt a1 --deadline "$dl" \
+		--provider codex --prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH"
+	assert_equal "$stderr" "ab-profile: --claude-auth goes with --provider claude"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt a1 --deadline "$dl" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH" --api-key-file "$KEY"
+	assert_equal "$stderr" "ab-profile: one credential file"
+	run_exact 2 ab-profile --alloc "$ALLOC" --phase planning --attempt a1 --deadline "$dl" \
+		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH" --codex-auth "$AUTH"
+	assert_equal "$stderr" "ab-profile: one sign-in"
+	ab-clean "$ALLOC"
+}
+
+@test "claude sign-in: a token the vendor stops taking mid-run is refreshed through the proxy, and the turn goes on" {
+	signin_run planning '{"turns":[{"status":401},{"text":"after the refresh"}],"token":{"expires_in":3600,"refresh":"reuse-error"}}'
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]["refreshed"], r["sign_in"]["written_back"]]')" \
+		'["after the refresh", true, true]'
+	assert_equal "$(vlog '[[x["path"], x.get("refresh")] for x in L if x["path"] == "/v1/oauth/token"]')" \
+		'[["/v1/oauth/token", "fresh"]]'
+}
+
+@test "claude sign-in: claude auth logout signs no one out; tokens the agent writes into its copy change nothing on the host" {
+	local mine own='printf %s {\"claudeAiOauth\":{\"accessToken\":\"sk-ant-oat01-mine\",\"refreshToken\":\"sk-ant-ort01-mine\",\"expiresAt\":1}} >/home/agent/.claude/.credentials.json'
+	signin_ctr execution "$(python3 -c 'import json, sys
+print(json.dumps({"turns": [{"tool": "Bash", "input": {"command": "claude auth logout"}},
+    {"tool": "Bash", "input": {"command": sys.argv[1]}}, {"text": "done"}]}))' "$own")" \
+		--allow-command "claude auth logout" --allow-command "$own"
+	mine=$(sha256sum <"$AUTH")
+	signin_go
+	# The revoke is refused at the proxy: the vendor never sees it.
+	assert_equal "$(vlog '[x["path"] for x in L if "revoke" in x["path"]]')" '[]'
+	assert_equal "$(record_field '[d["reasons"] for d in r["egress"]["destinations"] if d["host"] == "platform.claude.com"]')" \
+		'[{"revoke": 1}]'
+	# Whatever the agent left in its copy, the host's file is as it was.
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+	assert_equal "$(record_field 'r["sign_in"]')" \
+		'{"refreshed": false, "written_back": false, "kept": null, "problem": null}'
+}
+
+@test "claude sign-in: the host's file changed during the run keeps both sets of tokens, the conflict named" {
+	local mine kept
+	signin_ctr planning '{"turns":[{"text":"one"}],"token":{"expires_in":120}}'
+	# The user's own CLI refreshes the same sign-in meanwhile.
+	python3 -c 'import json, sys
+a = json.load(open(sys.argv[1])); a["claudeAiOauth"]["refreshToken"] = "sk-ant-ort01-the-users-own"
+open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
+	mine=$(sha256sum <"$AUTH")
+	signin_go
+	assert_equal "$STATUS" 0
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+	assert_equal "$(grep -v '^ab-run: agent: ' <<<"$stderr")" "ab-run: --claude-auth $AUTH: not written back: it was changed since it was read; the refreshed sign-in is in $AB_STATE_DIR/signin/$(record_field 'r["profile"]').json"
+	kept=$(record_field 'r["sign_in"]["kept"]')
+	assert_equal "$(cred_field "$kept" 'a["refreshToken"].startswith("sk-ant-ort01-") and a["refreshToken"] != "sk-ant-ort01-the-users-own"')" True
+	assert_equal "$(stat -c %a "$kept")" 600
+	rm -rf "${AB_STATE_DIR:?}/signin"
 }

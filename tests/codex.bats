@@ -626,10 +626,16 @@ a = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-@test "codex sign-in: a near-expiry token is refreshed, written back, and the next invocation uses it" {
+# The real tokens of the sign-in at $1, one a line.
+auth_tokens() {
+	auth_field "$1" '"\n".join(a["tokens"][k] for k in ("id_token", "access_token", "refresh_token"))'
+}
+
+@test "codex sign-in: a near-expiry token is refreshed through the proxy with the real refresh token, written back, and the next invocation uses it" {
 	local old_rt new_rt c
 	AUTH=$BATS_TEST_TMPDIR/auth.json
-	# A refresh token presented twice is refused, as the real one is.
+	# A refresh token presented twice is refused, as the real one is; one
+	# the vendor never issued (a placeholder) is refused too.
 	vendor '{"turns":[{"text":"one"},{"text":"two"}],"token":{"expires_in":60,"refresh":"reuse-error"}}'
 	old_rt=$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')
 	new_alloc
@@ -637,8 +643,14 @@ print(eval(sys.argv[2]))' "$1" "$2"
 	assert_equal "$STATUS" 0
 	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]]')" \
 		'["one", {"refreshed": true, "written_back": true, "kept": null, "problem": null}]'
+	# The vendor saw the real refresh token (fresh: one it issued), and
+	# the real access tokens (valid: issued by it, never a placeholder).
 	assert_equal "$(vlog '[x["refresh"] for x in L if x["path"] == "/oauth/token"]')" '["fresh"]'
+	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
 	assert_equal "$(vlog '[x["path"] for x in L if x.get("main")]')" '["/backend-api/codex/responses"]'
+	# The refresh is in the result's egress section, with the requests.
+	assert_equal "$(record_field '[[x["method"], x["path"], x["status"]] for x in r["egress"]["requests"]["listed"] if x["path"] == "/oauth/token"]')" \
+		'[["POST", "/oauth/token", 200]]'
 	new_rt=$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')
 	[ "$new_rt" != "$old_rt" ]
 	assert_equal "$(stat -c %a "$AUTH")" 600
@@ -659,6 +671,94 @@ print(eval(sys.argv[2]))' "$1" "$2"
 	done
 }
 
+@test "codex sign-in: a token the vendor stops taking mid-run is refreshed through the proxy, and the turn goes on" {
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	# Codex meets a 401 by reading its auth.json again and retrying,
+	# then by refreshing: two 401s make it refresh.
+	vendor '{"turns":[{"status":401,"code":"token_expired","times":2},{"text":"after the refresh"}],"token":{"expires_in":3600,"refresh":"reuse-error"}}'
+	new_alloc
+	run_profile "$(profile planning)"
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]["refreshed"], r["sign_in"]["written_back"]]')" \
+		'["after the refresh", true, true]'
+	assert_equal "$(vlog '[x["refresh"] for x in L if x["path"] == "/oauth/token"]')" '["fresh"]'
+	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
+}
+
+# shellcheck disable=SC2016 # the commands are for Codex's shell
+@test "codex sign-in: the agent's copy holds placeholders only; what it prints of it, sent to the vendor, holds no real token; the vault is closed to it" {
+	local t
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor '{"turns":[{"shell":"grep -h -e refresh_token -e account_id /home/agent/.codex/auth.json; ls /run/agentbox/egress/vault 2>&1"},{"text":"done"}]}'
+	new_alloc
+	run_profile "$(profile planning)"
+	assert_equal "$(record_field 'r["agent"]["status"]')" ok
+	# A placeholder of the refresh token's length, of the same shape.
+	outputs | grep -qE "refresh_token[\\\\]?\": [\\\\]?\"[A-Za-z0-9]{2}_[A-Za-z0-9_-]{$(($(auth_field "$AUTH" 'len(a["tokens"]["refresh_token"])') - 3))}[\\\\]?\""
+	outputs | grep -q 'Permission denied'
+	outputs | grep -qF "$(auth_field "$AUTH" 'a["tokens"]["account_id"]')"
+	while read -r t; do
+		! outputs | grep -qF -- "$t" || fail "a real token reached the vendor"
+		! grep -qF -- "$t" "$VLOG" || fail "a real token is in the vendor's log"
+		! record_field 'json.dumps(r)' | grep -qF -- "$t" || fail "a real token is in the result"
+	done < <(auth_tokens "$AUTH")
+	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
+}
+
+@test "codex sign-in: tokens the agent writes into its copy, of the same account, change nothing on the host" {
+	local mine
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor '{"turns":[{"shell":"cp /work/other.json /home/agent/.codex/auth.json"},{"text":"done"}]}'
+	auth_field "$AUTH" 'json.dumps(dict(a, tokens=dict(a["tokens"], refresh_token="rt_chosen_by_the_agent", access_token="x.y.z")))' \
+		>"$BATS_TEST_TMPDIR/other.json"
+	REPO=$BATS_TEST_TMPDIR/repo2
+	git init -q "$REPO"
+	cp "$BATS_TEST_TMPDIR/other.json" "$REPO/other.json"
+	git -C "$REPO" add -A
+	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm other
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
+	mine=$(sha256sum <"$AUTH")
+	new_alloc
+	run_profile "$(profile execution --allow-command "cp /work/other.json /home/agent/.codex/auth.json")"
+	assert_equal "$(record_field 'r["agent"]["status"]')" ok
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+	assert_equal "$(record_field 'r["sign_in"]')" \
+		'{"refreshed": false, "written_back": false, "kept": null, "problem": null}'
+	[ ! -e "$AB_STATE_DIR/signin" ] || [ -z "$(ls -A "$AB_STATE_DIR/signin")" ]
+}
+
+@test "codex sign-in: codex logout inside signs the user out nowhere: the revoke is refused and named" {
+	local mine
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor '{"turns":[{"shell":"codex logout"},{"text":"done"}]}'
+	mine=$(sha256sum <"$AUTH")
+	new_alloc
+	run_profile "$(profile execution --allow-command "codex logout")"
+	assert_equal "$(vlog '[x["path"] for x in L if "revoke" in x["path"]]')" '[]'
+	assert_equal "$(record_field '[d["reasons"] for d in r["egress"]["destinations"] if d["host"] == "auth.openai.com"]')" \
+		'[{"revoke": 1}]'
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+}
+
+@test "codex sign-in: a refresh the vendor refuses ends the run with the vendor's error, and the host keeps its tokens" {
+	local mine
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	# Expired already: a refused refresh leaves nothing to work with.
+	vendor '{"turns":[{"text":"one"}],"token":{"expires_in":-600,"refresh":"reused"}}'
+	mine=$(sha256sum <"$AUTH")
+	new_alloc
+	run_profile "$(profile planning)"
+	[ "$STATUS" -ne 0 ]
+	assert_equal "$(vlog '[[x["refresh"], x["answer"]] for x in L if x["path"] == "/oauth/token"][:1]')" '[["reused", 401]]'
+	# The turn is refused for its expired token, and ends with the
+	# vendor's words.
+	assert_equal "$(vlog 'sorted(set((x["bearer"], x["answer"]) for x in L if x.get("main")))')" '[["expired", 401]]'
+	record_field 'r["stdout"]["text"]' | grep -q 'refresh token was already used'
+	assert_equal "$(record_field '[r["sign_in"]["refreshed"], r["sign_in"]["written_back"], r["sign_in"]["problem"]]')" \
+		'[false, false, "the vendor refused a refresh: HTTP 401"]'
+	assert_equal "$(sha256sum <"$AUTH")" "$mine"
+}
+
 @test "codex sign-in: FILE changed meanwhile is not overwritten; the refresh is kept and named" {
 	local ctr mine p
 	AUTH=$BATS_TEST_TMPDIR/auth.json
@@ -666,7 +766,8 @@ print(eval(sys.argv[2]))' "$1" "$2"
 	new_alloc
 	p=$(profile planning)
 	ctr=$(ab-validate "$p")
-	# Someone signs in again on the host between the copy and the run.
+	# The user's own CLI refreshes the same sign-in on the host between
+	# the copy and the run: two holders of one rotating token.
 	python3 -c 'import json, sys
 a = json.load(open(sys.argv[1])); a["last_refresh"] = "2026-12-02T00:00:00Z"
 open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
@@ -681,29 +782,11 @@ open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
 	assert_equal "$(record_field '[r["agent"]["final_message"], r["sign_in"]["refreshed"], r["sign_in"]["written_back"], r["sign_in"]["kept"]]')" \
 		"[\"one\", true, false, \"$AB_STATE_DIR/signin/${p#profile:}.json\"]"
 	assert_equal "$(stat -c %a "$AB_STATE_DIR/signin/${p#profile:}.json")" 600
+	# Both sets kept: the user's in FILE, the refreshed one beside; the
+	# kept one holds real tokens, no placeholder.
 	[ "$(auth_field "$AB_STATE_DIR/signin/${p#profile:}.json" 'a["tokens"]["refresh_token"]')" != \
 		"$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')" ]
-	rm -rf "${AB_STATE_DIR:?}/signin"
-}
-
-@test "codex sign-in: a copy the agent swapped for another account's is not written back" {
-	local mine
-	AUTH=$BATS_TEST_TMPDIR/auth.json
-	vendor '{"turns":[{"shell":"cp /work/other.json /home/agent/.codex/auth.json"},{"text":"done"}]}'
-	auth_field "$AUTH" 'json.dumps(dict(a, tokens=dict(a["tokens"], account_id="someone-else")))' \
-		>"$BATS_TEST_TMPDIR/other.json"
-	REPO=$BATS_TEST_TMPDIR/repo2
-	git init -q "$REPO"
-	cp "$BATS_TEST_TMPDIR/other.json" "$REPO/other.json"
-	git -C "$REPO" add -A
-	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm other
-	COMMIT=$(git -C "$REPO" rev-parse HEAD)
-	mine=$(sha256sum <"$AUTH")
-	new_alloc
-	run_profile "$(profile execution --allow-command "cp /work/other.json /home/agent/.codex/auth.json")"
-	assert_equal "$(sha256sum <"$AUTH")" "$mine"
-	assert_equal "$(record_field '[r["sign_in"]["written_back"], r["sign_in"]["problem"]]')" \
-		'[false, "the copy the agent left names another account"]'
+	assert_equal "$(auth_field "$AB_STATE_DIR/signin/${p#profile:}.json" 'a["last_refresh"] != "2026-12-02T00:00:00Z" and a["tokens"]["account_id"] == "00000000-0000-4000-8000-00000000acc7"')" True
 	rm -rf "${AB_STATE_DIR:?}/signin"
 }
 
@@ -730,8 +813,11 @@ print(json.dumps(a))' "$AUTH" "$mark" >"$BATS_TEST_TMPDIR/owner.json"
 	outputs | grep -q 'Permission denied'
 	! outputs | grep -qF -- "$mark" || fail "another agent read the owner's sign-in"
 	! outputs | grep -qE 'MOVED|PLANTED' || fail "another agent changed the auth volume"
-	docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" \
-		cat "/run/agentbox/auth/${a#profile:}/auth.json" | grep -qF -- "$mark"
+	# The owner's copy holds a placeholder of it, never the token.
+	run docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" \
+		cat "/run/agentbox/auth/${a#profile:}/auth.json"
+	assert_output --partial '"refresh_token"'
+	refute_output --partial "$mark"
 	run_exact 0 ab-clean "$ALLOC"
 	rm -rf "${AB_STATE_DIR:?}/signin"
 }

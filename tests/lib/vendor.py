@@ -4,6 +4,7 @@ agents through the allocation's egress proxy under the vendor's real name.
 
   vendor.py --listen ADDR --ready FILE [--cert PEM --key PEM] [--mode M]
             [--script FILE] [--log FILE] [--auth-json FILE]
+            [--claude-auth-json FILE]
 
 Listens on ADDR (port 0: any), writes the port to FILE once it listens.
 With --cert it speaks TLS (the certificate of a test CA that the test hands
@@ -17,7 +18,9 @@ to agentbox with --ca).  Modes:
              HTTP/1.1 with keep-alive, one thread a connection, answers to
              POST /v1/messages streamed as server-sent events (chunked, one
              flush an event), each main turn's answer the next step of the
-             scenario --script; every request logged to --log
+             scenario --script; every request logged to --log; with an
+             API key or a claude.ai sign-in (platform.claude.com pinned to
+             this server too): see "The claude.ai sign-in" below
   openai     the OpenAI Responses API as Codex CLI (0.163.0) uses it, with
              an API key (api.openai.com) or a ChatGPT sign-in (chatgpt.com
              and auth.openai.com pinned to this server): the same plumbing
@@ -31,10 +34,13 @@ The scenario (--script FILE) is a JSON object:
                            when absent
    "side": TEXT,           every side request's answer ("ok")
    "can_fetch": BOOL,      WebFetch's domain preflight (true)
-   "remote_settings": OBJ} served as the organisation's managed settings at
+   "remote_settings": OBJ, served as the organisation's managed settings at
                            /api/claude_code/settings ({"settings": OBJ}),
                            which Claude Code fetches from its vendor: a
                            hostile vendor's way to widen permissions
+   "token": {"expires_in": N, "refresh": R}}
+                           the claude.ai sign-in (below); without it any
+                           credential is taken
 Each main-turn request consumes the next STEP; once they run out every main
 turn is answered with the text "done" (logged as {"text": "done",
 "default": true}).  A STEP is one of:
@@ -92,9 +98,43 @@ safeguards never get a verdict.
 
 Other requests: GET /api/web/domain_info?domain=D (WebFetch's preflight)
 gets {"can_fetch": true}, so that the fetch itself meets the egress proxy;
-POST /v1/messages/count_tokens an estimate; anything else (/api/hello,
-/api/claude_code/settings, policy_limits, event logging...) a 404 with the
-API's error body.
+POST /v1/messages/count_tokens an estimate; the sign-in's requests (below);
+anything else (/api/hello, /api/claude_code/settings, policy_limits, event
+logging...) a 404 with the API's error body.  A /v1/messages body with
+Content-Encoding: gzip (what Claude Code sends when no HTTPS proxy is
+set, as when run on a host) is decompressed.
+
+The claude.ai sign-in.  --claude-auth-json FILE writes (mode 0600, before
+the port file) a .credentials.json for $CLAUDE_CONFIG_DIR as Claude Code
+expects it:
+  {"claudeAiOauth": {"accessToken": "sk-ant-oat01-...",
+   "refreshToken": "sk-ant-ort01-...", "expiresAt": MS, "scopes": [...],
+   "subscriptionType": "max", "rateLimitTier": "default_claude_max_20x"}}
+the tokens opaque (the prefix and 95 characters), the access token
+expiring in token.expires_in seconds (3600 by default), expiresAt in
+milliseconds.  Claude Code sends "Authorization: Bearer ACCESS" (and the
+anthropic-beta oauth-2025-04-20 on /v1/messages) and refreshes when
+expiresAt is less than five minutes away (before its first request) or
+after a 401 from /v1/messages or /v1/mcp_servers (not from the profile):
+POST https://platform.claude.com/v1/oauth/token with JSON
+{"grant_type": "refresh_token", "refresh_token", "client_id", "scope"}.
+A refresh token this vendor.py issued gets 200 {"token_type": "Bearer",
+"access_token", "expires_in": 3600, "refresh_token" (a new one),
+"scope", "organization": {"uuid", "name"}, "account": {"uuid",
+"email_address"}} (Claude Code writes expiresAt = now + expires_in back
+to the file) when token.refresh is "allow" (the default); with
+"reuse-error" one presented a second time gets 400 {"error":
+"invalid_grant", "error_description": ...}, with "reused" every one
+does, and so does one this vendor.py never issued (Claude Code then
+blanks the file's tokens and ends the run: "OAuth session expired and
+could not be refreshed").  With "token" set, a /v1/messages request
+whose bearer is not a live access token issued here gets 401
+authentication_error (Claude Code refreshes and sends it again), and so
+do GET /api/oauth/profile and /v1/mcp_servers (the claude.ai connectors,
+fetched at start); for a live one those two answer a Max account's
+profile and no connectors (without "token", any other bearer a 404).  POST
+/v1/oauth/token/revoke ({"token", "token_type_hint", "client_id"}: claude
+auth logout) answers 200 and forgets that refresh token.
 
 The log (--log FILE): one JSON object a line, for every request:
   method, path, answer (what a request other than /v1/messages got), and
@@ -104,6 +144,11 @@ The log (--log FILE): one JSON object a line, for every request:
   deferred   those of them with defer_loading (tool search's placeholder)
   x_api_key, authorization   whether that header came: booleans only,
              never a value
+  bearer     "none", "api-key" (x-api-key and no Authorization), or
+             Authorization's "valid" / "expired" (an access token this
+             vendor.py issued) or "unknown"; never a value (also on
+             /api/oauth/profile and /v1/mcp_servers)
+  content_encoding  the body's, when compressed
   credential "real" when the credential header holds the key that
              --credential FILE names ("real-2" for a second --credential,
              and so on), "other" or "none" (openai mode too)
@@ -117,7 +162,12 @@ bytes in chunks of 64 KiB and logs nothing (bench/inject.sh).
   safeguards the classifier_context's permission_mode, when asked for
   verdict    the classifier verdict sent, if any
   step       the STEP answered ({"big": N} without the text); a side
-             request's as {"side": TEXT}.
+             request's as {"side": TEXT}
+  answer     401 when the sign-in refused the bearer (no step consumed)
+and for /v1/oauth/token: host, grant_type, client_id, scope,
+refresh_token (whether one came), refresh ("fresh", "reused" or
+"unknown"), answer; for /v1/oauth/token/revoke: host, token_type_hint,
+client_id, token (whether one came), known (one of ours), answer.
 
 The openai mode.  Codex posts each model request to /v1/responses (API
 key: "Authorization: Bearer KEY") or, signed in to ChatGPT, to
@@ -215,10 +265,12 @@ five minutes before its first request).  POST /oauth/token (Codex posts
 answers new tokens (access token valid an hour) when token.refresh is
 "allow" (the default); with "reuse-error" a refresh token presented a
 second time to this vendor.py gets 401 {"error": {"code":
-"refresh_token_reused"}}, and with "reused" every refresh does (a
-snapshot refreshed elsewhere).  With "token" set, a model request to
-/backend-api/ whose bearer is not an unexpired JWT gets 401 (Codex then
-refreshes and retries).  GET /backend-api/wham/accounts/check (workspace
+"refresh_token_reused"}}, with "reused" every refresh does (a snapshot
+refreshed elsewhere), and so does a refresh token this vendor.py never
+issued (a placeholder).  With "token" set, a model request to
+/backend-api/ whose bearer is not an unexpired access token this
+vendor.py issued gets 401 (Codex then reads auth.json again and retries,
+and after a second 401 refreshes).  GET /backend-api/wham/accounts/check (workspace
 routing discovery, without which Codex will not start a turn) answers the
 one workspace ACCOUNT.  A model request with no Authorization gets 401.
 
@@ -231,8 +283,10 @@ answer, model, stream, main, kind, tools (a namespace's as NS.NAME),
 authorization, step), and
   t          seconds since vendor.py started, on every entry
   request_kind  x-codex-turn-metadata's ("turn", "compaction")
-  bearer     "none", "opaque" (an API key), or "valid"/"expired" (a JWT),
-             never a value; account_id: whether ChatGPT-Account-Id came
+  bearer     "none", "opaque" (an API key), "valid"/"expired" (an access
+             token this vendor.py issued, by its exp) or "forged" (a JWT
+             it never issued: a placeholder), never a value; account_id:
+             whether ChatGPT-Account-Id came
   outputs    [{call_id, type, text}] the function_call_output and
              custom_tool_call_output items after the model's last item in
              input, text cut to 500 characters
@@ -241,7 +295,7 @@ authorization, step), and
   content_encoding  the body's, when compressed
   websocket  true on a refused upgrade
   and for /oauth/token: grant_type, client_id, refresh_token (whether one
-  came), refresh ("fresh" or "reused"), answer."""
+  came), refresh ("fresh", "reused" or "unknown"), answer."""
 import argparse
 import base64
 import gzip
@@ -320,6 +374,7 @@ def load_scenario(path):
         sys.exit("vendor.py: %s: not {\"turns\": [...]}" % path)
     if sc.get("classifier") not in (None,) + VERDICTS:
         sys.exit("vendor.py: %s: classifier is one of %s" % (path, VERDICTS))
+    check_token(sc, path)
     for i, s in enumerate(sc.get("turns", [])):
         kinds = [k for k in STEP_KINDS if isinstance(s, dict) and k in s]
         if len(kinds) != 1 or set(s) - STEP_KEYS or \
@@ -372,6 +427,78 @@ class State:
         with self.lock:
             self.log.write(line)
             self.log.flush()
+
+
+# The OAuth client Claude Code signs in and refreshes as.
+CLAUDE_CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+# The scopes a claude.ai sign-in of 2.1.332 asks for and is granted.
+CLAUDE_SCOPES = ["user:profile", "user:inference", "user:sessions:claude_code",
+                 "user:mcp_servers", "user:file_upload", "user:plugins"]
+
+
+class ClaudeState(State):
+    """State, plus the claude.ai sign-in's tokens: the access tokens issued
+    (with their expiry), the refresh tokens issued and those used so far;
+    never a value in the log."""
+
+    def __init__(self, script, log):
+        State.__init__(self, script, log)
+        self.token = self.scenario.get("token")
+        self.access = {}  # access token: its expiry (epoch seconds)
+        self.issued = set()  # refresh tokens issued
+        self.used_refresh = set()
+        self.account = "00000000-0000-4000-8000-0000000acc07"
+        self.org = "00000000-0000-4000-8000-000000000e60"
+
+    def tokens(self, expires_in):
+        """A fresh access and refresh token, opaque and shaped as
+        platform.claude.com issues them, registered here."""
+        def opaque(prefix):
+            return prefix + b64url(os.urandom(72))[:93] + "AA"
+        acc, rt = opaque("sk-ant-oat01-"), opaque("sk-ant-ort01-")
+        with self.lock:
+            self.access[acc] = time.time() + expires_in
+            self.issued.add(rt)
+        return acc, rt
+
+    def auth_json(self, path):
+        """Writes a claude.ai sign-in .credentials.json (mode 0600) whose
+        access token expires in the scenario's token.expires_in seconds."""
+        exp = (self.token or {}).get("expires_in", 3600)
+        acc, rt = self.tokens(exp)
+        doc = {"claudeAiOauth": {
+            "accessToken": acc, "refreshToken": rt,
+            "expiresAt": int((time.time() + exp) * 1000),
+            "scopes": CLAUDE_SCOPES, "subscriptionType": "max",
+            "rateLimitTier": "default_claude_max_20x"}}
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                     0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f)
+        os.rename(path + ".tmp", path)
+
+    def bearer(self, tok):
+        """"valid", "expired" or "unknown": an access token of ours?"""
+        with self.lock:
+            exp = self.access.get(tok)
+        if exp is None:
+            return "unknown"
+        return "valid" if exp > time.time() else "expired"
+
+    def refresh(self, rt):
+        """(status, "fresh" / "reused" / "unknown"): 200, or 400 when the
+        refresh token is not one of ours or token.refresh refuses it."""
+        with self.lock:
+            known = rt in self.issued
+            reused = rt in self.used_refresh
+            if known:
+                self.used_refresh.add(rt)
+        if not known:
+            return 400, "unknown"
+        mode = (self.token or {}).get("refresh", "allow")
+        if mode == "reused" or (reused and mode == "reuse-error"):
+            return 400, "reused"
+        return 200, "reused" if reused else "fresh"
 
 
 def is_main(body, beta):
@@ -636,6 +763,12 @@ class Anthropic(Handler):
                                "answer": ans})
             self.send_json(200, ans)
             return
+        if self.path.split("?")[0] == "/api/oauth/profile":
+            self.signed_in(self.profile())
+            return
+        if self.path.split("?")[0] == "/v1/mcp_servers":
+            self.signed_in({"data": [], "next_page": None})
+            return
         self.not_found()
 
     def do_POST(self):
@@ -647,13 +780,22 @@ class Anthropic(Handler):
         if path == "/v1/bulk":
             self.bulk()
             return
+        if path == "/v1/oauth/token":
+            self.oauth(raw)
+            return
+        if path == "/v1/oauth/token/revoke":
+            self.revoke(raw)
+            return
         if path == "/v1/messages":
+            enc = self.headers.get("Content-Encoding", "").lower()
             try:
+                if enc == "gzip":
+                    raw = gzip.decompress(raw)
                 body = json.loads(raw or b"{}")
-            except ValueError:
+            except (ValueError, OSError, EOFError):
                 body = None
             if isinstance(body, dict):
-                self.messages(body)
+                self.messages(body, enc or None)
                 return
             self.state.record({"method": "POST", "path": self.path,
                                "answer": 400})
@@ -673,7 +815,125 @@ class Anthropic(Handler):
                            "answer": 404})
         self.error(404, "not_found_error", "vendor.py: no such path")
 
-    def messages(self, body):
+    # -- the claude.ai sign-in
+
+    def bearer(self):
+        """What the request authenticates with: "none", "api-key"
+        (x-api-key), or an Authorization bearer's "valid" / "expired" (an
+        access token this vendor.py issued) or "unknown"; never a value."""
+        a = self.headers.get("Authorization")
+        if a is None:
+            return "api-key" if "x-api-key" in self.headers else "none"
+        tok = a[7:] if a.lower().startswith("bearer ") else a
+        return self.state.bearer(tok.strip())
+
+    def refuse_bearer(self, bearer):
+        """With the scenario's "token": a 401 unless the bearer is live."""
+        if self.state.token is None or bearer == "valid":
+            return False
+        self.error(401, "authentication_error",
+                   "OAuth token has expired. Please obtain a new token or "
+                   "refresh your existing token." if bearer == "expired"
+                   else "Invalid bearer token")
+        return True
+
+    def signed_in(self, ans):
+        """A GET the CLI makes when signed in: ANS for a live access token;
+        otherwise 401 with "token" set, else 404 as any unknown path."""
+        bearer = self.bearer()
+        entry = {"method": "GET", "path": self.path, "bearer": bearer}
+        if bearer != "valid":
+            entry["answer"] = 401 if self.state.token is not None else 404
+            self.state.record(entry)
+            if not self.refuse_bearer(bearer):
+                self.error(404, "not_found_error", "vendor.py: no such path")
+            return
+        entry["answer"] = 200
+        self.state.record(entry)
+        self.send_json(200, ans)
+
+    def profile(self):
+        """/api/oauth/profile's answer: the account and its Max plan."""
+        st = self.state
+        return {"account": {
+            "uuid": st.account, "email": "agent@vendor.invalid",
+            "full_name": "Vendor Agent", "display_name": "Agent",
+            "has_claude_max": True, "has_claude_pro": False,
+            "created_at": "2025-01-01T00:00:00Z"},
+            "organization": {
+            "uuid": st.org, "name": "vendor.py",
+            "organization_type": "claude_max",
+            "billing_type": "stripe_subscription",
+            "rate_limit_tier": "default_claude_max_20x",
+            "has_extra_usage_enabled": False,
+            "subscription_created_at": "2025-01-01T00:00:00Z"}}
+
+    def form(self, raw):
+        """A token endpoint's request: JSON, as Claude Code posts it, or a
+        form."""
+        try:
+            if "json" in self.headers.get("Content-Type", ""):
+                form = json.loads(raw or b"{}")
+            else:
+                form = dict(urllib.parse.parse_qsl(raw.decode()))
+        except ValueError:
+            form = {}
+        return form if isinstance(form, dict) else {}
+
+    def revoke(self, raw):
+        """POST /v1/oauth/token/revoke (claude auth logout): 200, and a
+        refresh token of ours is refused from then on."""
+        form = self.form(raw)
+        tok = str(form.get("token") or "")
+        with self.state.lock:
+            known = tok in self.state.issued
+            self.state.issued.discard(tok)
+            self.state.access.pop(tok, None)
+        self.state.record({"method": "POST", "path": self.path,
+                           "host": self.headers.get("Host"),
+                           "token_type_hint": form.get("token_type_hint"),
+                           "client_id": form.get("client_id"),
+                           "token": bool(tok), "known": known,
+                           "answer": 200})
+        self.send_json(200, {})
+
+    def oauth(self, raw):
+        """POST /v1/oauth/token: a refresh_token grant, as Claude Code
+        posts it to platform.claude.com."""
+        form = self.form(raw)
+        entry = {"method": "POST", "path": self.path,
+                 "host": self.headers.get("Host"),
+                 "grant_type": form.get("grant_type"),
+                 "client_id": form.get("client_id"),
+                 "scope": form.get("scope"),
+                 "refresh_token": bool(form.get("refresh_token"))}
+        if form.get("grant_type") != "refresh_token" or \
+                not form.get("refresh_token"):
+            entry["answer"] = 400
+            self.state.record(entry)
+            self.send_json(400, {"error": "invalid_request",
+                                 "error_description": "vendor.py: only "
+                                 "refresh_token grants"})
+            return
+        status, seen = self.state.refresh(str(form["refresh_token"]))
+        entry.update(refresh=seen, answer=status)
+        self.state.record(entry)
+        if status != 200:
+            self.send_json(status, {"error": "invalid_grant",
+                                    "error_description": "Refresh token not "
+                                    "found or invalid"})
+            return
+        acc, rt = self.state.tokens(3600)
+        self.send_json(200, {
+            "token_type": "Bearer", "access_token": acc, "expires_in": 3600,
+            "refresh_token": rt, "scope": " ".join(CLAUDE_SCOPES),
+            "organization": {"uuid": self.state.org, "name": "vendor.py"},
+            "account": {"uuid": self.state.account,
+                        "email_address": "agent@vendor.invalid"}})
+
+    # -- the Messages API
+
+    def messages(self, body, encoding=None):
         main = is_main(body, self.headers.get("anthropic-beta", ""))
         tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
         entry = {
@@ -687,8 +947,16 @@ class Anthropic(Handler):
             "x_api_key": "x-api-key" in self.headers,
             "authorization": "authorization" in self.headers,
             "credential": self.credential(),
+            "bearer": self.bearer(),
             "tool_results": tool_results(body),
         }
+        if encoding:
+            entry["content_encoding"] = encoding
+        if self.state.token is not None and entry["bearer"] != "valid":
+            entry["answer"] = 401
+            self.state.record(entry)
+            self.refuse_bearer(entry["bearer"])
+            return
         verdict = None
         if main:
             step = self.state.step()
@@ -1191,12 +1459,8 @@ OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output",
                 "tool_search_output")
 
 
-def load_openai_scenario(path):
-    """The openai mode's scenario, checked like load_scenario's."""
-    with open(path) as f:
-        sc = json.load(f)
-    if not isinstance(sc, dict) or not isinstance(sc.get("turns", []), list):
-        sys.exit("vendor.py: %s: not {\"turns\": [...]}" % path)
+def check_token(sc, path):
+    """The scenario's sign-in "token", checked (both API modes)."""
     tok = sc.get("token")
     if tok is not None and (
             not isinstance(tok, dict) or set(tok) - {"expires_in", "refresh"}
@@ -1204,6 +1468,15 @@ def load_openai_scenario(path):
             or not isinstance(tok.get("expires_in", 0), (int, float))):
         sys.exit("vendor.py: %s: token is {\"expires_in\": N, \"refresh\": "
                  "%s}" % (path, " or ".join(REFRESH_MODES)))
+
+
+def load_openai_scenario(path):
+    """The openai mode's scenario, checked like load_scenario's."""
+    with open(path) as f:
+        sc = json.load(f)
+    if not isinstance(sc, dict) or not isinstance(sc.get("turns", []), list):
+        sys.exit("vendor.py: %s: not {\"turns\": [...]}" % path)
+    check_token(sc, path)
     if sc.get("websocket", 426) not in (404, 426):
         sys.exit("vendor.py: %s: websocket is 404 or 426" % path)
     for i, s in enumerate(sc.get("turns", [])):
@@ -1253,6 +1526,8 @@ class OpenAIState(State):
         self.token = sc.get("token")
         self.websocket = int(sc.get("websocket", 426))
         self.used_refresh = set()
+        self.issued_access = {}
+        self.issued_refresh = set()
         self.account = "00000000-0000-4000-8000-00000000acc7"
 
     def record(self, entry):
@@ -1282,8 +1557,12 @@ class OpenAIState(State):
                "scp": ["openid", "profile", "email", "offline_access"],
                "https://api.openai.com/auth": auth,
                "https://api.openai.com/profile": profile}
-        return {"id_token": jwt(idt), "access_token": jwt(acc),
-                "refresh_token": "rt_" + b64url(os.urandom(24))}
+        t = {"id_token": jwt(idt), "access_token": jwt(acc),
+             "refresh_token": "rt_" + b64url(os.urandom(24))}
+        with self.lock:
+            self.issued_access[t["access_token"]] = acc["exp"]
+            self.issued_refresh.add(t["refresh_token"])
+        return t
 
     def auth_json(self, path):
         """Writes a ChatGPT sign-in auth.json (mode 0600) whose access
@@ -1301,8 +1580,11 @@ class OpenAIState(State):
         os.rename(path + ".tmp", path)
 
     def refresh(self, rt):
-        """200 and new tokens, or 401 refresh_token_reused."""
+        """200 and new tokens, or 401: refresh_token_reused, or "unknown"
+        for a refresh token this vendor.py never issued."""
         with self.lock:
+            if rt not in self.issued_refresh:
+                return 401, "unknown"
             reused = rt in self.used_refresh
             self.used_refresh.add(rt)
         mode = (self.token or {}).get("refresh", "allow")
@@ -1519,15 +1801,19 @@ class OpenAI(Handler):
 
     def bearer(self):
         """What the Authorization header carries: "none", "opaque" (an API
-        key), or a JWT's "valid" / "expired"."""
+        key), an access token this vendor.py issued, "valid" or "expired"
+        by its exp, or "forged" (a JWT it never issued)."""
         v = self.headers.get("Authorization", "")
         if not v:
             return "none"
         tok = v.split(" ", 1)[1] if " " in v else v
-        claims = jwt_claims(tok)
-        if claims is None:
+        if jwt_claims(tok) is None:
             return "opaque"
-        return "valid" if claims.get("exp", 0) > time.time() else "expired"
+        with self.state.lock:
+            exp = self.state.issued_access.get(tok)
+        if exp is None:
+            return "forged"
+        return "valid" if exp > time.time() else "expired"
 
     # -- the Responses API
 
@@ -1717,6 +2003,7 @@ def main():
     ap.add_argument("--script")
     ap.add_argument("--log")
     ap.add_argument("--auth-json")  # openai mode: see the module's doc
+    ap.add_argument("--claude-auth-json")  # anthropic mode: the same
     ap.add_argument("--credential", action="append", default=[])
     a = ap.parse_args()
     global CREDENTIAL
@@ -1726,7 +2013,9 @@ def main():
     CREDENTIAL = CREDENTIALS[0] if CREDENTIALS else None
     state = None
     if a.mode == "anthropic":
-        state = State(a.script, a.log)
+        state = ClaudeState(a.script, a.log)
+        if a.claude_auth_json:
+            state.auth_json(a.claude_auth_json)
     elif a.mode == "openai":
         state = OpenAIState(a.script, a.log)
         if a.auth_json:
