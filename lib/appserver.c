@@ -380,17 +380,9 @@ static void add_changes(struct ab_as *s, const char *id,
 static int why_set(char *why, size_t cap, const char *fmt, const char *path)
 {
 	char q[160];
-	size_t i, o = 0;
 
 	/* Enough of the path to find it, in printable ASCII. */
-	for (i = 0; path[i] != '\0' && o + 5 < sizeof q; i++)
-		if ((unsigned char)path[i] < 0x20 || (unsigned char)path[i] >=
-		    0x7f || path[i] == '"' || path[i] == '\\')
-			o += (size_t)snprintf(q + o, sizeof q - o, "\\x%02x",
-			    (unsigned char)path[i]);
-		else
-			q[o++] = path[i];
-	q[o] = '\0';
+	ab_quote(q, sizeof q, path, strlen(path));
 	snprintf(why, cap, fmt, q);
 	return -1;
 }

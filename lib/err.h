@@ -31,6 +31,17 @@ int ab_fail(struct ab_err *err, int code, const char *fmt, ...)
 int ab_fail_errno(struct ab_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* One line of printable ASCII from N bytes at SRC into DST (CAP bytes,
+ * NUL added): every other byte (a newline, an escape sequence's ESC, a
+ * byte of UTF-8, which may be a control or reorder the line) as \xNN;
+ * cut at CAP, never inside an escape.  Its length.  Every message
+ * ab_fail and ab_err_wrap set goes through it. */
+size_t ab_printable(char *dst, size_t cap, const char *src, size_t n);
+/* The same for a name put between double quotes in a message: '"' and
+ * '\\' also as \xNN, so the quoting stays unambiguous, and "..." where
+ * it is cut. */
+size_t ab_quote(char *dst, size_t cap, const char *src, size_t n);
+
 /* Prefixes err->msg with "what: ", keeping its code; returns -1. */
 int ab_err_wrap(struct ab_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -14,27 +14,11 @@
  * them and the reason must fit in ab_err.msg. */
 #define QUOTE_MAX	300
 
-/* Copies s[0..n) into dst (size bytes) for a message.  Every byte outside
- * printable ASCII becomes \xNN, so a hostile name cannot drive the
- * terminal the message lands on, and so do '"' and '\\', so the quoting
- * stays unambiguous.  A name that does not fit ends in "...". */
+/* A name for a message (ab_quote): a hostile one cannot drive the
+ * terminal the message lands on. */
 static void quote(char *dst, size_t size, const char *s, size_t n)
 {
-	size_t i, o = 0;
-	unsigned char b;
-
-	for (i = 0; i < n; i++) {
-		if (o + sizeof "\\xNN" + sizeof "..." > size) {
-			memcpy(dst + o, "...", sizeof "...");
-			return;
-		}
-		b = (unsigned char)s[i];
-		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\')
-			o += (size_t)snprintf(dst + o, size - o, "\\x%02x", b);
-		else
-			dst[o++] = (char)b;
-	}
-	dst[o] = '\0';
+	ab_quote(dst, size, s, n);
 }
 
 static int refuse_path(const char *path, const char *why, struct ab_err *err)

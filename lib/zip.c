@@ -75,18 +75,10 @@ static unsigned long get32(const unsigned char *p)
 }
 
 /* A name as it goes into a one-line message: the archive chose its
- * bytes, so control bytes become '?' and a long one is cut. */
+ * bytes (ab_quote). */
 static void show(char *s, size_t cap, const unsigned char *name, size_t n)
 {
-	size_t i, k = n < cap - 4 ? n : cap - 4;
-
-	for (i = 0; i < k; i++)
-		s[i] = name[i] < 0x20 || name[i] == 0x7f ? '?' : (char)name[i];
-	if (k < n) {
-		memcpy(s + k, "...", 3);
-		k += 3;
-	}
-	s[k] = '\0';
+	ab_quote(s, cap, (const char *)name, n);
 }
 
 static int refuse_member(struct ab_err *err, const struct entry *e,

@@ -132,6 +132,14 @@ alloc_objects() {
 	[ -z "$(ls "$AB_STATE_DIR/alloc" 2>/dev/null)" ]
 }
 
+@test "an engine's message holding a newline and an escape sequence is one printable line" {
+	ab_proxy_start --match '^POST /v[0-9.]+/containers/[0-9a-f]+/start$' \
+		--action fail --status 500 --message $'no keeper\ntoday \e[31mred\e[0m \xc2\x9b caf\xc3\xa9'
+	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 125 ab-alloc --image "$AB_IMAGE"
+	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 1
+	assert_regex "$stderr" 'no keeper\\x0atoday \\x1b\[31mred\\x1b\[0m \\xc2\\x9b caf\\xc3\\xa9$'
+}
+
 @test "a reply after the deadline is 124 and leaves nothing behind" {
 	local f=$BATS_TEST_TMPDIR/deadline
 	ab_proxy_start --match '^GET /v[0-9.]+/containers/[0-9a-f]+/json$' \
