@@ -328,12 +328,7 @@ int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
 static void env(struct ab_profile_lock *k, int *n, const char *name,
     const char *value)
 {
-	/* The list is fixed by this code: a full table is a bug here. */
-	if (*n >= AB_PROFILE_ENV_MAX)
-		abort();
-	snprintf(k->env_text[*n], sizeof k->env_text[0], "%s=%s", name, value);
-	k->env[*n] = k->env_text[*n];
-	(*n)++;
+	ab_profile_env(k, n, name, value);
 }
 
 /* Codex keeps its state (databases, helper links) in CODEX_HOME, which

@@ -23,15 +23,31 @@
 #define LEDGER "attempts"
 #define LEDGER_MAX (16u << 20)
 
-static void env_add(struct ab_profile_lock *k, int *n, const char *fmt,
-    const char *a, long long v)
+void ab_profile_env(struct ab_profile_lock *k, int *n, const char *name,
+    const char *value)
 {
+	int w;
+
 	/* The list is fixed by this code: a full table is a bug here. */
 	if (*n >= AB_PROFILE_ENV_MAX)
 		abort();
-	snprintf(k->env_text[*n], sizeof k->env_text[0], fmt, a, v);
+	w = snprintf(k->env_text[*n], sizeof k->env_text[0], "%s=%s", name,
+	    value);
+	if (w < 0 || (size_t)w >= sizeof k->env_text[0]) {
+		k->env_cut = 1;
+		return;
+	}
 	k->env[*n] = k->env_text[*n];
 	(*n)++;
+}
+
+void ab_profile_env_int(struct ab_profile_lock *k, int *n, const char *name,
+    long long value)
+{
+	char text[24];
+
+	snprintf(text, sizeof text, "%lld", value);
+	ab_profile_env(k, n, name, text);
 }
 
 static const char *const input_names[] = { "prompt.txt", "schema.json",
@@ -139,10 +155,10 @@ static void egress_env(const struct ab_alloc *a, struct ab_profile_lock *k,
 	if (!a->eg.on)
 		return;
 	for (i = 0; names[i] != NULL; i++)
-		env_add(k, n, "%s=" AB_RELAY_URL "%.0lld", names[i], 0);
-	env_add(k, n, "NO_PROXY=%s", "", 0);
-	env_add(k, n, "no_proxy=%s", "", 0);
-	env_add(k, n, "AB_PROBE_EGRESS=%s", AB_EGRESS_SOCKET, 0);
+		ab_profile_env(k, n, names[i], AB_RELAY_URL);
+	ab_profile_env(k, n, "NO_PROXY", "");
+	ab_profile_env(k, n, "no_proxy", "");
+	ab_profile_env(k, n, "AB_PROBE_EGRESS", AB_EGRESS_SOCKET);
 }
 
 /* The agent's trust anchors.  With --ca, or with a credential the proxy
@@ -162,16 +178,16 @@ static void ca_env(const struct ab_profile *p, const struct ab_alloc *a,
 
 	if (p->ca_sha[0] == '\0' && !inject)
 		return;
-	env_add(k, n, "SSL_CERT_FILE=%s", AB_CA_BUNDLE, 0);
-	env_add(k, n, "NODE_EXTRA_CA_CERTS=%s", AB_CA_EXTRA, 0);
-	env_add(k, n, "CODEX_CA_CERTIFICATE=%s", AB_CA_EXTRA, 0);
+	ab_profile_env(k, n, "SSL_CERT_FILE", AB_CA_BUNDLE);
+	ab_profile_env(k, n, "NODE_EXTRA_CA_CERTS", AB_CA_EXTRA);
+	ab_profile_env(k, n, "CODEX_CA_CERTIFICATE", AB_CA_EXTRA);
 	if (p->ca_sha[0] != '\0') {
 		ab_profile_input_path(p, AB_IN_CA, ca, sizeof ca);
-		env_add(k, n, "AB_PROBE_CA=%s", ca, 0);
+		ab_profile_env(k, n, "AB_PROBE_CA", ca);
 	}
 	if (inject)
-		env_add(k, n, "AB_PROBE_PROXY_CA=%s", AB_EGRESS_DIR "/"
-		    AB_VAULT_CA_NAME, 0);
+		ab_profile_env(k, n, "AB_PROBE_PROXY_CA", AB_EGRESS_DIR "/"
+		    AB_VAULT_CA_NAME);
 }
 
 /* An unset runtime is runc: ab_profile_load names runc for a record made
@@ -188,20 +204,20 @@ static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
 {
 	int n = 0;
 
-	env_add(k, &n, "PATH=%s", p->path_env, 0);
-	env_add(k, &n, "HOME=%s", AB_HOME, 0);
-	env_add(k, &n, "TMPDIR=/tmp%s", "", 0);
-	env_add(k, &n, "LANG=C.UTF-8%s", "", 0);
-	env_add(k, &n, "npm_config_cache=/tmp/.npm%s", "", 0);
-	env_add(k, &n, "XDG_CACHE_HOME=/tmp/.cache%s", "", 0);
-	env_add(k, &n, "AB_PROBE_NONCE=%s", p->nonce, 0);
-	env_add(k, &n, "AB_PROBE_PHASE=%s", p->phase, 0);
-	env_add(k, &n, "AB_PROBE_HOME=%s", AB_HOME, 0);
-	env_add(k, &n, "AB_PROBE_HOME_BYTES=%s%lld", "", p->home_bytes);
-	env_add(k, &n, "AB_PROBE_TMP_BYTES=%s%lld", "", p->tmp_bytes);
-	env_add(k, &n, "AB_PROBE_GROUP=%s%lld", "", p->group);
+	ab_profile_env(k, &n, "PATH", p->path_env);
+	ab_profile_env(k, &n, "HOME", AB_HOME);
+	ab_profile_env(k, &n, "TMPDIR", "/tmp");
+	ab_profile_env(k, &n, "LANG", "C.UTF-8");
+	ab_profile_env(k, &n, "npm_config_cache", "/tmp/.npm");
+	ab_profile_env(k, &n, "XDG_CACHE_HOME", "/tmp/.cache");
+	ab_profile_env(k, &n, "AB_PROBE_NONCE", p->nonce);
+	ab_profile_env(k, &n, "AB_PROBE_PHASE", p->phase);
+	ab_profile_env(k, &n, "AB_PROBE_HOME", AB_HOME);
+	ab_profile_env_int(k, &n, "AB_PROBE_HOME_BYTES", p->home_bytes);
+	ab_profile_env_int(k, &n, "AB_PROBE_TMP_BYTES", p->tmp_bytes);
+	ab_profile_env_int(k, &n, "AB_PROBE_GROUP", p->group);
 	if (under_runsc(p))
-		env_add(k, &n, "AB_PROBE_RUNTIME=runsc%s", "", 0);
+		ab_profile_env(k, &n, "AB_PROBE_RUNTIME", "runsc");
 	egress_env(a, k, &n);
 	ca_env(p, a, k, &n);
 	ab_adapter_env(p, k, &n);
@@ -442,6 +458,10 @@ int ab_profile_body(const struct ab_profile_lock *k, struct ab_buf *body,
 {
 	struct ab_sha256 h;
 
+	if (k->env_cut)
+		return ab_fail(err, AB_EREFUSED, "an entry of the agent's "
+		    "environment is longer than %zu bytes",
+		    sizeof k->env_text[0] - 1);
 	if (ab_lock_body(&k->l, body, err) < 0 || ab_sha256_init(&h, err) < 0)
 		return -1;
 	ab_sha256_add(&h, body->data, body->len);

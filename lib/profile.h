@@ -123,6 +123,7 @@ struct ab_profile_lock {
 	struct ab_lock l;
 	char env_text[AB_PROFILE_ENV_MAX][600];
 	const char *env[AB_PROFILE_ENV_MAX + 1];
+	int env_cut;		/* a NAME=VALUE did not fit: refused */
 	const char *labels[9];
 	char tmpfs_text[2][200];
 	const char *tmpfs[5];
@@ -143,6 +144,13 @@ struct ab_profile_lock {
  * inside a container (the keeper's and the agent's are the same). */
 void ab_profile_input(const struct ab_profile *p, enum ab_input in,
     struct ab_keeper_file *f);
+/* NAME=VALUE as the agent's environment's next entry (*N of them so
+ * far): the one writer of the list, which refuses (env_cut, then
+ * ab_profile_body) a value it would otherwise cut. */
+void ab_profile_env(struct ab_profile_lock *k, int *n, const char *name,
+    const char *value);
+void ab_profile_env_int(struct ab_profile_lock *k, int *n, const char *name,
+    long long value);
 /* P's sign-in file and its kind, or NULL when it has none. */
 const char *ab_profile_signin(const struct ab_profile *p,
     enum ab_oauth_kind *kind);
