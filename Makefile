@@ -251,7 +251,8 @@ lint: test-deps
 		tests/lib/*.sh \
 		tests/run-suite .ci/run
 	@shellcheck -s bash tests/*.bats tests/shared/*.bats
-	@! for f in man/*.1; do groff -mandoc -Tutf8 -ww -z "$$f" 2>&1; done | \
+	@! for f in man/*.1 man/*.7; do \
+		groff -mandoc -Tutf8 -ww -z "$$f" 2>&1; done | \
 		grep . || { echo "lint: groff warns on a man page" >&2; exit 1; }
 	@echo "lint: clean"
 
@@ -263,7 +264,7 @@ IMAGE_SCRIPTS = probe.sh versions.sh demo-agent.sh claude.sh bash.sh
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/image \
-		$(DESTDIR)$(MANDIR)/man1
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(PREFIX)/lib/agentbox
 	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(PREFIX)/lib/agentbox/
@@ -271,6 +272,7 @@ install: all
 	install -m 0644 $(IMAGE_DATA:%=image/%) $(DESTDIR)$(DATADIR)/image/
 	install -m 0755 $(IMAGE_SCRIPTS:%=image/%) $(DESTDIR)$(DATADIR)/image/
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/*.7 $(DESTDIR)$(MANDIR)/man7/
 
 # What install put there, and nothing else; the state directories and
 # their engine objects are ab-clean's (README.md, "Removing everything").
@@ -280,6 +282,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/image/,$(IMAGE_DATA) \
 		$(IMAGE_SCRIPTS))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(wildcard man/*.7)))
 	-rmdir $(DESTDIR)$(PREFIX)/lib/agentbox $(DESTDIR)$(DATADIR)/image \
 		$(DESTDIR)$(DATADIR) 2>/dev/null
 

@@ -1,4 +1,4 @@
-/* deadline.h: the shared deadline file (DESIGN.md, "The shared deadline").
+/* deadline.h: the shared deadline file (agentbox(7), "DEADLINE").
  *
  * The file holds one line: the absolute deadline in seconds since the
  * epoch, a decimal fraction allowed.  Anything else is a usage error, never

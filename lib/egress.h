@@ -1,5 +1,5 @@
-/* egress.h: the egress allowlist and what the proxy decides (DESIGN.md,
- * "Egress").
+/* egress.h: the egress allowlist and what the proxy decides (agentbox(7),
+ * "EGRESS").
  *
  * ab-alloc parses the list a user gives; ab-proxy, inside the allocation's
  * proxy container, parses each request, compares its HOST:PORT exactly with
@@ -82,7 +82,7 @@ const struct ab_egress_signin *ab_egress_token_host(const char *host,
 const char *ab_egress_api(const char *provider, int *port);
 
 /* 1 when L allows PROVIDER's API host: its credential stays with the
- * proxy, and the agent holds a placeholder (DESIGN.md, "Egress"). */
+ * proxy, and the agent holds a placeholder (agentbox(7), "CREDENTIALS"). */
 int ab_egress_injects(const struct ab_egress_list *l, const char *provider);
 
 /* HOST:PORT as a CONNECT request names it (N bytes at S): NULL with the

@@ -1,8 +1,8 @@
 /* err.h: how lib reports failure to the tools.
  *
  * lib never prints and never exits.  A failing call fills a struct ab_err
- * with the exit status class (DESIGN.md's table) and one line of text; the
- * tool prints "prog: text" and exits with the class.
+ * with the exit status class (agentbox(7), "EXIT STATUS") and one line
+ * of text; the tool prints "prog: text" and exits with the class.
  */
 #ifndef AB_ERR_H
 #define AB_ERR_H

@@ -7,7 +7,7 @@
 #include "git.h"
 #include "pathcheck.h"
 
-/* Pack windows count as RSS: keep them small (DESIGN.md). */
+/* Pack windows count as RSS: keep them small (agentbox(7), "BOUNDS"). */
 #define MWINDOW_SIZE (4u << 20)
 #define MWINDOW_LIMIT (32u << 20)
 #define LINK_MAX_BYTES 4096

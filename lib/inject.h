@@ -1,4 +1,5 @@
-/* inject.h: where an invocation's credential goes (DESIGN.md, "Egress").
+/* inject.h: where an invocation's credential goes (agentbox(7),
+ * "CREDENTIALS").
  *
  * With egress to its provider's API host (ab_egress_injects), the
  * agent's snapshot (AB_IN_SECRET, profile.h) holds a placeholder drawn

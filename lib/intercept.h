@@ -1,5 +1,5 @@
 /* intercept.h: one connection of the egress proxy to a provider's API
- * host, with TLS ended at the proxy (DESIGN.md, "Egress").
+ * host, with TLS ended at the proxy (agentbox(7), "CREDENTIALS").
  *
  * The agent holds a placeholder; the vault (vault.h) holds the real
  * credential.  Each request on the connection, not only the first, is

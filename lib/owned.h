@@ -1,6 +1,6 @@
 /* owned.h: removing an engine object only when this state directory owns
- * it (DESIGN.md: "a name derived from a handle is never enough to remove
- * anything").
+ * it (agentbox(7), "CLEANUP": "a name derived from a handle is never
+ * enough to remove anything").
  *
  * The object is inspected right before its removal and must carry
  * org.agentbox.state=SID (and org.agentbox.alloc=ALLOC when ALLOC is

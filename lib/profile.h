@@ -45,8 +45,8 @@
 #define AB_HOME_INODES 10000
 #define AB_TMP_BYTES (256LL << 20)
 #define AB_TMP_INODES 20000
-/* What an agent needs beyond its writable ceilings (DESIGN.md: tmpfs
- * pages count against the memory limit). */
+/* What an agent needs beyond its writable ceilings (agentbox(7),
+ * "LOCKDOWN": tmpfs pages count against the memory limit). */
 #define AB_WORKING_SET (256LL << 20)
 /* The default pids limit.  Under runsc the cgroup counts gVisor's own
  * host tasks (its sentry's threads, its gofer, the ptrace platform's

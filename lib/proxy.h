@@ -1,4 +1,4 @@
-/* proxy.h: an allocation's egress on the engine (DESIGN.md, "Egress").
+/* proxy.h: an allocation's egress on the engine (agentbox(7), "EGRESS").
  *
  * The proxy container runs ab-proxy as its own uid, locked down like the
  * keeper, with the allowlist and the lease in its command (so they are

@@ -1,4 +1,5 @@
-/* state.h: the state directory, handles and records (DESIGN.md).
+/* state.h: the state directory, handles and records (agentbox(7),
+ * "HANDLES", "STATE DIRECTORY").
  *
  * A handle is KIND:ID, ID 32 lowercase hex characters from getrandom(2).
  * It is a capability only because its record exists: $STATE/KIND/ID, a

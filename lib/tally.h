@@ -1,5 +1,5 @@
 /* tally.h: what an allocation's proxy allowed and refused, counted by the
- * proxy itself (DESIGN.md, "Egress").
+ * proxy itself (agentbox(7), "EGRESS").
  *
  * The proxy keeps one tally for its whole life and rewrites it, whole,
  * onto its egress volume (agents mount that volume read-only); ab-run

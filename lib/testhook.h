@@ -1,4 +1,4 @@
-/* testhook.h: AB_TEST_PAUSE points (DESIGN.md, "Test hooks").
+/* testhook.h: AB_TEST_PAUSE points (agentbox(7), "TEST HOOKS").
  *
  * When $AB_TEST_PAUSE names POINT, the tool stops itself with SIGSTOP
  * there, so a test can change the world or kill it at exactly that moment.

@@ -1,4 +1,4 @@
-/* tlsca.h: the egress proxy's TLS (DESIGN.md, "Egress").
+/* tlsca.h: the egress proxy's TLS (agentbox(7), "CREDENTIALS").
  *
  * For a vendor's API host the proxy ends the agent's TLS itself, under a
  * CA of the allocation's own, and opens its own verified connection to

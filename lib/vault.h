@@ -1,5 +1,5 @@
 /* vault.h: an invocation's credential, held for its allocation's proxy
- * alone (DESIGN.md, "Egress").
+ * alone (agentbox(7), "CREDENTIALS").
  *
  * The agent holds a placeholder of the credential's shape (secret.h); the
  * real credential is one file of the vault, a directory of the egress

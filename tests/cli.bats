@@ -197,11 +197,41 @@ version() {
 	make -s -C "$AB_ROOT" install DESTDIR="$d" PREFIX=/usr >/dev/null
 	[ -x "$d/usr/bin/ab-run-task" ]
 	[ -x "$d/usr/lib/agentbox/ab-proxy" ]
+	[ -f "$d/usr/share/man/man1/ab-run.1" ]
+	[ -f "$d/usr/share/man/man7/agentbox.7" ]
 	make -s -C "$AB_ROOT" uninstall DESTDIR="$d" PREFIX=/usr >/dev/null
 	run find "$d" ! -type d
 	assert_output ""
 	[ ! -e "$d/usr/lib/agentbox" ]
 	[ ! -e "$d/usr/share/agentbox" ]
+}
+
+# The sections of agentbox(7) that the tree's comments cite: the quoted
+# capitals on a line naming it or on the next, one a line.
+cited_sections() {
+	find "$AB_ROOT/lib" "$AB_ROOT/cmd" "$AB_ROOT/sh" "$AB_ROOT/image" \
+		"$AB_ROOT/tests" -type f -exec awk '/agentbox\(7\)/ {
+		t = $0; if ((getline n) > 0) t = t " " n
+		while (match(t, /"[A-Z][A-Z ]*[A-Z]"/)) {
+			print substr(t, RSTART + 1, RLENGTH - 2)
+			t = substr(t, RSTART + RLENGTH)
+		}
+	}' {} +
+}
+
+@test "every man page points to agentbox(7), which has every section cited" {
+	local f s sections n=0
+	sections=$(sed -n 's/^\.Sh //p' "$AB_ROOT/man/agentbox.7")
+	for f in "$AB_ROOT"/man/*.1; do
+		sed -n '/^\.Sh SEE ALSO$/,$p' "$f" | grep -qx '\.Xr agentbox 7' ||
+			fail "${f##*/}: no agentbox(7) in SEE ALSO"
+	done
+	while read -r s; do
+		grep -qxF "$s" <<<"$sections" ||
+			fail "agentbox(7) has no section $s"
+		n=$((n + 1))
+	done < <(cited_sections)
+	[ "$n" -ge 10 ]
 }
 
 @test "the changelog's newest entry is the version" {

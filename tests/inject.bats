@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The agent never holds its vendor credential (DESIGN.md, "Egress"): the
-# allocation's proxy ends TLS for the provider's API host under a CA of
+# The agent never holds its vendor credential (agentbox(7), "CREDENTIALS"):
+# the allocation's proxy ends TLS for the provider's API host under a CA of
 # its own and puts the credential in; the agent holds a placeholder of
 # the same shape.  The real CLIs against the tests' scripted vendor
 # (tests/lib/vendor.py, told the real key with --credential, so its log
