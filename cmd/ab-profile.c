@@ -281,7 +281,7 @@ static int read_input(const char *path, size_t max, const char *what,
 /* The snapshots ab-profile writes (prompt, schema, CA, rules), queued
  * and put in one upload once all are read and checked (flush_inputs). */
 static struct {
-	struct ab_keeper_put put[4];
+	struct ab_keeper_item put[4];
 	int n;
 } queued;
 
@@ -291,7 +291,7 @@ static struct {
 static int put_input(struct ab_profile *p, enum ab_input in,
     const struct ab_buf *b, char sha[65], struct ab_err *err)
 {
-	struct ab_keeper_put *q = &queued.put[queued.n];
+	struct ab_keeper_item *q = &queued.put[queued.n];
 	struct ab_sha256 h;
 	char *copy;
 

@@ -265,8 +265,8 @@ static int egress_load(const struct ab_json *j, struct ab_alloc *a)
 	    sizeof a->eg.proxy_id) < 0 ||
 	    get_str(j, eg, "network_id", a->eg.network_id,
 	    sizeof a->eg.network_id) < 0 ||
-	    (a->eg.proxy_id[0] && !ab_git_is_hex(a->eg.proxy_id, 64)) ||
-	    (a->eg.network_id[0] && !ab_git_is_hex(a->eg.network_id, 64)))
+	    (a->eg.proxy_id[0] && !ab_is_hex(a->eg.proxy_id, 64)) ||
+	    (a->eg.network_id[0] && !ab_is_hex(a->eg.network_id, 64)))
 		return -1;
 	for (i = 0; (t = ab_json_elem(j, list, i)) >= 0; i++) {
 		v = ab_json_str(j, t);
@@ -316,9 +316,9 @@ static int bounded(const struct ab_alloc *a)
 {
 	return known_status(a->status) && ab_is_id(a->image) &&
 	    strncmp(a->digest, "sha256:", 7) == 0 &&
-	    ab_git_is_hex(a->digest + 7, 64) &&
-	    (a->keeper_id[0] == '\0' || ab_git_is_hex(a->keeper_id, 64)) &&
-	    (a->commit[0] == '\0' || ab_git_is_hex(a->commit, 40)) &&
+	    ab_is_hex(a->digest + 7, 64) &&
+	    (a->keeper_id[0] == '\0' || ab_is_hex(a->keeper_id, 64)) &&
+	    (a->commit[0] == '\0' || ab_is_hex(a->commit, 40)) &&
 	    (!a->lease.set || (a->lease.at_ms > 0 &&
 	    a->lease.at_ms <= AB_TIME_MAX_MS)) &&
 	    a->stage_dev >= 0 && a->stage_ino >= 0 && a->objects_ino >= 0;

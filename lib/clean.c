@@ -415,7 +415,7 @@ static int clean_lock(struct ab_state *s, const struct ab_engine *e,
 	if (mkdirat(s->dirfd, "alloc", 0700) < 0 && errno != EEXIST)
 		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/alloc",
 		    s->path);
-	fd = ab_lock_name(s->dirfd, name, left > 0 ? (long)left : 0);
+	fd = ab_flock_name(s->dirfd, name, left > 0 ? (long)left : 0);
 	if (fd < 0 && errno == EWOULDBLOCK)
 		return ab_fail(err, AB_EDEADLINE, "alloc:%s: cleanup budget "
 		    "ran out while another ab-clean was cleaning it", id);
@@ -440,7 +440,7 @@ int ab_clean_alloc(struct ab_state *s, struct ab_engine *e, const char *id,
 		return -1;
 	ab_test_pause("clean-locked");
 	rc = clean_locked(s, e, id, left, err);
-	ab_lock_drop(s->dirfd, name, fd);
+	ab_flock_drop(s->dirfd, name, fd);
 	return rc;
 }
 

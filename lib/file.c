@@ -180,7 +180,7 @@ int ab_remove_tree(int at, const char *name)
 	    0 : -1;
 }
 
-int ab_lock_within(int fd, long ms)
+int ab_flock_within(int fd, long ms)
 {
 	struct timespec nap = { 0, 50 * 1000000L };
 	long waited;
@@ -206,7 +206,7 @@ static long long mono_ms(void)
 
 /* The holder unlinks the name before it lets go, so a waiter may get the
  * lock of a file no name leads to any more: it then takes the new one. */
-int ab_lock_name(int dirfd, const char *name, long ms)
+int ab_flock_name(int dirfd, const char *name, long ms)
 {
 	long long end = mono_ms() + ms, left;
 	struct stat held, named;
@@ -218,7 +218,7 @@ int ab_lock_name(int dirfd, const char *name, long ms)
 		if (fd < 0)
 			return -1;
 		left = end - mono_ms();
-		if (ab_lock_within(fd, left > 0 ? (long)left : 0) < 0) {
+		if (ab_flock_within(fd, left > 0 ? (long)left : 0) < 0) {
 			e = errno;
 			close(fd);
 			errno = e;
@@ -232,7 +232,7 @@ int ab_lock_name(int dirfd, const char *name, long ms)
 	}
 }
 
-void ab_lock_drop(int dirfd, const char *name, int fd)
+void ab_flock_drop(int dirfd, const char *name, int fd)
 {
 	unlinkat(dirfd, name, 0);
 	close(fd);

@@ -31,13 +31,13 @@ int ab_write_all(int fd, const void *p, size_t n);
 /* LOCK_EX on FD (flock(2)), waiting at most MS for another holder: a
  * holder stopped while it holds the lock costs a bounded wait, not the
  * deadline.  0, or -1 with errno. */
-int ab_lock_within(int fd, long ms);
+int ab_flock_within(int fd, long ms);
 /* The lock of file NAME under DIRFD, made if missing, within MS: its fd,
  * or -1 with errno (EWOULDBLOCK when another held it all along).
- * ab_lock_drop unlinks NAME and lets go, so no lock file outlives its
+ * ab_flock_drop unlinks NAME and lets go, so no lock file outlives its
  * holder's work. */
-int ab_lock_name(int dirfd, const char *name, long ms);
-void ab_lock_drop(int dirfd, const char *name, int fd);
+int ab_flock_name(int dirfd, const char *name, long ms);
+void ab_flock_drop(int dirfd, const char *name, int fd);
 
 /* rm -r of NAME under directory AT, never following a symbolic link out
  * of it; 0 also when NAME was not there. */

@@ -56,16 +56,6 @@ int ab_git_open(git_repository **repo, const char *dir, struct ab_err *err)
 	return 0;
 }
 
-int ab_git_is_hex(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return s[n] == '\0';
-}
-
 static int resolve_in(git_repository *repo, const char *rev,
     const char *expect, git_oid *oid, struct ab_err *err)
 {
@@ -73,7 +63,7 @@ static int resolve_in(git_repository *repo, const char *rev,
 	git_oid want;
 	int rc;
 
-	if (ab_git_is_hex(rev, 40)) {
+	if (ab_is_hex(rev, 40)) {
 		git_oid_fromstr(oid, rev);
 		if (git_object_lookup(&commit, repo, oid, GIT_OBJECT_COMMIT) < 0)
 			return ab_fail(err, AB_EREFUSED,
@@ -84,7 +74,7 @@ static int resolve_in(git_repository *repo, const char *rev,
 			    "%s is not the expected %s", rev, expect);
 		return 0;
 	}
-	if (expect == NULL || !ab_git_is_hex(expect, 40))
+	if (expect == NULL || !ab_is_hex(expect, 40))
 		return ab_fail(err, AB_EUSAGE,
 		    "--commit %s is not a full object ID: give --expect OID",
 		    rev);

@@ -44,9 +44,6 @@ int ab_git_start(struct ab_err *err);
 struct git_repository;
 int ab_git_open(struct git_repository **repo, const char *dir,
     struct ab_err *err);
-/* 1 when S is exactly N lowercase hex digits (an object name, a loose
- * object's directory or file name). */
-int ab_git_is_hex(const char *s, size_t n);
 /* Fails with CODE: "WHAT: libgit2's last error". */
 int ab_git_fail(struct ab_err *err, int code, const char *what);
 /* The same for a read that returned RC: a refusal (AB_EREFUSED) when the

@@ -88,3 +88,13 @@ void ab_sha1_free(struct ab_sha1 *h)
 		EVP_MD_CTX_free(h->ctx);
 	h->ctx = NULL;
 }
+
+int ab_is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}

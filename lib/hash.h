@@ -29,4 +29,8 @@ int ab_sha1_out(struct ab_sha1 *h, unsigned char md[20]);
 int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[20]);
 void ab_sha1_free(struct ab_sha1 *h);
 
+/* 1 when S is exactly N lowercase hex digits: an object name, a digest,
+ * an ID.  Here, not in git.h: checking an ID needs no libgit2. */
+int ab_is_hex(const char *s, size_t n);
+
 #endif

@@ -341,11 +341,11 @@ static int spec_bounded(const struct spec *sp)
 	const char *p;
 
 	if (strncmp(sp->digest, "sha256:", 7) != 0 ||
-	    !ab_git_is_hex(sp->digest + 7, 64) ||
+	    !ab_is_hex(sp->digest + 7, 64) ||
 	    (strcmp(sp->kind, "default") != 0 &&
 	    strcmp(sp->kind, "agents") != 0 &&
 	    strcmp(sp->kind, "production") != 0) ||
-	    !ab_git_is_hex(sp->recipe, 64) || sp->path_env[0] != '/')
+	    !ab_is_hex(sp->recipe, 64) || sp->path_env[0] != '/')
 		return 0;
 	for (p = sp->path_env; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -372,7 +372,7 @@ static int root_fields(const struct ab_json *j, struct spec *sp)
 	if (ab_json_key(j, 0, "base") >= 0 && (copy_field(j, "base", sp->base,
 	    sizeof sp->base) < 0 || (sp->base[0] != '\0' &&
 	    (strncmp(sp->base, "sha256:", 7) != 0 ||
-	    !ab_git_is_hex(sp->base + 7, 64)))))
+	    !ab_is_hex(sp->base + 7, 64)))))
 		return -1;
 	if (ab_json_key(j, 0, "packages") >= 0 && (copy_field(j, "packages",
 	    sp->packages, sizeof sp->packages) < 0 ||
@@ -743,7 +743,7 @@ int ab_image_check_base(const char *base, struct ab_err *err)
 
 	/* An image ID names one image, as the engine has it. */
 	if (base != NULL && strncmp(base, "sha256:", 7) == 0 &&
-	    strlen(base) == 71 && ab_git_is_hex(base + 7, 64))
+	    strlen(base) == 71 && ab_is_hex(base + 7, 64))
 		return 0;
 	if (at == NULL || at == base)
 		return ab_fail(err, AB_EUSAGE,
@@ -793,7 +793,7 @@ static int resolve_base(struct ab_engine *e, const char *ref, char id[80],
 		goto out;
 	}
 	if (copy_field(&j, "Id", id, 80) < 0 || strncmp(id, "sha256:", 7) ||
-	    !ab_git_is_hex(id + 7, 64)) {
+	    !ab_is_hex(id + 7, 64)) {
 		ab_fail(err, AB_EENGINE, "the engine names base %s oddly", ref);
 	} else {
 		snprintf(path, 256, "%s", DEFAULT_PATH);

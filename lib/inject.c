@@ -232,7 +232,7 @@ int ab_inject_held(struct ab_state *s, const char *alloc, struct ab_buf *b,
 
 /* -- A subscription sign-in (oauth.h). */
 
-static void vault_put(struct ab_keeper_put *k, const char *name,
+static void vault_put(struct ab_keeper_item *k, const char *name,
     const char *data, size_t len)
 {
 	memset(k, 0, sizeof *k);
@@ -292,7 +292,7 @@ static int signin_vault(struct ab_state *s, struct ab_engine *e,
     struct ab_oauth_tokens *r, const struct ab_oauth_tokens *ph,
     struct ab_err *err)
 {
-	struct ab_keeper_put k[AB_OAUTH_FILES + 1];
+	struct ab_keeper_item k[AB_OAUTH_FILES + 1];
 	struct ab_oauth_file f[AB_OAUTH_FILES];
 	char who[AB_TALLY_WHO + 1], state[AB_OAUTH_NAME_MAX], path[200];
 	struct ab_buf ca, st;
@@ -429,7 +429,7 @@ int ab_inject_signin_forget(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_err *err)
 {
-	struct ab_keeper_put k[2 * AB_OAUTH_FILES + 1];
+	struct ab_keeper_item k[2 * AB_OAUTH_FILES + 1];
 	struct ab_oauth_state st;
 	struct ab_keeper_file f;
 	char name[AB_OAUTH_NAME_MAX];

@@ -291,7 +291,7 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 		    p->codex_auth[0] == '\0' && p->claude_auth[0] == '\0' ? 0 :
 		    bound_fail(p, "a credential without a provider", err);
 	if (!ab_adapter_known(p->provider) ||
-	    !ab_git_is_hex(p->prompt_sha, 64))
+	    !ab_is_hex(p->prompt_sha, 64))
 		return bound_fail(p, "the provider or its prompt", err);
 	if (p->cred_var[0] != '\0' && (p->cred_path[0] != '/' ||
 	    !cred_var_ok(p->provider, p->cred_var)))
@@ -320,8 +320,8 @@ int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
 		return bound_fail(p, "the attempt or nonce", err);
 	if (!plain_path(p->path_env))
 		return bound_fail(p, "PATH", err);
-	if ((p->schema_sha[0] != '\0' && !ab_git_is_hex(p->schema_sha, 64)) ||
-	    (p->ca_sha[0] != '\0' && !ab_git_is_hex(p->ca_sha, 64)))
+	if ((p->schema_sha[0] != '\0' && !ab_is_hex(p->schema_sha, 64)) ||
+	    (p->ca_sha[0] != '\0' && !ab_is_hex(p->ca_sha, 64)))
 		return bound_fail(p, "a snapshot's hash", err);
 	if (p->dl.at_ms <= 0 || p->dl.at_ms > AB_TIME_MAX_MS)
 		return bound_fail(p, "the deadline", err);
@@ -636,7 +636,7 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	    "claude_auth_file", p->claude_auth, sizeof p->claude_auth) ||
 	    copy_opt_str(&j, "runtime", p->runtime, sizeof p->runtime) || copy_schema(&j, p) ||
 	    copy_str(&j, "body_sha256", body_sha, 65) ||
-	    !ab_git_is_hex(body_sha, 64) || copy_ints(&j, p) ||
+	    !ab_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
 	    copy_array(&j, "allow_commands", p->allow, &p->nallow) ||
 	    !ab_is_id(p->alloc))
@@ -765,7 +765,7 @@ static int sn_str(const struct ab_json *j, int obj, const char *key,
     char out[65])
 {
 	char *v = ab_json_str(j, ab_json_key(j, obj, key));
-	int rc = v != NULL && ab_git_is_hex(v, 64) ? 0 : -1;
+	int rc = v != NULL && ab_is_hex(v, 64) ? 0 : -1;
 
 	if (rc == 0)
 		memcpy(out, v, 65);

@@ -232,7 +232,7 @@ static int network_lock(struct ab_state *s, long ms, struct ab_err *err)
 	int fd = openat(s->dirfd, NETWORK_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 
-	if (fd < 0 || ab_lock_within(fd, ms) < 0) {
+	if (fd < 0 || ab_flock_within(fd, ms) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return ab_fail_errno(err, AB_EENGINE, "cannot lock %s/%s",

@@ -249,7 +249,7 @@ static int pack_file(const char *n)
 
 static int loose_file(const char *n)
 {
-	return ab_git_is_hex(n, 38);
+	return ab_is_hex(n, 38);
 }
 
 /* The loose objects (blobs above AB_GIT_BIG): objects/XX/ and its files. */
@@ -265,7 +265,7 @@ static int gd_add_loose(struct gitdir_src *g, const char *stage,
 	if ((dir = opendir(src)) == NULL)
 		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
 	while ((d = readdir(dir)) != NULL && rc == 0) {
-		if (!ab_git_is_hex(d->d_name, 2))
+		if (!ab_is_hex(d->d_name, 2))
 			continue;
 		snprintf(name, sizeof name, "objects/%s", d->d_name);
 		if (gd_add(g, name, NULL, NULL, 1) < 0)
@@ -929,7 +929,7 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 /* --- one small file of one invocation ------------------------------ */
 
 struct many_src {
-	const struct ab_keeper_put *f;
+	const struct ab_keeper_item *f;
 	int n, next;
 	char path[AB_ID_LEN + 1 + 128];	/* SUB/NAME */
 	size_t off;
@@ -941,7 +941,7 @@ struct many_src {
 static int many_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 {
 	struct many_src *o = arg;
-	const struct ab_keeper_put *f;
+	const struct ab_keeper_item *f;
 
 	(void)err;
 	if (o->next > o->n)
@@ -968,7 +968,7 @@ static int many_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 static long many_data(void *arg, char *p, size_t n, struct ab_err *err)
 {
 	struct many_src *o = arg;
-	const struct ab_keeper_put *f = &o->f[o->next - 2];
+	const struct ab_keeper_item *f = &o->f[o->next - 2];
 
 	(void)err;
 	if (n > f->len - o->off)
@@ -979,7 +979,7 @@ static long many_data(void *arg, char *p, size_t n, struct ab_err *err)
 }
 
 int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
     struct ab_err *err)
 {
 	struct ab_tar_source src;
@@ -1005,7 +1005,7 @@ int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
 }
 
 int ab_proxy_put_all(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
     struct ab_err *err)
 {
 	struct ab_tar_source src;
@@ -1034,7 +1034,7 @@ int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err)
 {
-	struct ab_keeper_put one;
+	struct ab_keeper_item one;
 
 	one.f = *f;
 	one.data = data;
@@ -1046,7 +1046,7 @@ int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err)
 {
-	struct ab_keeper_put one;
+	struct ab_keeper_item one;
 
 	one.f = *f;
 	one.data = data;

@@ -53,13 +53,13 @@ int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
     const char *data, size_t len, struct ab_err *err);
 /* The same for N files of one DIR and SUB, in one upload: each upload
  * costs the engine its lock, the mounts and an unpacking process. */
-struct ab_keeper_put {
+struct ab_keeper_item {
 	struct ab_keeper_file f;
 	const char *data;
 	size_t len;
 };
 int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
     struct ab_err *err);
 /* Puts f through the running, locked proxy onto the egress volume, as
  * ab_keeper_put does through the keeper: the vault's files (vault.h),
@@ -69,7 +69,7 @@ int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
     const char *data, size_t len, struct ab_err *err);
 /* The same for N files of one DIR and SUB, in one upload. */
 int ab_proxy_put_all(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_keeper_put *f, int n,
+    const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
     struct ab_err *err);
 /* Reads back FILE, a regular file on the keeper's volumes, into b (at
  * most b->max bytes). */

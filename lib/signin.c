@@ -269,7 +269,7 @@ int ab_signin_write_back(const char *path, const struct ab_signin *sn,
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return not_written(err, "it cannot be opened any more");
-	if (ab_lock_within(fd, AB_SIGNIN_LOCK_MS) < 0) {
+	if (ab_flock_within(fd, AB_SIGNIN_LOCK_MS) < 0) {
 		close(fd);
 		return not_written(err, "another process holds its lock");
 	}

@@ -49,7 +49,7 @@ static int lock_line(struct ab_wheels *w, char *line, const char *lock,
 	if (nf != 5 || strcmp(f[0], "wheel") != 0 ||
 	    !plain_word(f[1], sizeof p->dist) ||
 	    !plain_word(f[2], sizeof p->version) ||
-	    !ab_git_is_hex(f[3], 64) || !plain_word(f[4], sizeof p->file) ||
+	    !ab_is_hex(f[3], 64) || !plain_word(f[4], sizeof p->file) ||
 	    strlen(f[4]) < 5 || strcmp(f[4] + strlen(f[4]) - 4, ".whl") != 0)
 		return ab_fail(err, AB_EUSAGE, "%s:%d: want \"wheel DIST "
 		    "VERSION SHA256 FILE.whl\"", lock, no);
