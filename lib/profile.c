@@ -268,7 +268,7 @@ static int cred_var_ok(const char *provider, const char *var)
 static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 {
 	struct ab_err skip;
-	int i;
+	int i, same;
 
 	if (p->provider[0] == '\0')
 		return p->cred_var[0] == '\0' && p->prompt_sha[0] == '\0' &&
@@ -290,7 +290,9 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 	for (i = 0; i < p->nallow; i++)
 		if (ab_adapter_allow_ok(p->provider, p->allow[i], &skip) < 0)
 			return bound_fail(p, "an approved command", err);
-	if (!ab_adapter_argv_is(p))
+	if ((same = ab_adapter_argv_is(p, err)) < 0)
+		return -1;
+	if (!same)
 		return bound_fail(p, "the agent's argv", err);
 	return 0;
 }
