@@ -377,20 +377,28 @@ static void add_changes(struct ab_as *s, const char *id,
 
 /* --- paths ------------------------------------------------------------- */
 
-static int why_set(char *why, size_t cap, const char *fmt, const char *path)
+#define SHOWN_MAX 160
+
+/* Enough of the path to find it, in printable ASCII. */
+static void printable(const char *path, char q[SHOWN_MAX])
 {
-	char q[160];
 	size_t i, o = 0;
 
-	/* Enough of the path to find it, in printable ASCII. */
-	for (i = 0; path[i] != '\0' && o + 5 < sizeof q; i++)
+	for (i = 0; path[i] != '\0' && o + 5 < SHOWN_MAX; i++)
 		if ((unsigned char)path[i] < 0x20 || (unsigned char)path[i] >=
 		    0x7f || path[i] == '"' || path[i] == '\\')
-			o += (size_t)snprintf(q + o, sizeof q - o, "\\x%02x",
+			o += (size_t)snprintf(q + o, SHOWN_MAX - o, "\\x%02x",
 			    (unsigned char)path[i]);
 		else
 			q[o++] = path[i];
 	q[o] = '\0';
+}
+
+static int why_set(char *why, size_t cap, const char *fmt, const char *path)
+{
+	char q[SHOWN_MAX];
+
+	printable(path, q);
 	snprintf(why, cap, fmt, q);
 	return -1;
 }
@@ -437,10 +445,15 @@ int ab_as_path_ok(const char *root, const char *path,
 	size_t rl = strlen(root);
 	const char *rel, *c, *e;
 	struct ab_err err;
+	char q[SHOWN_MAX], r[SHOWN_MAX];
 
 	if (strlen(path) > AB_AS_PATH_MAX || strncmp(path, root, rl) != 0 ||
-	    path[rl] != '/')
-		return why_set(why, cap, "%s is not under /work", path);
+	    path[rl] != '/') {
+		printable(path, q);
+		printable(root, r);
+		snprintf(why, cap, "%s is not under %s", q, r);
+		return -1;
+	}
 	rel = path + rl + 1;
 	if (ab_path_check(rel, &err) < 0) {
 		snprintf(why, cap, "%s", err.msg);

@@ -522,6 +522,9 @@ static void test_path_ok(void)
 	    "nor is the root with a slash");
 	ok(ab_as_path_ok("/work", "work/a", fake_lstat, why, sizeof why) < 0,
 	    "a relative path is refused");
+	ok(ab_as_path_ok("/src", "/work/a", fake_lstat, why, sizeof why) < 0 &&
+	    strcmp(why, "/work/a is not under /src") == 0,
+	    "a path outside the root is named with the root given");
 }
 
 int main(void)
