@@ -529,6 +529,7 @@ static void test_path_ok(void)
 
 int main(void)
 {
+	plan(81);
 	test_start();
 	test_thread_checks();
 	test_signs();
@@ -540,6 +541,5 @@ int main(void)
 	test_turn_end();
 	test_nul();
 	test_path_ok();
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }
