@@ -98,7 +98,7 @@ FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
 
 .PHONY: all deps test-deps tools test-programs check asan demo demo-agents \
 	bench bench-secret gate property fuzz fuzz-report print-fuzz-lib print-fuzz-ldlibs \
-	print-var install uninstall lint clean
+	print-var install uninstall lint analyze clean
 
 # The programs alone: what the demos and an install need.
 all: deps
@@ -243,8 +243,10 @@ bench-secret:
 	@$(BUILD)/bench/secret
 
 # Unsafe string functions have no place here (curl's CHECKSRC idea); a
-# man page groff warns about (a synopsis line it cannot break) neither.
+# man page groff warns about (a synopsis line it cannot break) neither;
+# nor a report of gcc's static analyzer (make analyze).
 lint: test-deps
+	@$(MAKE) --no-print-directory analyze
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
@@ -255,6 +257,28 @@ lint: test-deps
 		groff -mandoc -Tutf8 -ww -z "$$f" 2>&1; done | \
 		grep . || { echo "lint: groff warns on a man page" >&2; exit 1; }
 	@echo "lint: clean"
+
+# gcc -fanalyzer over lib/, a file at a time (each takes seconds): every
+# report, as tests/lib/analyzer.awk writes it, must be one of the false
+# positives tests/lib/analyzer-known names, and every one named there
+# must still be reported.  Its flags are fixed, whatever CFLAGS: what
+# the analyzer finds depends on them.
+ANALYZER_CC = gcc
+ANALYZER_OUT = $(LIB_SRC:lib/%.c=$(BUILD)/analyzer/%.txt)
+
+$(BUILD)/analyzer/%.txt: lib/%.c lib/*.h tests/lib/analyzer.awk
+	@mkdir -p $(@D)
+	@LC_ALL=C $(ANALYZER_CC) $(filter-out -Werror,$(AB_CFLAGS)) -fanalyzer \
+		-fdiagnostics-plain-output -c -o /dev/null $< 2>$@.log || \
+		{ cat $@.log >&2; exit 1; }
+	@awk -f tests/lib/analyzer.awk $@.log >$@.tmp && mv $@.tmp $@
+
+analyze: $(ANALYZER_OUT)
+	@sed '/^#/d;/^$$/d' tests/lib/analyzer-known | sort >$(BUILD)/analyzer/known
+	@cat $(ANALYZER_OUT) | sort | diff -u $(BUILD)/analyzer/known - >&2 || \
+		{ echo "lint: gcc -fanalyzer: reports differ from" \
+		"tests/lib/analyzer-known (+ new, - gone); see" \
+		"$(BUILD)/analyzer/*.txt.log" >&2; exit 1; }
 
 # The recipe's files install puts in DATADIR/image, and uninstall removes:
 # one list, so that the two cannot drift.

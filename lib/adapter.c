@@ -251,26 +251,38 @@ static int codex_argv(struct ab_profile *p)
 	    codex_exec_argv(p);
 }
 
+/* A push fails on a full argv, or else for want of memory: what was
+ * pushed until then is freed, and the argv left empty. */
 int ab_adapter_argv(struct ab_profile *p, struct ab_err *err)
 {
+	int full, i;
+
 	p->argc = 0;
 	p->argv[0] = NULL;
-	if ((is_codex(p) ? codex_argv(p) : claude_argv(p)) < 0)
-		return ab_fail(err, AB_EUSAGE, "the agent's command line is too "
-		    "long");
-	return 0;
+	if ((is_codex(p) ? codex_argv(p) : claude_argv(p)) == 0)
+		return 0;
+	full = p->argc == AB_MAX_ARGV;
+	for (i = 0; p->argv[i] != NULL; i++)
+		free(p->argv[i]);
+	p->argc = 0;
+	p->argv[0] = NULL;
+	if (full)
+		return ab_fail(err, AB_EUSAGE, "the agent's command line is "
+		    "too long");
+	return ab_fail(err, AB_EENGINE, "out of memory");
 }
 
-int ab_adapter_argv_is(const struct ab_profile *p)
+int ab_adapter_argv_is(const struct ab_profile *p, struct ab_err *err)
 {
 	struct ab_profile q;
-	struct ab_err err;
+	struct ab_err e;
 	int i, same;
 
 	memcpy(&q, p, sizeof q);
 	memset(q.argv, 0, sizeof q.argv);
-	if (ab_adapter_argv(&q, &err) < 0)
-		return 0;
+	if (ab_adapter_argv(&q, &e) < 0)
+		return e.code == AB_EUSAGE ? 0 : ab_fail(err, e.code, "%s",
+		    e.msg);
 	same = q.argc == p->argc;
 	for (i = 0; same && i < q.argc; i++)
 		same = strcmp(q.argv[i], p->argv[i]) == 0;

@@ -44,10 +44,14 @@ void ab_adapter_cli(const char *provider, const char **component,
 /* Refuses an approved command a rule could not hold exactly (AB_EUSAGE). */
 int ab_adapter_allow_ok(const char *provider, const char *cmd,
     struct ab_err *err);
-/* Builds p->argv (malloc'd strings) from the provider's parameters. */
+/* Builds p->argv (malloc'd strings) from the provider's parameters;
+ * -1 with AB_EUSAGE when it would be too long, AB_EENGINE when memory
+ * runs out, and p->argv empty either way. */
 int ab_adapter_argv(struct ab_profile *p, struct ab_err *err);
-/* 1 when p->argv is exactly what ab_adapter_argv builds. */
-int ab_adapter_argv_is(const struct ab_profile *p);
+/* 1 when p->argv is exactly what ab_adapter_argv builds, 0 when it is
+ * not or no argv can be built from p's parameters; -1 (AB_EENGINE) when
+ * memory runs out. */
+int ab_adapter_argv_is(const struct ab_profile *p, struct ab_err *err);
 /* Adds the provider's pinned variables to the environment being built. */
 void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
     int *n);

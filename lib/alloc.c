@@ -473,7 +473,11 @@ int ab_alloc_volume_create(struct ab_engine *e, const struct ab_volume *v,
 	return rc;
 }
 
-int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
+/* Removes keeper, proxy and volumes (containers first), each only when
+ * it carries this state's and this allocation's labels, then the state's
+ * egress network if nothing uses it any more; 0 when all of ours are
+ * gone. */
+static int alloc_remove(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, struct ab_err *err)
 {
 	const char *ctrs[2] = { a->keeper, a->eg.proxy };
@@ -664,7 +668,7 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 		ab_inflight_end(s, "alloc", a->id);
 		return 0;
 	}
-	if (ab_alloc_remove(s, e, a, &cerr) == 0) {
+	if (alloc_remove(s, e, a, &cerr) == 0) {
 		snprintf(h.kind, sizeof h.kind, "alloc");
 		memcpy(h.id, a->id, sizeof h.id);
 		ab_record_remove(s, &h, &cerr);

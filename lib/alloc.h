@@ -50,12 +50,6 @@ int ab_alloc_engine_of(struct ab_state *s, const struct ab_handle *h,
  * anything about A. */
 int ab_alloc_on(struct ab_engine *e, const struct ab_alloc *a,
     struct ab_err *err);
-/* Removes keeper, proxy and volumes (containers first), each only when
- * it carries this state's and this allocation's labels, then the state's
- * egress network if nothing uses it any more; 0 when all of ours are
- * gone. */
-int ab_alloc_remove(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, struct ab_err *err);
 /* The keeper's lockdown and the storage it points into, so later steps
  * validate the keeper with the very description it was created from. */
 struct ab_keeper_lock {

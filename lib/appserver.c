@@ -377,12 +377,19 @@ static void add_changes(struct ab_as *s, const char *id,
 
 /* --- paths ------------------------------------------------------------- */
 
+#define SHOWN_MAX 160
+
+/* Enough of the path to find it, in printable ASCII. */
+static void printable(const char *path, char q[SHOWN_MAX])
+{
+	ab_quote(q, SHOWN_MAX, path, strlen(path));
+}
+
 static int why_set(char *why, size_t cap, const char *fmt, const char *path)
 {
-	char q[160];
+	char q[SHOWN_MAX];
 
-	/* Enough of the path to find it, in printable ASCII. */
-	ab_quote(q, sizeof q, path, strlen(path));
+	printable(path, q);
 	snprintf(why, cap, fmt, q);
 	return -1;
 }
@@ -429,10 +436,15 @@ int ab_as_path_ok(const char *root, const char *path,
 	size_t rl = strlen(root);
 	const char *rel, *c, *e;
 	struct ab_err err;
+	char q[SHOWN_MAX], r[SHOWN_MAX];
 
 	if (strlen(path) > AB_AS_PATH_MAX || strncmp(path, root, rl) != 0 ||
-	    path[rl] != '/')
-		return why_set(why, cap, "%s is not under /work", path);
+	    path[rl] != '/') {
+		printable(path, q);
+		printable(root, r);
+		snprintf(why, cap, "%s is not under %s", q, r);
+		return -1;
+	}
 	rel = path + rl + 1;
 	if (ab_path_check(rel, &err) < 0) {
 		snprintf(why, cap, "%s", err.msg);

@@ -11,7 +11,8 @@
 /* The bound on a deadline file: one number and a newline. */
 #define DEADLINE_MAX 64
 
-int ab_deadline_parse(struct ab_deadline *d, const char *text,
+/* Parses the file's text; 0 or -1 (AB_EUSAGE). */
+static int deadline_parse(struct ab_deadline *d, const char *text,
     struct ab_err *err)
 {
 	const char *p = text;
@@ -69,7 +70,7 @@ int ab_deadline_load(struct ab_deadline *d, const char *path,
 	}
 	text[n] = '\0';
 	if (memchr(text, '\0', n) != NULL ||
-	    ab_deadline_parse(d, text, err) < 0)
+	    deadline_parse(d, text, err) < 0)
 		return ab_fail(err, AB_EUSAGE,
 		    "deadline file %s: not one line of epoch seconds", path);
 	return 0;

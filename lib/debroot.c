@@ -217,7 +217,8 @@ static int parse_set(struct ab_debroot *d, const struct ab_buf *got,
 		n++;
 	}
 	free(copy);
-	if (rc == 0)
+	/* qsort wants a real array even of none: v is NULL then. */
+	if (rc == 0 && n > 0)
 		qsort(v, n, sizeof *v, by_str);
 	ab_buf_init(&out, 0);
 	for (i = 0; i < n; i++) {

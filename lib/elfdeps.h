@@ -1,4 +1,4 @@
-/* elf.h: the shared libraries an ELF executable names (DT_NEEDED) and its
+/* elfdeps.h: the shared libraries an ELF executable names (DT_NEEDED) and its
  * interpreter, read from the file without running anything (ldd would). */
 #ifndef AB_ELFDEPS_H
 #define AB_ELFDEPS_H

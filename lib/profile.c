@@ -284,7 +284,7 @@ static int cred_var_ok(const char *provider, const char *var)
 static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 {
 	struct ab_err skip;
-	int i;
+	int i, same;
 
 	if (p->provider[0] == '\0')
 		return p->cred_var[0] == '\0' && p->prompt_sha[0] == '\0' &&
@@ -306,13 +306,17 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 	for (i = 0; i < p->nallow; i++)
 		if (ab_adapter_allow_ok(p->provider, p->allow[i], &skip) < 0)
 			return bound_fail(p, "an approved command", err);
-	if (!ab_adapter_argv_is(p))
+	if ((same = ab_adapter_argv_is(p, err)) < 0)
+		return -1;
+	if (!same)
 		return bound_fail(p, "the agent's argv", err);
 	return 0;
 }
 
-int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
-    struct ab_err *err)
+/* Refuses a profile whose values lie outside what ab-profile accepts
+ * (AB_EREFUSED naming the value). */
+static int profile_bounded(const struct ab_profile *p,
+    const struct ab_alloc *a, struct ab_err *err)
 {
 	if (!known_phase(p->phase))
 		return bound_fail(p, "the phase", err);
@@ -592,7 +596,7 @@ static int copy_ints(const struct ab_json *j, struct ab_profile *p)
 	    &p->cred_in_agent) < 0)
 		return -1;
 	/* Absent in a record made before invocations had groups: 0, which
-	 * ab_profile_bounded refuses. */
+	 * profile_bounded refuses. */
 	if (ab_json_key(j, 0, "group") >= 0 &&
 	    ab_json_int(j, ab_json_key(j, 0, "group"), &p->group) < 0)
 		return -1;
@@ -725,7 +729,7 @@ int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
 	if (rc == 0 && strcmp(sha, body_sha) != 0)
 		rc = ab_fail(err, AB_EREFUSED, "profile:%s: its record was "
 		    "altered", p->id);
-	return rc == 0 ? ab_profile_bounded(p, a, err) : rc;
+	return rc == 0 ? profile_bounded(p, a, err) : rc;
 }
 
 int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,

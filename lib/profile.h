@@ -7,8 +7,9 @@
  * without care is refused.  That hash is not a seal against the state
  * directory's owner, who can recompute it: a record is trusted as its
  * owner's (the directory is 0700 and theirs), every value read from it is
- * re-checked against the bounds the command line has (ab_profile_bounded),
- * and everything the engine knows is compared with the engine itself.
+ * re-checked against the bounds the command line has (profile_bounded in
+ * profile.c), and everything the engine knows is compared with the engine
+ * itself.
  *
  * Every agent runs as the same uid (10001) on volumes every agent of the
  * allocation mounts, so owner bits keep nothing from another agent.  Each
@@ -167,10 +168,6 @@ int ab_attempt_ok(const char *s);
  * ceilings plus a working set; below it "disk full" would be an OOM. */
 long long ab_profile_memory_need(const struct ab_profile *p,
     const struct ab_alloc *a);
-/* Refuses a profile whose values lie outside what ab-profile accepts
- * (AB_EREFUSED naming the value). */
-int ab_profile_bounded(const struct ab_profile *p, const struct ab_alloc *a,
-    struct ab_err *err);
 
 /* The lockdown for profile p on allocation a. */
 void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,

@@ -10,6 +10,7 @@
 #include "engineid.h"
 #include "file.h"
 #include "json.h"
+#include "lockdown.h"
 #include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
@@ -31,6 +32,17 @@
 
 /* --- the lockdown ---------------------------------------------------- */
 
+/* The proxy container's lockdown and the storage it points into. */
+struct ab_proxy_lock {
+	struct ab_lock l;
+	const char *labels[7];
+	const char *env[2];
+	const char *entry[2];
+	const char *cmd[AB_EGRESS_MAX + 12];
+	char text[AB_EGRESS_MAX + 12][320];
+	struct ab_mount mount;
+};
+
 static void arg(struct ab_proxy_lock *k, int *n, const char *fmt,
     const char *s, long long v)
 {
@@ -39,7 +51,7 @@ static void arg(struct ab_proxy_lock *k, int *n, const char *fmt,
 	(*n)++;
 }
 
-void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
+static void proxy_lock(const struct ab_alloc *a, const char *sid,
     int seccomp_keyword, struct ab_proxy_lock *k)
 {
 	int n = 0, i;
@@ -353,7 +365,7 @@ int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
 
 	if (k == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	ab_proxy_lock(a, s->sid, seccomp_keyword, k);
+	proxy_lock(a, s->sid, seccomp_keyword, k);
 	rc = ab_ctr_check(e, &k->l, a->eg.proxy_id, err);
 	free(k);
 	if (rc == 0)
@@ -397,7 +409,7 @@ int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
 	rc = network_ensure(s, e, a, err);
 	if (rc == 0) {
 		ab_test_pause("alloc-network-ready");
-		ab_proxy_lock(a, s->sid, seccomp_keyword, k);
+		proxy_lock(a, s->sid, seccomp_keyword, k);
 		rc = ab_ctr_create(e, &k->l, a->eg.proxy, "create the proxy",
 		    a->eg.proxy_id, &conflict, err);
 	}

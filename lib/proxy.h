@@ -26,7 +26,6 @@
 #include "buf.h"
 #include "engine.h"
 #include "err.h"
-#include "lockdown.h"
 #include "state.h"
 #include "tally.h"
 
@@ -42,19 +41,6 @@
  * (ab-proxy takes agentbox's own bundle where its root has none, as the
  * probe does for agents). */
 #define AB_PROXY_ANCHORS "/etc/ssl/certs/ca-certificates.crt"
-
-struct ab_proxy_lock {
-	struct ab_lock l;
-	const char *labels[7];
-	const char *env[2];
-	const char *entry[2];
-	const char *cmd[AB_EGRESS_MAX + 12];
-	char text[AB_EGRESS_MAX + 12][320];
-	struct ab_mount mount;
-};
-
-void ab_proxy_lock(const struct ab_alloc *a, const char *sid,
-    int seccomp_keyword, struct ab_proxy_lock *k);
 
 /* 1 when NAME is an egress network's name of the engine marked MARK. */
 int ab_egress_network_named(const char *name, const char *mark);

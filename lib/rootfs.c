@@ -202,6 +202,10 @@ static int tool_path(const char *name, char *out, size_t cap,
 	    "its ../lib/agentbox: build it first (make)", name, exe);
 }
 
+/* The upstream version of an installed Debian package ("1:2.39.5-0+deb12u3"
+ * gives "2.39.5"), from the dpkg status file; malloc'd. */
+static int deb_version(const char *pkg, char **out, struct ab_err *err);
+
 static int add_version(struct ab_rootfs *r, const char *name,
     const char *pkg, struct ab_err *err)
 {
@@ -215,7 +219,7 @@ static int add_version(struct ab_rootfs *r, const char *name,
 		val = strdup(AB_VERSION);
 	else if (pkg[0] == '=' && pkg[1] != '\0')
 		val = strdup(pkg + 1);
-	else if (ab_deb_version(pkg, &val, err) < 0)
+	else if (deb_version(pkg, &val, err) < 0)
 		return -1;
 	if (val == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
@@ -622,7 +626,7 @@ static int stanza_version(const char *s, const char *end, char **out)
 	return *out ? 0 : -1;
 }
 
-int ab_deb_version(const char *pkg, char **out, struct ab_err *err)
+static int deb_version(const char *pkg, char **out, struct ab_err *err)
 {
 	struct ab_buf b;
 	char want[256];

@@ -63,8 +63,4 @@ int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
 void ab_rootfs_source(struct ab_rootfs *r, struct ab_tar_source *src);
 void ab_rootfs_free(struct ab_rootfs *r);
 
-/* The upstream version of an installed Debian package ("1:2.39.5-0+deb12u3"
- * gives "2.39.5"), from the dpkg status file; malloc'd. */
-int ab_deb_version(const char *pkg, char **out, struct ab_err *err);
-
 #endif

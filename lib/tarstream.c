@@ -26,7 +26,6 @@ struct ab_tar {
 	char path_copy[4096];
 	int in_file;
 	int finished;
-	long long handed;
 	char chunk[CHUNK];
 };
 
@@ -257,13 +256,7 @@ long ab_tar_read(void *arg, char *p, size_t n, struct ab_err *err)
 	if (k > 0)
 		memcpy(p, t->out.data + t->pos, k);
 	t->pos += k;
-	t->handed += (long long)k;
 	return (long)k;
-}
-
-long long ab_tar_bytes(const struct ab_tar *t)
-{
-	return t->handed;
 }
 
 void ab_tar_close(struct ab_tar *t)

@@ -39,8 +39,6 @@ int ab_tar_open(struct ab_tar **t, const struct ab_tar_source *src,
     struct ab_err *err);
 /* An ab_reader (engine.h) over the archive bytes. */
 long ab_tar_read(void *t, char *p, size_t n, struct ab_err *err);
-/* Bytes handed out so far. */
-long long ab_tar_bytes(const struct ab_tar *t);
 void ab_tar_close(struct ab_tar *t);
 
 #endif

@@ -62,6 +62,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/oauth and lib/jwt: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/oauth-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/zip: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/zip-test" \
 		"$AB_ROOT/tests/unit/fixtures/zip"

@@ -10,17 +10,9 @@
 
 #include "agent.h"
 #include "json.h"
+#include "tap.h"
 
-static int ntest, nfail;
 static const char *provider = "claude";
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
 
 static const char schema[] = "{\"type\":\"object\",\"properties\":{"
     "\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"],"
@@ -348,6 +340,7 @@ int main(void)
 	struct ab_buf big, out;
 	size_t i;
 
+	plan(34);
 	nul();
 	status(RESULT("\"is_error\":false"), NULL, "ok", "a result is ok");
 	status("{\"type\":\"assistant\"}\n", NULL, "error",
@@ -413,6 +406,5 @@ int main(void)
 	ab_buf_free(&big);
 	codex();
 	steps();
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }

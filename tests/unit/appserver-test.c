@@ -522,10 +522,14 @@ static void test_path_ok(void)
 	    "nor is the root with a slash");
 	ok(ab_as_path_ok("/work", "work/a", fake_lstat, why, sizeof why) < 0,
 	    "a relative path is refused");
+	ok(ab_as_path_ok("/src", "/work/a", fake_lstat, why, sizeof why) < 0 &&
+	    strcmp(why, "/work/a is not under /src") == 0,
+	    "a path outside the root is named with the root given");
 }
 
 int main(void)
 {
+	plan(81);
 	test_start();
 	test_thread_checks();
 	test_signs();
@@ -537,6 +541,5 @@ int main(void)
 	test_turn_end();
 	test_nul();
 	test_path_ok();
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }

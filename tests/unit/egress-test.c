@@ -6,23 +6,7 @@
 #include <string.h>
 
 #include "egress.h"
-
-static int ntest, nfail;
-
-/* A description holds the request: its control bytes are shown as '.'. */
-static void ok(int cond, const char *desc)
-{
-	char d[200];
-	size_t i;
-
-	for (i = 0; desc[i] != '\0' && i < sizeof d - 1; i++)
-		d[i] = (unsigned char)desc[i] < 0x20 ? '.' : desc[i];
-	d[i] = '\0';
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, d);
-}
+#include "tap.h"
 
 static const char *guard_of(const char *addr)
 {
@@ -86,6 +70,7 @@ static void list(const char *text, int want_n, const char *first)
 
 int main(void)
 {
+	plan(98);
 	guard("1.1.1.1", NULL);
 	guard("127.0.0.1", "loopback");
 	guard("127.255.0.9", "loopback");
@@ -222,6 +207,5 @@ int main(void)
 	list("a.test:443,", -1, "");
 	list("1.2.3.4:443", -1, "");
 	list("claude=10.0.0.1:443", -1, "");
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }

@@ -25,20 +25,12 @@
 #include "file.h"
 #include "git.h"
 #include "gitstream.h"
+#include "tap.h"
 
 #define MIB (1024 * 1024)
 
-static int ntest, nfail;
 static char dir[4096];
 static git_repository *repo;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
 
 static void die(const char *what)
 {
@@ -495,11 +487,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gitstream-test DIR\n");
 		return 2;
 	}
+	plan(21);
 	open_repo(argv[1]);
 	writers();
 	damaged();
 	write_errors();
-	printf("1..%d\n", ntest);
 	git_repository_free(repo);
-	return nfail > 0;
+	return done_testing();
 }

@@ -719,6 +719,7 @@ static void connections(void)
 
 int main(void)
 {
+	plan(204);
 	request_lines();
 	lines();
 	fields();
@@ -726,6 +727,5 @@ int main(void)
 	responses();
 	bodies();
 	connections();
-	printf("1..%d\n", ntest);
-	return nfail ? 1 : 0;
+	return done_testing();
 }

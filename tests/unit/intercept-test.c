@@ -256,6 +256,7 @@ int main(void)
 	int ca_fd[2], up[2], n;
 	long long until = (long long)time(NULL) + 3600;
 
+	plan(12);
 	signal(SIGPIPE, SIG_IGN);
 	if (ab_tlsca_new(&ca, "proxy", hosts, 1, until, &err) < 0 ||
 	    ab_tlsca_new(&vendor_ca, "vendor", hosts, 1, until, &err) < 0)
@@ -337,6 +338,5 @@ int main(void)
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not remove %s\n", dir);
 	}
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

@@ -714,6 +714,7 @@ static void test_writer_refusals(void)
 
 int main(void)
 {
+	plan(196);
 	test_lookup();
 	test_strings();
 	test_nul();
@@ -722,6 +723,5 @@ int main(void)
 	test_big();
 	test_writer();
 	test_writer_refusals();
-	printf("1..%d\n", ntest);
-	return nfail == 0 ? 0 : 1;
+	return done_testing();
 }

@@ -19,18 +19,10 @@
 #include "file.h"
 #include "json.h"
 #include "profile.h"
+#include "tap.h"
 
-static int ntest, nfail;
 static struct ab_buf doc, image;
 static struct ab_profile_lock k;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
 
 static void load(const char *dir, const char *name, struct ab_buf *b)
 {
@@ -143,6 +135,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: lockcheck-test FIXTURES\n");
 		return 2;
 	}
+	plan(23);
 	load(argv[1], "inspect-agent.json", &doc);
 	load(argv[1], "inspect-image.json", &image);
 	make_lock(&p, &a);
@@ -215,8 +208,7 @@ int main(int argc, char **argv)
 	refused("\"123456\"\n  ]", "\"123456\", \"0\"\n  ]",
 	    "lockdown drift: HostConfig.GroupAdd",
 	    "a group beside the invocation's is refused");
-	printf("1..%d\n", ntest);
 	ab_buf_free(&doc);
 	ab_buf_free(&image);
-	return nfail > 0;
+	return done_testing();
 }

@@ -213,6 +213,7 @@ int main(void)
 {
 	char cmd[100];
 
+	plan(14);
 	jwts();
 	if (mkdtemp(vault) == NULL) {
 		perror("mkdtemp");
@@ -222,6 +223,5 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", vault);
 	if (system(cmd) != 0)
 		return 1;
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }

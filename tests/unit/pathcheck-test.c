@@ -276,18 +276,11 @@ static void test_misc(void)
 
 int main(void)
 {
-	int plan;
-
-	plan = (int)(NELEM(pcases) + NELEM(lcases) + NELEM(dcases)) + NEXTRA;
-	printf("1..%d\n", plan);
+	plan((int)(NELEM(pcases) + NELEM(lcases) + NELEM(dcases)) + NEXTRA);
 	test_paths();
 	test_links();
 	test_dotgit();
 	test_limits();
 	test_misc();
-	if (ntest != plan) {
-		printf("# planned %d tests, ran %d\n", plan, ntest);
-		return 1;
-	}
-	return nfail == 0 ? 0 : 1;
+	return done_testing();
 }

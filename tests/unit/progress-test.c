@@ -330,6 +330,7 @@ static void test_json(void)
 
 int main(void)
 {
+	plan(39);
 	test_escapes();
 	test_cut();
 	test_secret();
@@ -337,6 +338,5 @@ int main(void)
 	test_full_pipe();
 	test_off();
 	test_json();
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

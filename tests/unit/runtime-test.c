@@ -120,9 +120,9 @@ static void test_names(void)
 
 int main(void)
 {
+	plan(19);
 	test_taken();
 	test_refused();
 	test_names();
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

@@ -9,24 +9,7 @@
 #include <string.h>
 
 #include "schema.h"
-
-static int ntest, nfail;
-
-/* A description holds JSON text: its control bytes are shown as '.'. */
-static void ok(int cond, const char *desc)
-{
-	char d[200];
-	size_t i;
-
-	for (i = 0; desc[i] != '\0' && i < sizeof d - 1; i++)
-		d[i] = (unsigned char)desc[i] < 0x20 ||
-		    (unsigned char)desc[i] == 0x7f ? '.' : desc[i];
-	d[i] = '\0';
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, d);
-}
+#include "tap.h"
 
 /* The schema passes ab_schema_check. */
 static void accepted(const char *schema)
@@ -469,6 +452,7 @@ static void test_big(void)
 
 int main(void)
 {
+	plan(159);
 	test_types();
 	test_objects();
 	test_pointers();
@@ -476,6 +460,5 @@ int main(void)
 	test_refusals();
 	test_errors();
 	test_big();
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }

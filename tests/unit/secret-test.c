@@ -466,6 +466,7 @@ static void finds(void)
 
 int main(void)
 {
+	plan(43);
 	shapes();
 	near_prefix();
 	draws();
@@ -478,6 +479,5 @@ int main(void)
 	held();
 	random_streams();
 	finds();
-	printf("1..%d\n", ntest);
-	return nfail ? 1 : 0;
+	return done_testing();
 }

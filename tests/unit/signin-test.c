@@ -11,17 +11,9 @@
 
 #include "file.h"
 #include "signin.h"
+#include "tap.h"
 
-static int ntest, nfail;
 static char dir[64], path[128];
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
 
 static const char good[] = "{\"auth_mode\": \"chatgpt\", "
     "\"OPENAI_API_KEY\": null, \"tokens\": {\"id_token\": \"a.b.c\", "
@@ -171,6 +163,7 @@ int main(void)
 	struct stat st;
 	char account[65];
 
+	plan(22);
 	splices();
 	ok(ab_signin_parse(AB_OAUTH_CLAUDE, claude, strlen(claude), account,
 	    &err) == 0, "a Claude sign-in is one");
@@ -215,6 +208,5 @@ int main(void)
 	    "removed meanwhile: not made again");
 	unlink(path);
 	rmdir(dir);
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }

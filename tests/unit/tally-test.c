@@ -245,10 +245,10 @@ static void requests(void)
 
 int main(void)
 {
+	plan(24);
 	crowding();
 	share();
 	file();
 	requests();
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

@@ -880,6 +880,7 @@ int main(int argc, char **argv)
 		bench((int)strtol(argv[2], NULL, 10));
 		return 0;
 	}
+	plan(55);
 	ca_cert();
 	leaf_cert();
 	constraints();
@@ -888,6 +889,5 @@ int main(int argc, char **argv)
 	at_once();
 	client_refusals();
 	handshakes();
-	printf("1..%d\n", ntest);
-	return nfail ? 1 : 0;
+	return done_testing();
 }

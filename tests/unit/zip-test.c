@@ -15,17 +15,9 @@
 #include <unistd.h>
 
 #include "zip.h"
+#include "tap.h"
 
-static int ntest, nfail;
 static const char *dir;
-
-static void ok(int cond, const char *desc)
-{
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", ntest, desc);
-}
 
 static int open_fixture(const char *name)
 {
@@ -286,6 +278,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: zip-test FIXTURES\n");
 		return 2;
 	}
+	plan(45);
 	dir = argv[1];
 	test_good();
 
@@ -338,6 +331,5 @@ int main(int argc, char **argv)
 	    "the intact member of a damaged archive still reads");
 
 	test_other_fds();
-	printf("1..%d\n", ntest);
-	return nfail > 0;
+	return done_testing();
 }
