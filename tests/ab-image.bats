@@ -5,6 +5,10 @@
 load helpers
 
 setup_file() {
+	# Recipes for the hash cache's tests, copied before the build, so
+	# that they have settled (settled, below) by the time those run.
+	cp -a "$AB_ROOT/image" "$BATS_FILE_TMPDIR/recipe.reuse"
+	cp -a "$AB_ROOT/image" "$BATS_FILE_TMPDIR/recipe.lie"
 	ab_setup_file
 }
 
@@ -22,6 +26,22 @@ record_of() {
 
 digest_of() {
 	sed -n 's/.*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$(record_of "$1")"
+}
+
+# settled DIR: waits until every file under DIR is one the hash cache
+# records: its mtime and its ctime more than AB_HC_SETTLE (2) seconds old
+# (lib/hashcache.h).  touch -d cannot make a file so: it sets the mtime,
+# and moves the ctime to now.
+settled() {
+	local newest _
+	newest=$(find "$1" -printf '%C@\n%T@\n' | sort -n | tail -n 1)
+	for _ in $(seq 1 100); do
+		awk -v n="$newest" -v t="$(date +%s.%N)" \
+			'BEGIN { exit !(t - n > 2.05) }' && return 0
+		sleep 0.05
+	done
+	echo "$1 changed $newest; still not settled" >&2
+	return 1
 }
 
 count_records() {
@@ -561,13 +581,12 @@ proxy_settled() {
 }
 
 @test "a reuse takes unchanged inputs' hashes from the state's cache; an input rewritten with its size and mtime kept is still seen" {
-	local d=$BATS_TEST_TMPDIR/recipe f log=$BATS_TEST_TMPDIR/strace second
-	cp -a "$AB_ROOT/image" "$d"
+	local d=$BATS_FILE_TMPDIR/recipe.reuse f log=$BATS_TEST_TMPDIR/strace second
 	f=$d/nsswitch.conf
 	cp -p "$f" "$BATS_TEST_TMPDIR/ref"
 	# A file changed less than 2 s before it is hashed is not recorded
 	# (lib/hashcache.h): the copy must settle first.
-	sleep 2.5
+	settled "$d"
 	run_exact 0 ab-image build --dir "$d"
 	assert_equal "$output" "$AB_IMAGE"
 	grep -q " $f\$" "$AB_STATE_DIR/hashes"
@@ -595,10 +614,9 @@ proxy_settled() {
 }
 
 @test "a cache that is garbage, or that lies about an input, costs a full hash, not a wrong image or a second one" {
-	local d=$BATS_TEST_TMPDIR/recipe f n
-	cp -a "$AB_ROOT/image" "$d"
+	local d=$BATS_FILE_TMPDIR/recipe.lie f n
 	f=$d/nsswitch.conf
-	sleep 2.5
+	settled "$d"
 	run_exact 0 ab-image build --dir "$d"
 	assert_equal "$output" "$AB_IMAGE"
 	n=$(count_records)

@@ -159,19 +159,79 @@ $work"
 	done
 }
 
+# Waits until process $1 stops at its pause point (0) or ends (1).
+stopped_or_ended() {
+	local state _
+	for _ in $(seq 1 600); do
+		state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+		[ "$state" = T ] && return 0
+		[ "$state" = Z ] && return 1
+		sleep 0.05
+	done
+	echo "process $1 neither stopped nor ended" >&2
+	return 1
+}
+
+# 0 when a SIGTERM is pending for process $1, taken by no thread yet.
+term_pending() {
+	local line
+	while read -r line; do
+		case $line in
+		SigPnd:* | ShdPnd:*)
+			[ $((0x${line##*[[:space:]]} & 0x4000)) -eq 0 ] || return 0 ;;
+		esac
+	done <"/proc/$1/status"
+	return 1
+}
+
 @test "the first reason wins: a SIGTERM in the deadline's grace keeps deadline" {
-	local pdl=$BATS_TEST_TMPDIR/pdl out=$BATS_TEST_TMPDIR/out pid st
-	ab_deadline_in "$pdl" 3
-	# PID 1 ignores SIGTERM, so the grace runs out in full.
-	PDL=$pdl ctr_for execution -- sleep 1000
-	ab-run "$CTR" --grace 6 >"$out" 2>/dev/null 3>&- &
-	pid=$!
-	sleep 5
+	local late=$BATS_TEST_TMPDIR/late out=$BATS_TEST_TMPDIR/out
+	local go=$BATS_TEST_TMPDIR/go pid='' st=0 n _
+	# ab-run's SIGTERM to the agent at the deadline is held by the
+	# proxy until the test lets it through: meanwhile the stop has begun
+	# with its reason and the grace cannot end, since the SIGKILL that
+	# ends it comes from ab-run alone (PID 1 ignores SIGTERM).
+	ab_proxy_start --match '^POST /v[0-9.]+/containers/[0-9a-f]+/kill\?signal=SIGTERM$' \
+		--action delay --until "$go"
+	# The deadline must find the agent started: a deadline N s after
+	# ab-run's launch, stopped once the agent has started; one that
+	# passed first ended ab-run before the start, and a later one is
+	# tried.
+	for n in 2 4 8 16 32; do
+		ctr_for execution -- sleep 1000
+		ab_deadline_in "$late" "$n"
+		AB_TEST_PAUSE=run-started DOCKER_HOST=unix://$AB_PROXY_SOCK \
+			ab-run "$CTR" --deadline "$late" --grace 2 >"$out" 2>/dev/null 3>&- &
+		pid=$!
+		stopped_or_ended "$pid" && break
+		wait "$pid" || true
+		pid=
+	done
+	[ -n "$pid" ]
+	while [ "$(date +%s)" -lt "$(cat "$late")" ]; do
+		sleep 0.1
+	done
+	kill -CONT "$pid"
+	for _ in $(seq 1 600); do
+		grep -q '^delay POST .*kill?signal=SIGTERM$' "$AB_PROXY_LOG" && break
+		sleep 0.05
+	done
+	grep -q '^delay POST .*kill?signal=SIGTERM$' "$AB_PROXY_LOG"
 	kill -TERM "$pid"
-	st=0
+	# Taken by ab-run's handler (pending no more), then the reply goes.
+	for _ in $(seq 1 600); do
+		term_pending "$pid" || break
+		sleep 0.05
+	done
+	if term_pending "$pid"; then
+		fail "ab-run never took the SIGTERM"
+	fi
+	touch "$go"
 	wait "$pid" || st=$?
 	assert_equal "$st" 124
-	assert_equal "$(field "$(cat "$out")" 'r["reason"]')" deadline
+	# Killed at the grace's end, the reason still the deadline's.
+	assert_equal "$(field "$(cat "$out")" '[r["reason"], r["exit_status"], r["signal"]]')" \
+		'["deadline", 137, 9]'
 }
 
 @test "the first reason wins: a deadline in the cancellation's grace keeps cancelled" {

@@ -841,7 +841,7 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 }
 
 @test "a history that takes more than a second reports git's progress, a line a second at most" {
-	local i start end n
+	local i start end n slow=$BATS_TEST_TMPDIR/slow-git
 	make_repo
 	for i in $(seq 1 40); do
 		head -c 1000000 /dev/urandom >"$REPO/r$i"
@@ -851,15 +851,21 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 	done
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	new_alloc --git-bytes 256M --task-bytes 256M
+	# ab-seed runs the git of its PATH: this one starts pack-objects
+	# 1.5 s late, so the history takes over a second on any machine,
+	# and every line git says comes after its first second.
+	mkdir "$slow"
+	printf '#!/bin/sh\ncase " $* " in *" pack-objects "*) sleep 1.5 ;; esac\nexec %s "$@"\n' \
+		"$(command -v git)" >"$slow/git"
+	chmod +x "$slow/git"
 	start=$(date +%s%N)
-	run_exact 0 ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT"
+	PATH=$slow:$PATH run_exact 0 ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT"
 	end=$(date +%s%N)
 	n=$(printf '%s\n' "$stderr" | grep -c '^ab-seed: history: ' || true)
-	# Only a seeding over a second says anything, and never more than
-	# a line a second.
-	if [ $(((end - start) / 1000000000)) -ge 2 ]; then
-		[ "$n" -ge 1 ]
-	fi
+	# A seeding over a second says something, and never more than a
+	# line a second: none in the first, then one a second at most.
+	[ "$n" -ge 1 ]
 	[ "$n" -le $(((end - start) / 1000000000)) ]
 	# Every one of them is git's own phase.
 	local other
@@ -914,12 +920,48 @@ f.write(bytes([b[0] ^ 0x40]))' "${idx%.idx}.pack" "$((off + len / 2))"
 	assert_one_error_line ab-seed
 }
 
-@test "a small repository goes up in one upload: the tree waits the few ms its pack takes; the seed's mark follows alone" {
+@test "a repository whose pack is done by its tree's end goes up in one upload; the seed's mark follows alone" {
+	local i pid st=0 go=$BATS_TEST_TMPDIR/go
 	make_repo
+	# 10 MB of tree, past what the socket between ab-seed and the engine
+	# can hold (ab-seed asks a 4 MiB send buffer, which the kernel
+	# doubles at most), so that a stalled upload stops ab-seed mid-tree.
+	for i in $(seq 1 10); do
+		head -c 1000000 /dev/urandom >"$REPO/big$i"
+	done
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -qm big
+	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	new_alloc
-	ab_proxy_start
-	DOCKER_HOST=unix://$AB_PROXY_SOCK run_exact 0 ab-seed "$ALLOC" \
-		--repo "$REPO" --commit "$COMMIT"
+	# The tree's upload waits up to 40 ms past its last byte for the
+	# pack; whether a small pack is done by then is the scheduler's to
+	# say, and past it the git directory goes up on its own, as it
+	# should (the history test above): a loaded machine took that way
+	# for a small repository.  So the tree's upload is held mid-body
+	# until the packer's thread has ended: then the pack is done before
+	# the tree's end on any machine, and one upload is the only right
+	# outcome.
+	ab_proxy_start --match '^PUT /v[0-9.]+/containers/[0-9a-f]+/archive\?path=/work&' \
+		--action stall --until "$go"
+	DOCKER_HOST=unix://$AB_PROXY_SOCK ab-seed "$ALLOC" --repo "$REPO" \
+		--commit "$COMMIT" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for i in $(seq 1 600); do
+		grep -q '^stall PUT' "$AB_PROXY_LOG" && break
+		sleep 0.05
+	done
+	grep -q '^stall PUT' "$AB_PROXY_LOG"
+	# The packer is started before the upload; its thread ends once the
+	# pack and the index are written, leaving ab-seed's main thread alone.
+	for i in $(seq 1 600); do
+		[ "$(awk '/^Threads:/ { print $2 }' "/proc/$pid/status")" = 1 ] &&
+			break
+		sleep 0.05
+	done
+	[ "$(awk '/^Threads:/ { print $2 }' "/proc/$pid/status")" = 1 ]
+	touch "$go"
+	wait "$pid" || st=$?
+	assert_equal "$st" 0
 	# The tree's and the mark's: the engine sets each folder's times at
 	# an upload's end, so a mark in the tree's upload would be older
 	# than every folder of /work.

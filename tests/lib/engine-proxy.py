@@ -22,8 +22,11 @@ Usage:
                          connections (default 1)
   --times K              act on K consecutive matches starting at the Nth
                          (default 1; 0 = every match from the Nth on)
-  --action A             none | delay | cut | fail (default none)
+  --action A             none | delay | cut | fail | stall (default none)
   --seconds S            delay: hold the response S seconds (float, default 1)
+  --until FILE           delay: hold it until FILE exists instead (a test
+                         releases it when it has seen what it waits for);
+                         stall: required, see below
   --after-bytes B        cut: forward the whole request, then close both
                          sides after B bytes of the final response (status
                          line included) went to the client; B=0 closes as
@@ -68,6 +71,9 @@ Semantics details:
   fail   The request is not forwarded; a request body is read and discarded
          (after a 100 Continue if the client expects one) and the connection
          stays usable.
+  stall  The request's head is forwarded at once; its body is not read from
+         the client until the --until FILE exists, then forwarded: a client
+         uploading more than the sockets' buffers hold waits mid-body.
 Nothing is printed on stdout.  SIGTERM/SIGINT: exits 0, removing the unix
 socket and the ready file.
 """
@@ -246,17 +252,19 @@ class CutSink:
 class DelaySink:
     """Holds the response; see module doc for the exact rule."""
 
-    def __init__(self, conn, seconds, streaming):
-        self.conn, self.seconds = conn, seconds
+    def __init__(self, conn, hold, streaming):
+        self.conn, self.hold = conn, hold
         self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEM)
         self.released = False
         self.completed = False
         self.lock = threading.Lock()
-        self.timer = None
         if streaming:
-            self.timer = threading.Timer(seconds, self._timer_release)
-            self.timer.daemon = True
-            self.timer.start()
+            threading.Thread(target=self._hold_then_release,
+                             daemon=True).start()
+
+    def _hold_then_release(self):
+        self.hold()
+        self._timer_release()
 
     def write(self, data):
         with self.lock:
@@ -291,15 +299,11 @@ class DelaySink:
             if self.released:
                 return
             self.completed = True
-        if self.timer:
-            self.timer.cancel()
-        time.sleep(self.seconds)
+        self.hold()
         with self.lock:
             self._flush()
 
     def close(self):
-        if self.timer:
-            self.timer.cancel()
         with self.lock:
             if not self.released:
                 self.released = True
@@ -483,13 +487,16 @@ class Conn:
                 cut_after = args.after_bytes
 
         self.u.sendall(raw)
+        if action == "stall":
+            self.p.log.line("stall %s %s" % (method, target))
         body_thread = None
         if cut_upload == 0:
             self.cut(method, target)
         if kind != "none":
             body_thread = threading.Thread(
                 target=self.forward_body,
-                args=(kind, length, cut_upload, cut_after == 0, method, target),
+                args=(kind, length, cut_upload, cut_after == 0, method, target,
+                      action == "stall"),
                 daemon=True)
             body_thread.start()
         elif cut_upload is not None or cut_after == 0:
@@ -509,8 +516,11 @@ class Conn:
             return False
         return keep and not req_close
 
-    def forward_body(self, kind, length, cut_upload, cut_when_done, method, target):
+    def forward_body(self, kind, length, cut_upload, cut_when_done, method,
+                     target, stall=False):
         try:
+            if stall:
+                self.p.hold()
             sent = 0
 
             def out(data):
@@ -565,10 +575,10 @@ class Conn:
         if action == "delay":
             self.p.log.line("delay %s %s" % (method, target))
             if framing == "raw":
-                time.sleep(self.p.args.seconds)
+                self.p.hold()
                 sink = PassSink(self)
             else:
-                sink = DelaySink(self, self.p.args.seconds, framing == "chunked")
+                sink = DelaySink(self, self.p.hold, framing == "chunked")
         elif action == "cut" and cut_after is not None:
             sink = CutSink(self, cut_after, method, target)
         else:
@@ -672,6 +682,15 @@ class Proxy:
         self.log = Log(args.log)
         self.stopping = False
 
+    def hold(self):
+        """A delay's or a stall's wait: until the --until file exists, or
+        else the --seconds."""
+        if self.args.until is None:
+            time.sleep(self.args.seconds)
+            return
+        while not os.path.exists(self.args.until):
+            time.sleep(0.01)
+
     def debug(self, msg):
         if self.args.verbose:
             try:
@@ -707,9 +726,11 @@ def parse_args(argv):
     ap.add_argument("--match", metavar="REGEX")
     ap.add_argument("--nth", type=int, default=1)
     ap.add_argument("--times", type=int, default=1)
-    ap.add_argument("--action", choices=("none", "delay", "cut", "fail"),
+    ap.add_argument("--action", choices=("none", "delay", "cut", "fail",
+                                         "stall"),
                     default="none")
     ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--until", metavar="FILE")
     ap.add_argument("--after-bytes", type=int, default=0)
     ap.add_argument("--cut-request", action="store_true")
     ap.add_argument("--cut-upload-bytes", type=int)
@@ -734,6 +755,8 @@ def parse_args(argv):
             ap.error("--cut-request/--cut-upload-bytes need --action cut")
     if a.cut_request and a.cut_upload_bytes is not None:
         ap.error("--cut-request and --cut-upload-bytes are exclusive")
+    if a.action == "stall" and a.until is None:
+        ap.error("--action stall needs --until FILE")
     if a.nth < 1 or a.times < 0 or a.after_bytes < 0 or a.seconds < 0 or (
             a.cut_upload_bytes is not None and a.cut_upload_bytes < 0):
         ap.error("negative or zero count")
