@@ -53,7 +53,7 @@ UNIT_LDLIBS_intercept-test = -lssl
 # libFuzzer harnesses of the parsers of untrusted bytes (tests/fuzz), each
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
 FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
-	listing roottar secret httpmsg
+	listing roottar secret httpmsg oauth
 FUZZ_LIB_egress = lib/egress.c lib/err.c
 FUZZ_LIB_httpmsg = lib/httpmsg.c
 FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
@@ -75,6 +75,9 @@ FUZZ_LIB_pathcheck = lib/pathcheck.c lib/err.c
 FUZZ_LIB_progress = lib/progress.c lib/buf.c
 FUZZ_LIB_listing = lib/listing.c lib/err.c
 FUZZ_LIB_secret = lib/secret.c lib/err.c
+FUZZ_LIB_oauth = lib/oauth.c lib/jwt.c lib/secret.c lib/vault.c lib/egress.c lib/hash.c \
+	lib/json.c lib/buf.c lib/err.c
+FUZZ_LDLIBS_oauth = -lcrypto
 FUZZ_LIB_appserver = lib/appserver.c lib/json.c lib/buf.c lib/pathcheck.c \
 	lib/err.c
 FUZZ_CC = clang

@@ -404,6 +404,22 @@ static int agent_answer(const struct ab_json *j, const struct ab_oauth_tokens
 	return ab_json_splice(j, e, n, agent);
 }
 
+/* Wherever else the answer holds a token REAL (a vendor's echo), its
+ * placeholder PH instead: the same length.  Not for a token shorter than
+ * 16 bytes, which a word of the JSON could be. */
+static void mask(struct ab_buf *b, const char *real, const char *ph)
+{
+	size_t n = real != NULL ? strlen(real) : 0;
+	char *p, *at;
+
+	if (n < 16 || ph == NULL || strlen(ph) != n)
+		return;
+	for (p = b->data; b->len - (size_t)(p - b->data) >= n && (at =
+	    memmem(p, b->len - (size_t)(p - b->data), real, n)) != NULL;
+	    p = at + n)
+		memcpy(at, ph, n);
+}
+
 static char *dup_or(const struct ab_json *j, const char *key,
     const char *old)
 {
@@ -494,6 +510,22 @@ static int keep(struct ab_oauth_op *op, struct ab_oauth_tokens *r,
 	return rc;
 }
 
+/* Tokens R into the state alone, the agent answered 502: ab-run writes
+ * them back; the agent's placeholders are spent. */
+static void kept_alone(struct ab_oauth_op *op, struct ab_oauth_tokens *r,
+    struct ab_err *err)
+{
+	struct ab_err skip;
+
+	ab_oauth_tokens_free(&op->st.t);
+	op->st.t = *r;
+	memset(r, 0, sizeof *r);
+	op->st.refreshes++;
+	snprintf(op->st.problem, sizeof op->st.problem, "a refresh was kept, "
+	    "but its placeholders could not be made: %.120s", err->msg);
+	state_write(op, &skip);
+}
+
 /* The vendor refused: its answer to the agent, the refresh token (were
  * it echoed) as its placeholder. */
 static int refused(struct ab_oauth_op *op, int status, const char *body,
@@ -530,7 +562,10 @@ int ab_oauth_end(struct ab_oauth_op *op, int status, const char *body,
 		return ab_fail(err, AB_EREFUSED, "a refresh answered without "
 		    "tokens");
 	}
-	rc = ab_oauth_placeholders(&r, &ph, err);
+	/* The vendor has spent the old refresh token: the new real tokens
+	 * are kept even when no placeholder can be made of them. */
+	if ((rc = ab_oauth_placeholders(&r, &ph, err)) < 0)
+		kept_alone(op, &r, err);
 	/* Not rotated, the agent keeps the placeholder it holds. */
 	if (rc == 0 && strcmp(r.refresh, op->ent.cred) == 0) {
 		wipe_str(&ph.refresh);
@@ -541,6 +576,12 @@ int ab_oauth_end(struct ab_oauth_op *op, int status, const char *body,
 	if (rc == 0)
 		rc = agent_answer(&j, &ph, agent) < 0 ? ab_fail(err,
 		    AB_EREFUSED, "the answer could not carry placeholders") : 0;
+	if (rc == 0) {
+		mask(agent, r.access, ph.access);
+		mask(agent, r.refresh, ph.refresh);
+		mask(agent, r.id, ph.id);
+		mask(agent, op->ent.cred, op->ph);
+	}
 	if (rc == 0)
 		rc = keep(op, &r, &ph, err);
 	if (rc < 0)

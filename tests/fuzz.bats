@@ -23,6 +23,10 @@ fuzz() {
 	fuzz httpmsg
 }
 
+@test "fuzz: a sign-in's refresh at the proxy: the agent's body and the vendor's answer, no real token to the agent" {
+	fuzz oauth
+}
+
 @test "fuzz: the zip reader that takes files out of wheels" {
 	fuzz zip
 }
