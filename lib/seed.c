@@ -978,12 +978,26 @@ static long many_data(void *arg, char *p, size_t n, struct ab_err *err)
 	return (long)n;
 }
 
-int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
+/* N files of one directory, in one upload, into container ID (the
+ * keeper, or the proxy), which the caller checked. */
+static int put_items(struct ab_engine *e, const struct ab_alloc *a,
+    const char *id, const struct ab_keeper_item *f, int n,
     struct ab_err *err)
 {
 	struct ab_tar_source src;
 	struct many_src o;
+
+	memset(&o, 0, sizeof o);
+	o.f = f;
+	o.n = n;
+	src.next = many_next;
+	src.data = many_data;
+	src.ctx = &o;
+	return upload_to(e, a, id, f[0].f.dir, &src, err);
+}
+
+static int one_dir(const struct ab_keeper_item *f, int n, struct ab_err *err)
+{
 	int i;
 
 	for (i = 1; i < n; i++)
@@ -991,54 +1005,48 @@ int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
 		    strcmp(f[i].f.sub, f[0].f.sub) != 0)
 			return ab_fail(err, AB_EENGINE, "files of one upload "
 			    "must share a directory");
-	if (n == 0)
-		return 0;
+	return 0;
+}
+
+int ab_keeper_put_all(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
+    struct ab_err *err)
+{
+	if (one_dir(f, n, err) < 0 || n == 0)
+		return n == 0 ? 0 : -1;
 	if (ab_keeper_ready(s, e, a, err) < 0)
 		return -1;
-	memset(&o, 0, sizeof o);
-	o.f = f;
-	o.n = n;
-	src.next = many_next;
-	src.data = many_data;
-	src.ctx = &o;
-	return upload(e, a, f[0].f.dir, &src, err);
+	return put_items(e, a, a->keeper_id, f, n, err);
 }
 
 int ab_proxy_put_all(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
     struct ab_err *err)
 {
-	struct ab_tar_source src;
-	struct many_src o;
-	int i;
-
-	for (i = 1; i < n; i++)
-		if (strcmp(f[i].f.dir, f[0].f.dir) != 0 ||
-		    strcmp(f[i].f.sub, f[0].f.sub) != 0)
-			return ab_fail(err, AB_EENGINE, "files of one upload "
-			    "must share a directory");
-	if (n == 0)
-		return 0;
+	if (one_dir(f, n, err) < 0 || n == 0)
+		return n == 0 ? 0 : -1;
 	if (ab_proxy_check(s, e, a, ab_engine_seccomp_keyword(e), err) < 0)
 		return -1;
-	memset(&o, 0, sizeof o);
-	o.f = f;
-	o.n = n;
-	src.next = many_next;
-	src.data = many_data;
-	src.ctx = &o;
-	return upload_to(e, a, a->eg.proxy_id, f[0].f.dir, &src, err);
+	return put_items(e, a, a->eg.proxy_id, f, n, err);
 }
 
-int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_keeper_file *f,
-    const char *data, size_t len, struct ab_err *err)
+static struct ab_keeper_item item(const struct ab_keeper_file *f,
+    const char *data, size_t len)
 {
 	struct ab_keeper_item one;
 
 	one.f = *f;
 	one.data = data;
 	one.len = len;
+	return one;
+}
+
+int ab_proxy_put(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_keeper_file *f,
+    const char *data, size_t len, struct ab_err *err)
+{
+	struct ab_keeper_item one = item(f, data, len);
+
 	return ab_proxy_put_all(s, e, a, &one, 1, err);
 }
 
@@ -1046,11 +1054,8 @@ int ab_keeper_put(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_file *f,
     const char *data, size_t len, struct ab_err *err)
 {
-	struct ab_keeper_item one;
+	struct ab_keeper_item one = item(f, data, len);
 
-	one.f = *f;
-	one.data = data;
-	one.len = len;
 	return ab_keeper_put_all(s, e, a, &one, 1, err);
 }
 
