@@ -718,6 +718,9 @@ print(eval(sys.argv[2]))' "$1" "$2"
 		'["after the refresh", true, true]'
 	assert_equal "$(vlog '[[x["path"], x.get("refresh")] for x in L if x["path"] == "/v1/oauth/token"]')" \
 		'[["/v1/oauth/token", "fresh"]]'
+	# Answered by the proxy, which lists it for this invocation.
+	assert_equal "$(record_field '[[x["path"], x["status"]] for x in r["egress"]["requests"]["listed"] if x["path"] == "/v1/oauth/token"]')" \
+		'[["/v1/oauth/token", 200]]'
 }
 
 @test "claude sign-in: claude auth logout signs no one out; tokens the agent writes into its copy change nothing on the host" {

@@ -683,6 +683,9 @@ auth_tokens() {
 		'["after the refresh", true, true]'
 	assert_equal "$(vlog '[x["refresh"] for x in L if x["path"] == "/oauth/token"]')" '["fresh"]'
 	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
+	# Answered by the proxy, which lists it for this invocation.
+	assert_equal "$(record_field '[[x["path"], x["status"]] for x in r["egress"]["requests"]["listed"] if x["path"] == "/oauth/token"]')" \
+		'[["/oauth/token", 200]]'
 }
 
 # shellcheck disable=SC2016 # the commands are for Codex's shell
