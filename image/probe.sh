@@ -31,6 +31,10 @@ agent_path=${PATH:-/usr/bin:/bin}
 PATH=/usr/lib/agentbox
 export PATH
 
+# Where the mounts are read; set here, never from the environment (the
+# tests read their own through the probe's functions).
+mountinfo=/proc/self/mountinfo
+
 refuse() {
 	echo "agentbox-probe: refused: $1"
 	exit 126
@@ -47,32 +51,40 @@ status_field() {
 }
 
 # mount_opts MOUNTPOINT: "FSTYPE MOUNT-OPTIONS SUPER-OPTIONS", or nothing.
+# Each line's optional fields end at "-", and three fields follow it: a
+# line without them is status 2.  The loop stops at the line's last field
+# (busybox's awk makes every field it is asked for, until it runs out of
+# memory).
 mount_opts() {
 	awk -v m="$1" '{
-		for (i = 7; $i != "-"; i++) ;
+		for (i = 7; i <= NF && $i != "-"; i++) ;
+		if (i + 3 > NF) exit 2
 		if ($5 == m) { r = $(i + 1) " " $6 " " $(i + 3) }
-	} END { if (r != "") print r }' /proc/self/mountinfo
+	} END { if (r != "") print r }' "$mountinfo"
 }
 
 # Word splitting of mount_opts is wanted: its three fields.
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 want_ro() {
-	set -- "$1" $(mount_opts "$1")
+	o=$(mount_opts "$1") || refuse mountinfo
+	set -- "$1" $o
 	[ -n "${2:-}" ] || refuse "mount $1"
 	case ",$3," in *,ro,*) ;; *) refuse "read-only $1" ;; esac
 }
 
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 want_rw() {
-	set -- "$1" $(mount_opts "$1")
+	o=$(mount_opts "$1") || refuse mountinfo
+	set -- "$1" $o
 	[ -n "${2:-}" ] || refuse "mount $1"
 	case ",$3," in *,rw,*) ;; *) refuse "writable $1" ;; esac
 }
 
 # want_tmpfs MOUNTPOINT BYTES: a tmpfs of exactly that size.
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 want_tmpfs() {
-	set -- "$1" "$2" $(mount_opts "$1")
+	o=$(mount_opts "$1") || refuse mountinfo
+	set -- "$1" "$2" $o
 	[ "${3:-}" = tmpfs ] || refuse "tmpfs $1"
 	case ",$5," in
 	*,size=$(($2 / 1024))k,*) ;;
@@ -162,18 +174,19 @@ check_host_paths() {
 			if (m == "/run/agentbox/inputs" || m == "/run/agentbox/auth") next
 			if (eg != "" && m == eg) next
 			print m; exit
-		}' /proc/self/mountinfo)
+		}' "$mountinfo")
 		[ -z "$bad" ] || refuse "host path $bad"
 		check_sockets
 		return
 	fi
 	bad=$(awk '{
-		for (i = 7; $i != "-"; i++) ;
+		for (i = 7; i <= NF && $i != "-"; i++) ;
+		if (i + 3 > NF) exit 2
 		t = $(i + 1); m = $5
 		if (m ~ /^\/(proc|sys|dev)(\/|$)/ || m == "/" || t == "tmpfs") next
 		if (m == "/etc/hosts" || m == "/etc/hostname" || m == "/etc/resolv.conf") next
 		print m; exit
-	}' /proc/self/mountinfo)
+	}' "$mountinfo") || refuse mountinfo
 	[ -z "$bad" ] || refuse "host path $bad"
 	check_sockets
 }
@@ -271,54 +284,60 @@ check_secret() {
 	[ -s "$AB_PROBE_SECRET" ] || refuse credential
 }
 
-# AB_PROBE_RUNTIME=runsc: the profile runs the agent under gVisor.
-runtime=${AB_PROBE_RUNTIME:-runc}
-case $runtime in
-runc | runsc) ;;
-*) refuse AB_PROBE_RUNTIME ;;
-esac
-check_identity
-check_mounts
-check_host_paths
-check_network
-check_egress
-check_ca
-check_codex
-check_claude
-check_stdin
-check_secret
-[ "$#" -gt 0 ] || refuse argv
+# The checks, then ARGV; a function, so that the tests can load the ones
+# above (every line but the last) without running them.
+main() {
+	# AB_PROBE_RUNTIME=runsc: the profile runs the agent under gVisor.
+	runtime=${AB_PROBE_RUNTIME:-runc}
+	case $runtime in
+	runc | runsc) ;;
+	*) refuse AB_PROBE_RUNTIME ;;
+	esac
+	check_identity
+	check_mounts
+	check_host_paths
+	check_network
+	check_egress
+	check_ca
+	check_codex
+	check_claude
+	check_stdin
+	check_secret
+	[ "$#" -gt 0 ] || refuse argv
 
-[ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
-nonce=$AB_PROBE_NONCE
-if [ -n "${AB_PROBE_SECRET:-}" ]; then
-	secret=$(cat "$AB_PROBE_SECRET") || refuse credential
-	export "$AB_PROBE_SECRET_VAR=$secret"
-	unset secret
-fi
-unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
-	AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
-	AB_PROBE_PROXY_CA \
-	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
-	AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
-# ARGV's program as execvp(3) finds it on the agent's PATH, named by its
-# path: busybox's shell would otherwise run an applet of the same name
-# (sh, cat) in place of the image's own program.
-if [ "${1#*/}" = "$1" ]; then
-	prog=
-	IFS=:
-	for d in $agent_path; do
-		case $d in /*) ;; *) continue ;; esac
-		if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
-			prog=$d/$1
-			break
-		fi
-	done
-	unset IFS
-	[ -n "$prog" ] || refuse "no program $1 on the image's PATH"
-	shift
-	set -- "$prog" "$@"
-fi
-echo "agentbox-probe: ok $nonce"
-PATH=$agent_path
-exec "$@" <"$stdin"
+	[ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
+	nonce=$AB_PROBE_NONCE
+	if [ -n "${AB_PROBE_SECRET:-}" ]; then
+		secret=$(cat "$AB_PROBE_SECRET") || refuse credential
+		export "$AB_PROBE_SECRET_VAR=$secret"
+		unset secret
+	fi
+	unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
+		AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
+		AB_PROBE_PROXY_CA \
+		AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
+		AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
+	# ARGV's program as execvp(3) finds it on the agent's PATH, named by its
+	# path: busybox's shell would otherwise run an applet of the same name
+	# (sh, cat) in place of the image's own program.
+	if [ "${1#*/}" = "$1" ]; then
+		prog=
+		IFS=:
+		for d in $agent_path; do
+			case $d in /*) ;; *) continue ;; esac
+			if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
+				prog=$d/$1
+				break
+			fi
+		done
+		unset IFS
+		[ -n "$prog" ] || refuse "no program $1 on the image's PATH"
+		shift
+		set -- "$prog" "$@"
+	fi
+	echo "agentbox-probe: ok $nonce"
+	PATH=$agent_path
+	exec "$@" <"$stdin"
+}
+
+main "$@"

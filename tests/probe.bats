@@ -184,3 +184,44 @@ privs_run() {
 	assert_failure 2
 	assert_output "usage: ab-privs [--version | --help]"
 }
+
+# probe_fn FUNCTION ARG...: one of the probe's functions, on the host, in
+# the busybox the images carry (/bin/busybox is what they copy), with its
+# applets alone on PATH as in a container, reading MOUNTINFO (a file) in
+# place of /proc/self/mountinfo, and without the look for the engine's
+# sockets, which the host has.  At most 10 s: a loop that never ends is a
+# failure, not a hang.
+probe_fn() {
+	local lib=$BATS_TEST_TMPDIR/probe-lib.sh bb=$BATS_TEST_TMPDIR/bb
+	# Every line but the last, which runs the checks.
+	[ "$(tail -n 1 "$AB_ROOT/image/probe.sh")" = 'main "$@"' ]
+	sed '$d' "$AB_ROOT/image/probe.sh" >"$lib"
+	if [ ! -d "$bb" ]; then
+		mkdir "$bb"
+		/bin/busybox --install -s "$bb"
+	fi
+	run timeout 10 /bin/busybox sh -c \
+		'. "$1"; check_sockets() { :; }; PATH=$2; mountinfo=$3; runtime=runc
+		shift 3; "$@"' \
+		sh "$lib" "$bb" "$MOUNTINFO" "$@"
+}
+
+@test "a mountinfo line without its separator, or short of fields after it, is refused, not read forever" {
+	local good='21 1 0:19 / / ro,relatime shared:1 - overlay overlay rw,lowerdir=x'
+	MOUNTINFO=$BATS_TEST_TMPDIR/mountinfo
+	printf '%s\n' "$good" >"$MOUNTINFO"
+	probe_fn want_ro /
+	assert_success
+	probe_fn check_host_paths
+	assert_success
+	printf '%s\n' "$good" '22 21 0:20 / /x rw,relatime shared:2 tmpfs tmpfs rw' >"$MOUNTINFO"
+	probe_fn want_ro /
+	assert_refused mountinfo
+	probe_fn check_host_paths
+	assert_refused mountinfo
+	printf '%s\n' "$good" '22 21 0:20 / /x rw,relatime - tmpfs' >"$MOUNTINFO"
+	probe_fn want_ro /
+	assert_refused mountinfo
+	probe_fn check_host_paths
+	assert_refused mountinfo
+}
