@@ -63,21 +63,16 @@ mount_opts() {
 	} END { if (r != "") print r }' "$mountinfo"
 }
 
-# Word splitting of mount_opts is wanted: its three fields.
+# want_mode MOUNTPOINT ro|rw: mounted there, read-only or writable.  Word
+# splitting of mount_opts is wanted: its three fields.
 # shellcheck disable=SC2086
-want_ro() {
+want_mode() {
 	o=$(mount_opts "$1") || refuse mountinfo
-	set -- "$1" $o
-	[ -n "${2:-}" ] || refuse "mount $1"
-	case ",$3," in *,ro,*) ;; *) refuse "read-only $1" ;; esac
-}
-
-# shellcheck disable=SC2086
-want_rw() {
-	o=$(mount_opts "$1") || refuse mountinfo
-	set -- "$1" $o
-	[ -n "${2:-}" ] || refuse "mount $1"
-	case ",$3," in *,rw,*) ;; *) refuse "writable $1" ;; esac
+	set -- "$1" "$2" $o
+	[ -n "${3:-}" ] || refuse "mount $1"
+	case ",$4," in *,"$2",*) return 0 ;; esac
+	[ "$2" = ro ] && refuse "read-only $1"
+	refuse "writable $1"
 }
 
 # want_tmpfs MOUNTPOINT BYTES: a tmpfs of exactly that size.
@@ -129,14 +124,14 @@ check_sentry() {
 }
 
 check_mounts() {
-	want_ro /
+	want_mode / ro
 	case ${AB_PROBE_PHASE:-} in
-	execution) want_rw /work ;;
-	planning | questions) want_ro /work ;;
+	execution) want_mode /work rw ;;
+	planning | questions) want_mode /work ro ;;
 	*) refuse phase ;;
 	esac
-	want_ro /work/.git
-	want_ro /run/agentbox/inputs
+	want_mode /work/.git ro
+	want_mode /run/agentbox/inputs ro
 	for v in AB_PROBE_TMP_BYTES AB_PROBE_HOME AB_PROBE_HOME_BYTES; do
 		eval "[ -n \"\${$v:-}\" ]" || refuse "$v"
 	done
@@ -154,7 +149,7 @@ check_mounts() {
 # and as large as the profile says (ab-validate checked the volume's
 # options, inodes included, as the engine created it).
 want_volume() {
-	want_rw "$1"
+	want_mode "$1" rw
 	set -- "$1" "$2" "$(stat -f -c '%b %S' "$1")"
 	[ "$3" = "$(($2 / 4096)) 4096" ] || refuse "size of $1"
 }
@@ -207,7 +202,7 @@ check_network() {
 # egress mount; the relay must be listening before the agent starts.
 check_egress() {
 	[ -n "${AB_PROBE_EGRESS:-}" ] || return 0
-	want_ro "${AB_PROBE_EGRESS%/*}"
+	want_mode "${AB_PROBE_EGRESS%/*}" ro
 	[ -S "$AB_PROBE_EGRESS" ] || refuse "egress socket"
 	/usr/lib/agentbox/ab-relay --socket "$AB_PROBE_EGRESS" \
 		--listen 127.0.0.1:3128 || refuse "egress relay"
@@ -248,7 +243,7 @@ check_codex() {
 	[ "$(readlink /etc/codex/rules)" = /tmp/agentbox-codex-rules ] ||
 		refuse "codex rules link"
 	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
-	want_rw /run/agentbox/auth
+	want_mode /run/agentbox/auth rw
 	[ -f "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
 	[ -s "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
 	# Codex rewrites auth.json in place: through the link, onto the copy.
@@ -262,7 +257,7 @@ check_codex() {
 # holds).
 check_claude() {
 	[ -n "${AB_PROBE_CLAUDE_AUTH:-}" ] || return 0
-	want_rw /run/agentbox/auth
+	want_mode /run/agentbox/auth rw
 	[ -s "$AB_PROBE_CLAUDE_AUTH" ] || refuse "claude sign-in"
 	(umask 077 && mkdir -p "$HOME/.claude" &&
 		cp "$AB_PROBE_CLAUDE_AUTH" "$HOME/.claude/.credentials.json") ||

@@ -210,18 +210,34 @@ probe_fn() {
 	local good='21 1 0:19 / / ro,relatime shared:1 - overlay overlay rw,lowerdir=x'
 	MOUNTINFO=$BATS_TEST_TMPDIR/mountinfo
 	printf '%s\n' "$good" >"$MOUNTINFO"
-	probe_fn want_ro /
+	probe_fn want_mode / ro
 	assert_success
 	probe_fn check_host_paths
 	assert_success
 	printf '%s\n' "$good" '22 21 0:20 / /x rw,relatime shared:2 tmpfs tmpfs rw' >"$MOUNTINFO"
-	probe_fn want_ro /
+	probe_fn want_mode / ro
 	assert_refused mountinfo
 	probe_fn check_host_paths
 	assert_refused mountinfo
 	printf '%s\n' "$good" '22 21 0:20 / /x rw,relatime - tmpfs' >"$MOUNTINFO"
-	probe_fn want_ro /
+	probe_fn want_mode / ro
 	assert_refused mountinfo
 	probe_fn check_host_paths
 	assert_refused mountinfo
+}
+
+@test "one check of a mount's mode: read-only and writable each named when wrong, a missing mount named" {
+	MOUNTINFO=$BATS_TEST_TMPDIR/mountinfo
+	printf '%s\n' '21 1 0:19 / / ro,relatime shared:1 - overlay overlay rw,lowerdir=x' \
+		'22 21 0:20 / /x rw,nosuid - tmpfs tmpfs rw,size=64k' >"$MOUNTINFO"
+	probe_fn want_mode / ro
+	assert_success
+	probe_fn want_mode /x rw
+	assert_success
+	probe_fn want_mode / rw
+	assert_refused "writable /"
+	probe_fn want_mode /x ro
+	assert_refused "read-only /x"
+	probe_fn want_mode /y ro
+	assert_refused "mount /y"
 }
