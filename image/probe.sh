@@ -19,6 +19,9 @@
 # auth volume, linked as CODEX_HOME/auth.json so a refresh lands there).
 # Those files are in the invocation's own directories, which only its
 # group opens.
+# Every check comes first; only then are the files the agent needs
+# written, copied or linked and the relay started, so a container the
+# probe refuses gets none of them.
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -199,69 +202,48 @@ check_network() {
 }
 
 # The agent reaches the proxy only through the socket on its read-only
-# egress mount; the relay must be listening before the agent starts.
+# egress mount; the relay must be listening before the agent starts
+# (start_relay).
 check_egress() {
 	[ -n "${AB_PROBE_EGRESS:-}" ] || return 0
 	want_mode "${AB_PROBE_EGRESS%/*}" ro
 	[ -S "$AB_PROBE_EGRESS" ] || refuse "egress socket"
-	/usr/lib/agentbox/ab-relay --socket "$AB_PROBE_EGRESS" \
-		--listen 127.0.0.1:3128 || refuse "egress relay"
 }
 
+# The trust anchors the profile adds, and the proxy's CA, which the proxy
+# wrote when it started: put together with the image's (make_ca).
 check_ca() {
-	[ -n "${AB_PROBE_CA:-}${AB_PROBE_PROXY_CA:-}" ] || return 0
-	extra=
 	if [ -n "${AB_PROBE_CA:-}" ]; then
 		[ -f "$AB_PROBE_CA" ] || refuse "trust anchors"
-		extra=$AB_PROBE_CA
 	fi
-	# The proxy's CA, which the proxy wrote when it started.
 	if [ -n "${AB_PROBE_PROXY_CA:-}" ]; then
 		[ "$AB_PROBE_PROXY_CA" = "${AB_PROBE_EGRESS%/*}/ca.pem" ] ||
 			refuse "proxy CA"
 		[ -f "$AB_PROBE_PROXY_CA" ] || refuse "proxy CA"
-		extra="$extra $AB_PROBE_PROXY_CA"
 	fi
-	# The image's own anchors; agentbox's where its root has none.
-	anchors=/etc/ssl/certs/ca-certificates.crt
-	[ -f "$anchors" ] || anchors=/usr/lib/agentbox/ca-certificates.crt
-	# shellcheck disable=SC2086 # two paths without spaces
-	(umask 022 && cat $extra >/tmp/agentbox-ca-extra.pem &&
-		cat "$anchors" /tmp/agentbox-ca-extra.pem \
-		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
 }
 
-# Codex's approvals: the profile's rules, copied where /etc/codex/rules
-# points (this container's /tmp), and its CODEX_HOME under HOME.
+# Codex's approvals: the profile's rules, for where /etc/codex/rules
+# points (this container's /tmp), and with a ChatGPT sign-in its copy on
+# the auth volume (make_codex).
 check_codex() {
 	[ -n "${AB_PROBE_CODEX_RULES:-}" ] || return 0
 	[ -f "$AB_PROBE_CODEX_RULES" ] || refuse "codex rules"
 	[ -n "${CODEX_HOME:-}" ] || refuse CODEX_HOME
-	(umask 077 && mkdir -p /tmp/agentbox-codex-rules "$CODEX_HOME" &&
-		cp "$AB_PROBE_CODEX_RULES" /tmp/agentbox-codex-rules/agentbox.rules) ||
-		refuse "codex rules"
 	[ "$(readlink /etc/codex/rules)" = /tmp/agentbox-codex-rules ] ||
 		refuse "codex rules link"
 	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
 	want_mode /run/agentbox/auth rw
 	[ -f "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
 	[ -s "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
-	# Codex rewrites auth.json in place: through the link, onto the copy.
-	ln -s "$AB_PROBE_CODEX_AUTH" "$CODEX_HOME/auth.json" ||
-		refuse "codex sign-in link"
 }
 
-# A Claude sign-in: its copy (placeholders) copied into HOME, the
-# agent's own, where the CLI rewrites it when it refreshes; what it
-# writes there is never read back (ab-run writes back what the proxy
-# holds).
+# A Claude sign-in: its copy (placeholders) on the auth volume
+# (make_claude).
 check_claude() {
 	[ -n "${AB_PROBE_CLAUDE_AUTH:-}" ] || return 0
 	want_mode /run/agentbox/auth rw
 	[ -s "$AB_PROBE_CLAUDE_AUTH" ] || refuse "claude sign-in"
-	(umask 077 && mkdir -p "$HOME/.claude" &&
-		cp "$AB_PROBE_CLAUDE_AUTH" "$HOME/.claude/.credentials.json") ||
-		refuse "claude sign-in copy"
 }
 
 check_stdin() {
@@ -277,6 +259,53 @@ check_secret() {
 	*) refuse "credential variable" ;;
 	esac
 	[ -s "$AB_PROBE_SECRET" ] || refuse credential
+}
+
+# The effects, once every check passed: nothing is written, copied,
+# linked or started for a container the probe refuses.
+
+# The trust anchor bundle the profile's environment names.
+make_ca() {
+	[ -n "${AB_PROBE_CA:-}${AB_PROBE_PROXY_CA:-}" ] || return 0
+	# The image's own anchors; agentbox's where its root has none.
+	anchors=/etc/ssl/certs/ca-certificates.crt
+	[ -f "$anchors" ] || anchors=/usr/lib/agentbox/ca-certificates.crt
+	(umask 022 && cat ${AB_PROBE_CA:+"$AB_PROBE_CA"} \
+		${AB_PROBE_PROXY_CA:+"$AB_PROBE_PROXY_CA"} \
+		>/tmp/agentbox-ca-extra.pem &&
+		cat "$anchors" /tmp/agentbox-ca-extra.pem \
+		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
+}
+
+# Codex's rules copied where the link points, its CODEX_HOME under HOME,
+# and the sign-in linked there: Codex rewrites auth.json in place, so
+# through the link, onto the copy.
+make_codex() {
+	[ -n "${AB_PROBE_CODEX_RULES:-}" ] || return 0
+	(umask 077 && mkdir -p /tmp/agentbox-codex-rules "$CODEX_HOME" &&
+		cp "$AB_PROBE_CODEX_RULES" /tmp/agentbox-codex-rules/agentbox.rules) ||
+		refuse "codex rules"
+	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
+	ln -s "$AB_PROBE_CODEX_AUTH" "$CODEX_HOME/auth.json" ||
+		refuse "codex sign-in link"
+}
+
+# The Claude sign-in copied into HOME, the agent's own, where the CLI
+# rewrites it when it refreshes; what it writes there is never read back
+# (ab-run writes back what the proxy holds).
+make_claude() {
+	[ -n "${AB_PROBE_CLAUDE_AUTH:-}" ] || return 0
+	(umask 077 && mkdir -p "$HOME/.claude" &&
+		cp "$AB_PROBE_CLAUDE_AUTH" "$HOME/.claude/.credentials.json") ||
+		refuse "claude sign-in copy"
+}
+
+# Last, as it goes on running: the relay, which checks that the socket
+# answers and listens before it returns.
+start_relay() {
+	[ -n "${AB_PROBE_EGRESS:-}" ] || return 0
+	/usr/lib/agentbox/ab-relay --socket "$AB_PROBE_EGRESS" \
+		--listen 127.0.0.1:3128 || refuse "egress relay"
 }
 
 # The checks, then ARGV; a function, so that the tests can load the ones
@@ -299,19 +328,8 @@ main() {
 	check_stdin
 	check_secret
 	[ "$#" -gt 0 ] || refuse argv
-
 	[ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
 	nonce=$AB_PROBE_NONCE
-	if [ -n "${AB_PROBE_SECRET:-}" ]; then
-		secret=$(cat "$AB_PROBE_SECRET") || refuse credential
-		export "$AB_PROBE_SECRET_VAR=$secret"
-		unset secret
-	fi
-	unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
-		AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
-		AB_PROBE_PROXY_CA \
-		AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
-		AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
 	# ARGV's program as execvp(3) finds it on the agent's PATH, named by its
 	# path: busybox's shell would otherwise run an applet of the same name
 	# (sh, cat) in place of the image's own program.
@@ -330,6 +348,24 @@ main() {
 		shift
 		set -- "$prog" "$@"
 	fi
+	if [ -n "${AB_PROBE_SECRET:-}" ]; then
+		secret=$(cat "$AB_PROBE_SECRET") || refuse credential
+	fi
+
+	make_ca
+	make_codex
+	make_claude
+	start_relay
+
+	if [ -n "${AB_PROBE_SECRET:-}" ]; then
+		export "$AB_PROBE_SECRET_VAR=$secret"
+		unset secret
+	fi
+	unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
+		AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
+		AB_PROBE_PROXY_CA \
+		AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
+		AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
 	echo "agentbox-probe: ok $nonce"
 	PATH=$agent_path
 	exec "$@" <"$stdin"

@@ -5,6 +5,7 @@
 # allocation's volumes: locked down, then with one property weakened.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # shell text run inside the container
 load helpers
 
 setup_file() {
@@ -148,6 +149,50 @@ assert_refused() {
 	assert_refused "gVisor kernel"
 	probe_run -e AB_PROBE_RUNTIME=kata
 	assert_refused AB_PROBE_RUNTIME
+}
+
+# inputs_run SCRIPT [ARG...]: busybox sh -c SCRIPT with the allocation's
+# inputs volume writable at /in.
+inputs_run() {
+	local id=${ALLOC#alloc:} digest
+	digest=$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')
+	docker run --rm --network none --user 10001:10001 \
+		--label "org.agentbox.state=$(ab_state_sid)" --label "org.agentbox.alloc=$id" \
+		--mount "type=volume,src=agentbox-$id-inputs,dst=/in,volume-nocopy" \
+		--entrypoint /usr/lib/agentbox/busybox "$digest" sh -c "$@"
+}
+
+@test "every check comes before the first effect: a refusal leaves no relay started, nothing written, copied or linked" {
+	# The relay is started only once every check passed: a socket that no
+	# one answers any more (a proxy's, killed) is not tried before the
+	# stdin check refuses.
+	inputs_run '/usr/lib/agentbox/ab-proxy --socket /in/eg.sock example.com:443 \
+		>/dev/null 2>&1 & p=$!
+		until [ -S /in/eg.sock ]; do sleep 0.05; done
+		kill -9 "$p"'
+	probe_run -e AB_PROBE_EGRESS=/run/agentbox/inputs/eg.sock -e AB_PROBE_STDIN=/nonexistent
+	assert_refused stdin
+	probe_run -e AB_PROBE_EGRESS=/run/agentbox/inputs/eg.sock
+	assert_equal "$status" 126
+	assert_line "agentbox-probe: refused: egress relay"
+	# Codex's home is not made before the rules link is checked (this
+	# image has none).
+	probe_run -e AB_PROBE_CODEX_RULES=/etc/passwd -e CODEX_HOME=/work/probe-codex
+	assert_refused "codex rules link"
+	# A Claude sign-in is not copied into HOME before the stdin check.
+	probe_run --tmpfs /run/agentbox/auth -e AB_PROBE_CLAUDE_AUTH=/etc/passwd \
+		-e HOME=/work/probe-home -e AB_PROBE_STDIN=/nonexistent
+	assert_refused stdin
+	run ab_on_alloc "$ALLOC" 'ls -A /work'
+	assert_output .git
+	# Once every check passed, the copy is made.
+	probe_run --tmpfs /run/agentbox/auth -e AB_PROBE_CLAUDE_AUTH=/etc/passwd \
+		-e HOME=/work/probe-home
+	assert_success
+	run ab_on_alloc "$ALLOC" 'cmp /etc/passwd /work/probe-home/.claude/.credentials.json &&
+		rm -r /work/probe-home'
+	assert_success
+	inputs_run 'rm /in/eg.sock'
 }
 
 # privs_run [DOCKER-OPTION...]: ab-privs alone in the image, with those
