@@ -164,6 +164,37 @@ stopped() {
 	[ ! -d "$AB_STATE_DIR/alloc" ] || [ -z "$(ls -A "$AB_STATE_DIR/alloc")" ]
 }
 
+# fake NAME SCRIPT: a program NAME, first on PATH in $BATS_TEST_TMPDIR/fake
+# (after the tools), running SCRIPT with the real NAME as $REAL.
+fake() {
+	local dir=$BATS_TEST_TMPDIR/fake
+	mkdir -p "$dir"
+	printf '#!/bin/sh\nREAL=%s\n%s\n' "$(command -v "$1")" "$2" >"$dir/$1"
+	chmod +x "$dir/$1"
+}
+
+# faked ARG...: task with the fakes first on run-task's PATH alone (bats's
+# own run uses mktemp).
+faked() {
+	PATH=$BATS_TEST_TMPDIR/fake:$PATH "$RUN_TASK" --repo "$REPO" --commit HEAD \
+		--image "$AB_IMAGE" "$@"
+}
+
+# The run-task directories left in the state directory.
+run_dirs() {
+	find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*'
+}
+
+@test "an attempt ID od could not make stops the task before it starts: 125, one line, nothing made" {
+	fake od 'exit 1'
+	run_exact 125 faked --phase execution --timeout 60 -- true
+	assert_equal "$stderr" "run-task: cannot make an attempt ID from /dev/urandom"
+	run state_objects
+	assert_output ""
+	run run_dirs
+	assert_output ""
+}
+
 @test "a failing step's status is run-task's, and ab-clean still runs" {
 	# The task filesystem is too small for the tree: ab-seed refuses.
 	local big=$BATS_TEST_TMPDIR/big
