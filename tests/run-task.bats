@@ -159,9 +159,20 @@ stopped() {
 		--timeout 5 -- true
 	assert_one_error_line run-task
 	run_exact 2 task --phase execution --timeout
+	# Numbers the shell's test and arithmetic cannot hold, and a cleanup
+	# budget ab-clean would refuse only once the task had run.
+	local bad
+	for bad in "--timeout 99999999999999999999" "--within 0" "--within x" \
+		"--within 99999999999999999999"; do
+		# shellcheck disable=SC2086 # an option and its value
+		run_exact 2 task --phase execution --timeout 5 $bad -- true
+		assert_one_error_line run-task
+	done
 	run_exact 0 "$RUN_TASK" --help
 	assert_regex "$output" "^usage: run-task --repo DIR"
 	[ ! -d "$AB_STATE_DIR/alloc" ] || [ -z "$(ls -A "$AB_STATE_DIR/alloc")" ]
+	run find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*'
+	assert_output ""
 }
 
 # fake NAME SCRIPT: a program NAME, first on PATH in $BATS_TEST_TMPDIR/fake
@@ -192,6 +203,58 @@ run_dirs() {
 	run state_objects
 	assert_output ""
 	run run_dirs
+	assert_output ""
+}
+
+@test "run-task's own directory and deadline file: each failure is 125 in one line with its reason, and leaves no directory" {
+	local f=$BATS_TEST_TMPDIR/file
+	touch "$f"
+	AB_STATE_DIR=$f/state run_exact 125 task --phase execution --timeout 60 -- true
+	assert_equal "$stderr" "run-task: cannot make the state directory $f/state: Not a directory"
+	fake mktemp 'echo "mktemp: failed to create directory via template: No space left on device" >&2
+exit 1'
+	run_exact 125 faked --phase execution --timeout 60 -- true
+	assert_equal "$stderr" "run-task: cannot make a directory in $AB_STATE_DIR: No space left on device"
+	# The directory made, its deadline file not: a directory is in the way.
+	fake mktemp 'd=$("$REAL" "$@") && mkdir "$d/deadline" && echo "$d"'
+	run_exact 125 faked --phase execution --timeout 60 -- true
+	assert_one_error_line run-task
+	assert_regex "$stderr" "^run-task: cannot write the deadline file $AB_STATE_DIR/run-task\.[0-9]+\.[A-Za-z0-9]{6}/deadline: Is a directory\$"
+	run run_dirs
+	assert_output ""
+	rm "$BATS_TEST_TMPDIR/fake/mktemp"
+	fake date 'exit 1'
+	run_exact 125 faked --phase execution --timeout 60 -- true
+	assert_equal "$stderr" "run-task: cannot read the clock (date +%s)"
+	run run_dirs
+	assert_output ""
+	run state_objects
+	assert_output ""
+}
+
+@test "an exit no path chose, after the allocation was made, still cleans up: 125, said, nothing left" {
+	# A sed that breaks the quoting of the allocation's handle: the eval
+	# of ab-seed's command line is a syntax error, which ends the shell.
+	fake sed 'in=$(cat)
+case $in in
+alloc:*) printf "%s'"'"'" "$in" ;;
+*) printf "%s" "$in" | "$REAL" "$@" ;;
+esac'
+	run_exact 125 faked --phase execution --timeout 60 -- true
+	assert_regex "$stderr" "run-task: stopped unexpectedly \(status 2\); cleaning up"
+	assert_output ""
+	run state_objects
+	assert_output ""
+	run run_dirs
+	assert_output ""
+}
+
+@test "AB_TIMING with a date that does not know %N (busybox's) runs the task and says no times" {
+	fake date 'if [ "$1" = +%s%N ]; then echo "$("$REAL" +%s)%N"; else exec "$REAL" "$@"; fi'
+	AB_TIMING=1 run_exact 0 faked --phase execution --timeout 60 -- true
+	assert_equal "$(field "$output" 'r["reason"]')" exited
+	refute_regex "$stderr" "run-task: time"
+	run state_objects
 	assert_output ""
 }
 
