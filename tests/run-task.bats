@@ -22,6 +22,12 @@ teardown_file() {
 
 teardown() {
 	local sid
+	# A run-task a failed test left stopped in its cleanup: let it finish.
+	if [ -n "${TASK_PID:-}" ]; then
+		pkill -CONT -P "$TASK_PID" || true
+		kill -CONT "$TASK_PID" 2>/dev/null || true
+		wait "$TASK_PID" 2>/dev/null || true
+	fi
 	sid=$(ab_state_sid)
 	docker ps -aq --filter "label=org.agentbox.state=$sid" \
 		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
@@ -344,7 +350,10 @@ after-ab-seed after-ab-profile after-ab-validate run-started after-ab-run"
 	[ "$(state_objects | grep -c .)" -eq "$before" ]
 	run_exact 0 ab-clean --sweep --within 2
 	[ "${#lines[@]}" -ge 10 ]
+	assert_regex "$stderr" "removed 20 directories of killed run-tasks"
 	run state_objects
+	assert_output ""
+	run run_dirs
 	assert_output ""
 }
 
@@ -365,10 +374,102 @@ after-ab-seed after-ab-profile after-ab-validate run-started after-ab-run"
 	# Shown only if a check below fails.
 	printf 'stdout: %s\nstderr: %s\n' "$output" "$stderr"
 	assert_equal "$(sort <<<"$output")" "$allocs"
-	assert_regex "$stderr" "removed 4 directories of killed run-tasks"
 	run state_objects
 	assert_output ""
-	run find "$AB_STATE_DIR" -maxdepth 1 -name 'run-task.*'
+	# The directories stay while their deadlines hold, --all or not; once
+	# passed (written so here, as two minutes would), the next sweep
+	# takes them.
+	[ "$(run_dirs | grep -c .)" -eq 4 ]
+	refute_regex "$stderr" "directories of killed run-tasks"
+	for p in $(run_dirs); do
+		echo "$(($(date +%s) - 10))" >"$p/deadline"
+	done
+	run_exact 0 ab-clean --sweep --within 1
+	assert_regex "$stderr" "removed 4 directories of killed run-tasks"
+	run run_dirs
+	assert_output ""
+}
+
+# run_dir NAME [DEADLINE]: a directory NAME in the state directory as a
+# run-task leaves it, its deadline file holding DEADLINE (none without).
+run_dir() {
+	mkdir "$AB_STATE_DIR/$1"
+	[ $# -lt 2 ] || printf '%s\n' "$2" >"$AB_STATE_DIR/$1/deadline"
+	echo "alloc:0123" >"$AB_STATE_DIR/$1/alloc"
+}
+
+@test "a sweep takes a run-task's directory once its deadline and the cleanup budget have passed, whatever its PID; never before" {
+	local now gone
+	now=$(date +%s)
+	# A PID that no process has, and one that is alive (this shell's):
+	# neither counts, only the deadline.
+	gone=$(sh -c 'echo $$')
+	run_dir "run-task.$gone.future" "$((now + 600))"
+	run_dir "run-task.$$.passed" "$((now - 5))"
+	run_dir "run-task.$gone.fraction" "$((now - 5)).250"
+	run_dir "run-task.$gone.nofile"
+	run_dir "run-task.$gone.garbage" soon
+	mkdir "$BATS_TEST_TMPDIR/target"
+	touch "$BATS_TEST_TMPDIR/target/keep"
+	ln -s "$BATS_TEST_TMPDIR/target" "$AB_STATE_DIR/run-task.$gone.link"
+	touch "$AB_STATE_DIR/run-task.$gone.file"
+	# Within the budget the passed ones stay.
+	run_exact 0 ab-clean --sweep --all --within 30
+	run run_dirs
+	assert_equal "${#lines[@]}" 7
+	run_exact 0 ab-clean --sweep --within 1
+	assert_regex "$stderr" "removed 2 directories of killed run-tasks"
+	run bash -c "cd '$AB_STATE_DIR' && ls -d run-task.*"
+	assert_output "run-task.$gone.file
+run-task.$gone.future
+run-task.$gone.garbage
+run-task.$gone.link
+run-task.$gone.nofile"
+	# Without a deadline to read: a day and an hour after the last change.
+	touch -d '-24 hours' "$AB_STATE_DIR/run-task.$gone.nofile" \
+		"$AB_STATE_DIR/run-task.$gone.garbage"
+	run_exact 0 ab-clean --sweep --within 1
+	refute_regex "$stderr" "of killed run-tasks"
+	touch -d '-26 hours' "$AB_STATE_DIR/run-task.$gone.nofile" \
+		"$AB_STATE_DIR/run-task.$gone.garbage"
+	run_exact 0 ab-clean --sweep --within 1
+	assert_regex "$stderr" "removed 2 directories of killed run-tasks"
+	# A link is not followed, nor a file taken.
+	[ -f "$BATS_TEST_TMPDIR/target/keep" ]
+	rm -r "$AB_STATE_DIR/run-task.$gone.future" "$AB_STATE_DIR/run-task.$gone.link" \
+		"$AB_STATE_DIR/run-task.$gone.file"
+}
+
+@test "a run-task cleaning up past its deadline keeps its directory from a sweep whose budget has run out" {
+	local pid child st=0 start
+	start=$(date +%s)
+	# The deadline ends the agent; ab-clean, run by run-task, stops with
+	# the allocation's lock held.
+	AB_TEST_PAUSE=clean-locked "$RUN_TASK" --repo "$REPO" --commit HEAD \
+		--image "$AB_IMAGE" --phase execution --timeout 10 --grace 0 -- sleep 100 \
+		>/dev/null 2>&1 3>&- &
+	pid=$!
+	TASK_PID=$pid
+	until child=$(pgrep -P "$pid") && stopped "$child"; do
+		kill -0 "$pid" || fail "run-task ended before its ab-clean stopped"
+		sleep 0.1
+	done
+	# Past the deadline and a sweep's budget of one second.
+	while [ "$(date +%s)" -le $((start + 12)) ]; do sleep 0.2; done
+	# The sweep waits its budget for the allocation's lock, and gives up;
+	# the directory it leaves, as its file says run-task's own cleanup
+	# budget has not run out.
+	run_exact 124 ab-clean --sweep --within 1
+	assert_regex "$stderr" "cleanup budget ran out while another ab-clean was cleaning it"
+	refute_regex "$stderr" "of killed run-tasks"
+	run run_dirs
+	assert_output --regexp "/run-task\.$pid\.[^/]+\$"
+	kill -CONT "$child"
+	wait "$pid" || st=$?
+	assert_equal "$st" 124
+	run run_dirs
+	assert_output ""
+	run state_objects
 	assert_output ""
 }
 
