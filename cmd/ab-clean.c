@@ -172,7 +172,7 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	/* Half-written records of crashed tools first: no handle names them;
 	 * then what killed run-tasks and builds left. */
 	if (ab_state_sweep_tmp(s, &tmps, err) < 0 ||
-	    ab_state_sweep_runs(s, &runs, err) < 0)
+	    ab_state_sweep_runs(s, o->within_ms, &runs, err) < 0)
 		return -1;
 	ab_engine_cleanup_budget(e, o->within_ms);
 	if (ab_engine_mark(e, 0, mark, err) < 0 ||

@@ -19,6 +19,9 @@
 # auth volume, linked as CODEX_HOME/auth.json so a refresh lands there).
 # Those files are in the invocation's own directories, which only its
 # group opens.
+# Every check comes first; only then are the files the agent needs
+# written, copied or linked and the relay started, so a container the
+# probe refuses gets none of them.
 # On success it prints "agentbox-probe: ok NONCE", unsets every AB_PROBE_*
 # variable and execs ARGV; on failure it prints
 # "agentbox-probe: refused: CHECK" and exits 126 without running ARGV.
@@ -30,6 +33,10 @@ agent_path=${PATH:-/usr/bin:/bin}
 # shellcheck disable=SC2123 # on purpose: no directory of the image's
 PATH=/usr/lib/agentbox
 export PATH
+
+# Where the mounts are read; set here, never from the environment (the
+# tests read their own through the probe's functions).
+mountinfo=/proc/self/mountinfo
 
 refuse() {
 	echo "agentbox-probe: refused: $1"
@@ -47,32 +54,35 @@ status_field() {
 }
 
 # mount_opts MOUNTPOINT: "FSTYPE MOUNT-OPTIONS SUPER-OPTIONS", or nothing.
+# Each line's optional fields end at "-", and three fields follow it: a
+# line without them is status 2.  The loop stops at the line's last field
+# (busybox's awk makes every field it is asked for, until it runs out of
+# memory).
 mount_opts() {
 	awk -v m="$1" '{
-		for (i = 7; $i != "-"; i++) ;
+		for (i = 7; i <= NF && $i != "-"; i++) ;
+		if (i + 3 > NF) exit 2
 		if ($5 == m) { r = $(i + 1) " " $6 " " $(i + 3) }
-	} END { if (r != "") print r }' /proc/self/mountinfo
+	} END { if (r != "") print r }' "$mountinfo"
 }
 
-# Word splitting of mount_opts is wanted: its three fields.
-# shellcheck disable=SC2046
-want_ro() {
-	set -- "$1" $(mount_opts "$1")
-	[ -n "${2:-}" ] || refuse "mount $1"
-	case ",$3," in *,ro,*) ;; *) refuse "read-only $1" ;; esac
-}
-
-# shellcheck disable=SC2046
-want_rw() {
-	set -- "$1" $(mount_opts "$1")
-	[ -n "${2:-}" ] || refuse "mount $1"
-	case ",$3," in *,rw,*) ;; *) refuse "writable $1" ;; esac
+# want_mode MOUNTPOINT ro|rw: mounted there, read-only or writable.  Word
+# splitting of mount_opts is wanted: its three fields.
+# shellcheck disable=SC2086
+want_mode() {
+	o=$(mount_opts "$1") || refuse mountinfo
+	set -- "$1" "$2" $o
+	[ -n "${3:-}" ] || refuse "mount $1"
+	case ",$4," in *,"$2",*) return 0 ;; esac
+	[ "$2" = ro ] && refuse "read-only $1"
+	refuse "writable $1"
 }
 
 # want_tmpfs MOUNTPOINT BYTES: a tmpfs of exactly that size.
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 want_tmpfs() {
-	set -- "$1" "$2" $(mount_opts "$1")
+	o=$(mount_opts "$1") || refuse mountinfo
+	set -- "$1" "$2" $o
 	[ "${3:-}" = tmpfs ] || refuse "tmpfs $1"
 	case ",$5," in
 	*,size=$(($2 / 1024))k,*) ;;
@@ -117,14 +127,14 @@ check_sentry() {
 }
 
 check_mounts() {
-	want_ro /
+	want_mode / ro
 	case ${AB_PROBE_PHASE:-} in
-	execution) want_rw /work ;;
-	planning | questions) want_ro /work ;;
+	execution) want_mode /work rw ;;
+	planning | questions) want_mode /work ro ;;
 	*) refuse phase ;;
 	esac
-	want_ro /work/.git
-	want_ro /run/agentbox/inputs
+	want_mode /work/.git ro
+	want_mode /run/agentbox/inputs ro
 	for v in AB_PROBE_TMP_BYTES AB_PROBE_HOME AB_PROBE_HOME_BYTES; do
 		eval "[ -n \"\${$v:-}\" ]" || refuse "$v"
 	done
@@ -142,7 +152,7 @@ check_mounts() {
 # and as large as the profile says (ab-validate checked the volume's
 # options, inodes included, as the engine created it).
 want_volume() {
-	want_rw "$1"
+	want_mode "$1" rw
 	set -- "$1" "$2" "$(stat -f -c '%b %S' "$1")"
 	[ "$3" = "$(($2 / 4096)) 4096" ] || refuse "size of $1"
 }
@@ -162,18 +172,19 @@ check_host_paths() {
 			if (m == "/run/agentbox/inputs" || m == "/run/agentbox/auth") next
 			if (eg != "" && m == eg) next
 			print m; exit
-		}' /proc/self/mountinfo)
+		}' "$mountinfo")
 		[ -z "$bad" ] || refuse "host path $bad"
 		check_sockets
 		return
 	fi
 	bad=$(awk '{
-		for (i = 7; $i != "-"; i++) ;
+		for (i = 7; i <= NF && $i != "-"; i++) ;
+		if (i + 3 > NF) exit 2
 		t = $(i + 1); m = $5
 		if (m ~ /^\/(proc|sys|dev)(\/|$)/ || m == "/" || t == "tmpfs") next
 		if (m == "/etc/hosts" || m == "/etc/hostname" || m == "/etc/resolv.conf") next
 		print m; exit
-	}' /proc/self/mountinfo)
+	}' "$mountinfo") || refuse mountinfo
 	[ -z "$bad" ] || refuse "host path $bad"
 	check_sockets
 }
@@ -191,69 +202,48 @@ check_network() {
 }
 
 # The agent reaches the proxy only through the socket on its read-only
-# egress mount; the relay must be listening before the agent starts.
+# egress mount; the relay must be listening before the agent starts
+# (start_relay).
 check_egress() {
 	[ -n "${AB_PROBE_EGRESS:-}" ] || return 0
-	want_ro "${AB_PROBE_EGRESS%/*}"
+	want_mode "${AB_PROBE_EGRESS%/*}" ro
 	[ -S "$AB_PROBE_EGRESS" ] || refuse "egress socket"
-	/usr/lib/agentbox/ab-relay --socket "$AB_PROBE_EGRESS" \
-		--listen 127.0.0.1:3128 || refuse "egress relay"
 }
 
+# The trust anchors the profile adds, and the proxy's CA, which the proxy
+# wrote when it started: put together with the image's (make_ca).
 check_ca() {
-	[ -n "${AB_PROBE_CA:-}${AB_PROBE_PROXY_CA:-}" ] || return 0
-	extra=
 	if [ -n "${AB_PROBE_CA:-}" ]; then
 		[ -f "$AB_PROBE_CA" ] || refuse "trust anchors"
-		extra=$AB_PROBE_CA
 	fi
-	# The proxy's CA, which the proxy wrote when it started.
 	if [ -n "${AB_PROBE_PROXY_CA:-}" ]; then
 		[ "$AB_PROBE_PROXY_CA" = "${AB_PROBE_EGRESS%/*}/ca.pem" ] ||
 			refuse "proxy CA"
 		[ -f "$AB_PROBE_PROXY_CA" ] || refuse "proxy CA"
-		extra="$extra $AB_PROBE_PROXY_CA"
 	fi
-	# The image's own anchors; agentbox's where its root has none.
-	anchors=/etc/ssl/certs/ca-certificates.crt
-	[ -f "$anchors" ] || anchors=/usr/lib/agentbox/ca-certificates.crt
-	# shellcheck disable=SC2086 # two paths without spaces
-	(umask 022 && cat $extra >/tmp/agentbox-ca-extra.pem &&
-		cat "$anchors" /tmp/agentbox-ca-extra.pem \
-		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
 }
 
-# Codex's approvals: the profile's rules, copied where /etc/codex/rules
-# points (this container's /tmp), and its CODEX_HOME under HOME.
+# Codex's approvals: the profile's rules, for where /etc/codex/rules
+# points (this container's /tmp), and with a ChatGPT sign-in its copy on
+# the auth volume (make_codex).
 check_codex() {
 	[ -n "${AB_PROBE_CODEX_RULES:-}" ] || return 0
 	[ -f "$AB_PROBE_CODEX_RULES" ] || refuse "codex rules"
 	[ -n "${CODEX_HOME:-}" ] || refuse CODEX_HOME
-	(umask 077 && mkdir -p /tmp/agentbox-codex-rules "$CODEX_HOME" &&
-		cp "$AB_PROBE_CODEX_RULES" /tmp/agentbox-codex-rules/agentbox.rules) ||
-		refuse "codex rules"
 	[ "$(readlink /etc/codex/rules)" = /tmp/agentbox-codex-rules ] ||
 		refuse "codex rules link"
 	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
-	want_rw /run/agentbox/auth
+	want_mode /run/agentbox/auth rw
 	[ -f "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
 	[ -s "$AB_PROBE_CODEX_AUTH" ] || refuse "codex sign-in"
-	# Codex rewrites auth.json in place: through the link, onto the copy.
-	ln -s "$AB_PROBE_CODEX_AUTH" "$CODEX_HOME/auth.json" ||
-		refuse "codex sign-in link"
 }
 
-# A Claude sign-in: its copy (placeholders) copied into HOME, the
-# agent's own, where the CLI rewrites it when it refreshes; what it
-# writes there is never read back (ab-run writes back what the proxy
-# holds).
+# A Claude sign-in: its copy (placeholders) on the auth volume
+# (make_claude).
 check_claude() {
 	[ -n "${AB_PROBE_CLAUDE_AUTH:-}" ] || return 0
-	want_rw /run/agentbox/auth
+	want_mode /run/agentbox/auth rw
 	[ -s "$AB_PROBE_CLAUDE_AUTH" ] || refuse "claude sign-in"
-	(umask 077 && mkdir -p "$HOME/.claude" &&
-		cp "$AB_PROBE_CLAUDE_AUTH" "$HOME/.claude/.credentials.json") ||
-		refuse "claude sign-in copy"
 }
 
 check_stdin() {
@@ -271,54 +261,114 @@ check_secret() {
 	[ -s "$AB_PROBE_SECRET" ] || refuse credential
 }
 
-# AB_PROBE_RUNTIME=runsc: the profile runs the agent under gVisor.
-runtime=${AB_PROBE_RUNTIME:-runc}
-case $runtime in
-runc | runsc) ;;
-*) refuse AB_PROBE_RUNTIME ;;
-esac
-check_identity
-check_mounts
-check_host_paths
-check_network
-check_egress
-check_ca
-check_codex
-check_claude
-check_stdin
-check_secret
-[ "$#" -gt 0 ] || refuse argv
+# The effects, once every check passed: nothing is written, copied,
+# linked or started for a container the probe refuses.
 
-[ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
-nonce=$AB_PROBE_NONCE
-if [ -n "${AB_PROBE_SECRET:-}" ]; then
-	secret=$(cat "$AB_PROBE_SECRET") || refuse credential
-	export "$AB_PROBE_SECRET_VAR=$secret"
-	unset secret
-fi
-unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
-	AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
-	AB_PROBE_PROXY_CA \
-	AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
-	AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
-# ARGV's program as execvp(3) finds it on the agent's PATH, named by its
-# path: busybox's shell would otherwise run an applet of the same name
-# (sh, cat) in place of the image's own program.
-if [ "${1#*/}" = "$1" ]; then
-	prog=
-	IFS=:
-	for d in $agent_path; do
-		case $d in /*) ;; *) continue ;; esac
-		if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
-			prog=$d/$1
-			break
-		fi
-	done
-	unset IFS
-	[ -n "$prog" ] || refuse "no program $1 on the image's PATH"
-	shift
-	set -- "$prog" "$@"
-fi
-echo "agentbox-probe: ok $nonce"
-PATH=$agent_path
-exec "$@" <"$stdin"
+# The trust anchor bundle the profile's environment names.
+make_ca() {
+	[ -n "${AB_PROBE_CA:-}${AB_PROBE_PROXY_CA:-}" ] || return 0
+	# The image's own anchors; agentbox's where its root has none.
+	anchors=/etc/ssl/certs/ca-certificates.crt
+	[ -f "$anchors" ] || anchors=/usr/lib/agentbox/ca-certificates.crt
+	(umask 022 && cat ${AB_PROBE_CA:+"$AB_PROBE_CA"} \
+		${AB_PROBE_PROXY_CA:+"$AB_PROBE_PROXY_CA"} \
+		>/tmp/agentbox-ca-extra.pem &&
+		cat "$anchors" /tmp/agentbox-ca-extra.pem \
+		>/tmp/agentbox-ca.pem) || refuse "trust anchor bundle"
+}
+
+# Codex's rules copied where the link points, its CODEX_HOME under HOME,
+# and the sign-in linked there: Codex rewrites auth.json in place, so
+# through the link, onto the copy.
+make_codex() {
+	[ -n "${AB_PROBE_CODEX_RULES:-}" ] || return 0
+	(umask 077 && mkdir -p /tmp/agentbox-codex-rules "$CODEX_HOME" &&
+		cp "$AB_PROBE_CODEX_RULES" /tmp/agentbox-codex-rules/agentbox.rules) ||
+		refuse "codex rules"
+	[ -n "${AB_PROBE_CODEX_AUTH:-}" ] || return 0
+	ln -s "$AB_PROBE_CODEX_AUTH" "$CODEX_HOME/auth.json" ||
+		refuse "codex sign-in link"
+}
+
+# The Claude sign-in copied into HOME, the agent's own, where the CLI
+# rewrites it when it refreshes; what it writes there is never read back
+# (ab-run writes back what the proxy holds).
+make_claude() {
+	[ -n "${AB_PROBE_CLAUDE_AUTH:-}" ] || return 0
+	(umask 077 && mkdir -p "$HOME/.claude" &&
+		cp "$AB_PROBE_CLAUDE_AUTH" "$HOME/.claude/.credentials.json") ||
+		refuse "claude sign-in copy"
+}
+
+# Last, as it goes on running: the relay, which checks that the socket
+# answers and listens before it returns.
+start_relay() {
+	[ -n "${AB_PROBE_EGRESS:-}" ] || return 0
+	/usr/lib/agentbox/ab-relay --socket "$AB_PROBE_EGRESS" \
+		--listen 127.0.0.1:3128 || refuse "egress relay"
+}
+
+# The checks, then ARGV; a function, so that the tests can load the ones
+# above (every line but the last) without running them.
+main() {
+	# AB_PROBE_RUNTIME=runsc: the profile runs the agent under gVisor.
+	runtime=${AB_PROBE_RUNTIME:-runc}
+	case $runtime in
+	runc | runsc) ;;
+	*) refuse AB_PROBE_RUNTIME ;;
+	esac
+	check_identity
+	check_mounts
+	check_host_paths
+	check_network
+	check_egress
+	check_ca
+	check_codex
+	check_claude
+	check_stdin
+	check_secret
+	[ "$#" -gt 0 ] || refuse argv
+	[ -n "${AB_PROBE_NONCE:-}" ] || refuse AB_PROBE_NONCE
+	nonce=$AB_PROBE_NONCE
+	# ARGV's program as execvp(3) finds it on the agent's PATH, named by its
+	# path: busybox's shell would otherwise run an applet of the same name
+	# (sh, cat) in place of the image's own program.
+	if [ "${1#*/}" = "$1" ]; then
+		prog=
+		IFS=:
+		for d in $agent_path; do
+			case $d in /*) ;; *) continue ;; esac
+			if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then
+				prog=$d/$1
+				break
+			fi
+		done
+		unset IFS
+		[ -n "$prog" ] || refuse "no program $1 on the image's PATH"
+		shift
+		set -- "$prog" "$@"
+	fi
+	if [ -n "${AB_PROBE_SECRET:-}" ]; then
+		secret=$(cat "$AB_PROBE_SECRET") || refuse credential
+	fi
+
+	make_ca
+	make_codex
+	make_claude
+	start_relay
+
+	if [ -n "${AB_PROBE_SECRET:-}" ]; then
+		export "$AB_PROBE_SECRET_VAR=$secret"
+		unset secret
+	fi
+	unset AB_PROBE_NONCE AB_PROBE_PHASE AB_PROBE_GROUP AB_PROBE_HOME AB_PROBE_HOME_BYTES \
+		AB_PROBE_RUNTIME AB_PROBE_TMP_BYTES AB_PROBE_EGRESS AB_PROBE_CA AB_PROBE_STDIN \
+		AB_PROBE_PROXY_CA \
+		AB_PROBE_SECRET AB_PROBE_SECRET_VAR AB_PROBE_CODEX_RULES \
+		AB_PROBE_CODEX_AUTH AB_PROBE_CLAUDE_AUTH
+	echo "agentbox-probe: ok $nonce"
+	PATH=$agent_path
+	exec "$@" <"$stdin"
+}
+
+main "$@"

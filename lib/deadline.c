@@ -12,7 +12,7 @@
 #define DEADLINE_MAX 64
 
 /* Parses the file's text; 0 or -1 (AB_EUSAGE). */
-static int deadline_parse(struct ab_deadline *d, const char *text,
+int ab_deadline_parse(struct ab_deadline *d, const char *text,
     struct ab_err *err)
 {
 	const char *p = text;
@@ -70,7 +70,7 @@ int ab_deadline_load(struct ab_deadline *d, const char *path,
 	}
 	text[n] = '\0';
 	if (memchr(text, '\0', n) != NULL ||
-	    deadline_parse(d, text, err) < 0)
+	    ab_deadline_parse(d, text, err) < 0)
 		return ab_fail(err, AB_EUSAGE,
 		    "deadline file %s: not one line of epoch seconds", path);
 	return 0;

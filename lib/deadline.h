@@ -20,6 +20,10 @@ struct ab_deadline {
  * no variable: d->set = 0. */
 int ab_deadline_load(struct ab_deadline *d, const char *path,
     struct ab_err *err);
+/* Parses the file's text; 0 or -1 (AB_EUSAGE): also what the sweep
+ * reads a killed run-task's deadline with (state.c). */
+int ab_deadline_parse(struct ab_deadline *d, const char *text,
+    struct ab_err *err);
 /* Keeps the earlier of d and other: a deadline only ever shrinks. */
 void ab_deadline_shrink(struct ab_deadline *d, const struct ab_deadline *o);
 long long ab_now_ms(void);

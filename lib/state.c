@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "file.h"
 #include "state.h"
 
@@ -466,17 +467,51 @@ int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err)
 	return 0;
 }
 
-/* "run-task.PID.XXXXXX": the directory of a run-task killed outright
- * (its deadline file and the steps' handles), never removed by it. */
-static int stale_run(const char *name)
+/* How long a run-task may hold its directory, counted from the
+ * directory's last change, when no deadline can be read in it (it was
+ * killed before it wrote one): its longest timeout, then the longest
+ * cleanup budget. */
+#define RUN_HOLD_MS ((86400LL + 3600) * 1000)
+
+/* The lease of run-task directory NAME ("run-task.PID.XXXXXX"): the
+ * deadline its file holds (the end of its cleanup budget once it cleans
+ * up), or the latest one it could have had.  -1 when NAME is not such a
+ * directory. */
+static long long run_lease_ms(int dirfd, const char *name)
 {
-	return pid_gone(name, "run-task.", '.');
+	struct ab_deadline d;
+	struct ab_err err;
+	struct ab_buf b;
+	struct stat st;
+	long long at;
+	int fd;
+
+	if (strncmp(name, "run-task.", 9) != 0)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	at = ab_ns(&st.st_mtim) / 1000000 + RUN_HOLD_MS;
+	ab_buf_init(&b, 64);	/* one number and a newline */
+	if (ab_file_read_at(fd, "deadline", &b, NULL, &err) == 0 &&
+	    b.data != NULL && strlen(b.data) == b.len &&
+	    ab_deadline_parse(&d, b.data, &err) == 0)
+		at = d.at_ms;
+	ab_buf_free(&b);
+	close(fd);
+	return at;
 }
 
-int ab_state_sweep_runs(struct ab_state *s, int *n, struct ab_err *err)
+int ab_state_sweep_runs(struct ab_state *s, long long grace_ms, int *n,
+    struct ab_err *err)
 {
+	long long now = ab_now_ms(), at;
 	struct dirent *d;
-	struct stat st;
 	DIR *dir;
 	int fd;
 
@@ -488,9 +523,9 @@ int ab_state_sweep_runs(struct ab_state *s, int *n, struct ab_err *err)
 		    s->path);
 	}
 	while ((d = readdir(dir)) != NULL)
-		if (stale_run(d->d_name) &&
-		    fstatat(s->dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode) && ab_remove_tree(s->dirfd, d->d_name) == 0)
+		if ((at = run_lease_ms(s->dirfd, d->d_name)) >= 0 &&
+		    at + grace_ms < now &&
+		    ab_remove_tree(s->dirfd, d->d_name) == 0)
 			(*n)++;
 	closedir(dir);
 	return 0;

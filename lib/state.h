@@ -92,8 +92,10 @@ int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
 /* Removes the temporary records that writers killed before their rename
  * left behind: those whose writer's PID is gone.  *n counts them. */
 int ab_state_sweep_tmp(struct ab_state *s, int *n, struct ab_err *err);
-/* Removes the directories of run-tasks killed outright
- * ("run-task.PID.XXXXXX" whose PID is gone).  *n counts them. */
-int ab_state_sweep_runs(struct ab_state *s, int *n, struct ab_err *err);
+/* Removes the directories that run-tasks killed outright left
+ * ("run-task.PID.XXXXXX") once their lease has run out: the deadline in
+ * their file plus GRACE_MS.  *n counts them. */
+int ab_state_sweep_runs(struct ab_state *s, long long grace_ms, int *n,
+    struct ab_err *err);
 
 #endif

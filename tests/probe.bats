@@ -5,6 +5,7 @@
 # allocation's volumes: locked down, then with one property weakened.
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2016 # shell text run inside the container
 load helpers
 
 setup_file() {
@@ -150,6 +151,50 @@ assert_refused() {
 	assert_refused AB_PROBE_RUNTIME
 }
 
+# inputs_run SCRIPT [ARG...]: busybox sh -c SCRIPT with the allocation's
+# inputs volume writable at /in.
+inputs_run() {
+	local id=${ALLOC#alloc:} digest
+	digest=$(docker inspect "agentbox-$id-keeper" --format '{{.Image}}')
+	docker run --rm --network none --user 10001:10001 \
+		--label "org.agentbox.state=$(ab_state_sid)" --label "org.agentbox.alloc=$id" \
+		--mount "type=volume,src=agentbox-$id-inputs,dst=/in,volume-nocopy" \
+		--entrypoint /usr/lib/agentbox/busybox "$digest" sh -c "$@"
+}
+
+@test "every check comes before the first effect: a refusal leaves no relay started, nothing written, copied or linked" {
+	# The relay is started only once every check passed: a socket that no
+	# one answers any more (a proxy's, killed) is not tried before the
+	# stdin check refuses.
+	inputs_run '/usr/lib/agentbox/ab-proxy --socket /in/eg.sock example.com:443 \
+		>/dev/null 2>&1 & p=$!
+		until [ -S /in/eg.sock ]; do sleep 0.05; done
+		kill -9 "$p"'
+	probe_run -e AB_PROBE_EGRESS=/run/agentbox/inputs/eg.sock -e AB_PROBE_STDIN=/nonexistent
+	assert_refused stdin
+	probe_run -e AB_PROBE_EGRESS=/run/agentbox/inputs/eg.sock
+	assert_equal "$status" 126
+	assert_line "agentbox-probe: refused: egress relay"
+	# Codex's home is not made before the rules link is checked (this
+	# image has none).
+	probe_run -e AB_PROBE_CODEX_RULES=/etc/passwd -e CODEX_HOME=/work/probe-codex
+	assert_refused "codex rules link"
+	# A Claude sign-in is not copied into HOME before the stdin check.
+	probe_run --tmpfs /run/agentbox/auth -e AB_PROBE_CLAUDE_AUTH=/etc/passwd \
+		-e HOME=/work/probe-home -e AB_PROBE_STDIN=/nonexistent
+	assert_refused stdin
+	run ab_on_alloc "$ALLOC" 'ls -A /work'
+	assert_output .git
+	# Once every check passed, the copy is made.
+	probe_run --tmpfs /run/agentbox/auth -e AB_PROBE_CLAUDE_AUTH=/etc/passwd \
+		-e HOME=/work/probe-home
+	assert_success
+	run ab_on_alloc "$ALLOC" 'cmp /etc/passwd /work/probe-home/.claude/.credentials.json &&
+		rm -r /work/probe-home'
+	assert_success
+	inputs_run 'rm /in/eg.sock'
+}
+
 # privs_run [DOCKER-OPTION...]: ab-privs alone in the image, with those
 # options and its arguments from PRIVS_ARGS (none by default).
 privs_run() {
@@ -183,4 +228,61 @@ privs_run() {
 		--security-opt no-new-privileges
 	assert_failure 2
 	assert_output "usage: ab-privs [--version | --help]"
+}
+
+# probe_fn FUNCTION ARG...: one of the probe's functions, on the host, in
+# the busybox the images carry (/bin/busybox is what they copy), with its
+# applets alone on PATH as in a container, reading MOUNTINFO (a file) in
+# place of /proc/self/mountinfo, and without the look for the engine's
+# sockets, which the host has.  At most 10 s: a loop that never ends is a
+# failure, not a hang.
+probe_fn() {
+	local lib=$BATS_TEST_TMPDIR/probe-lib.sh bb=$BATS_TEST_TMPDIR/bb
+	# Every line but the last, which runs the checks.
+	[ "$(tail -n 1 "$AB_ROOT/image/probe.sh")" = 'main "$@"' ]
+	sed '$d' "$AB_ROOT/image/probe.sh" >"$lib"
+	if [ ! -d "$bb" ]; then
+		mkdir "$bb"
+		/bin/busybox --install -s "$bb"
+	fi
+	run timeout 10 /bin/busybox sh -c \
+		'. "$1"; check_sockets() { :; }; PATH=$2; mountinfo=$3; runtime=runc
+		shift 3; "$@"' \
+		sh "$lib" "$bb" "$MOUNTINFO" "$@"
+}
+
+@test "a mountinfo line without its separator, or short of fields after it, is refused, not read forever" {
+	local good='21 1 0:19 / / ro,relatime shared:1 - overlay overlay rw,lowerdir=x'
+	MOUNTINFO=$BATS_TEST_TMPDIR/mountinfo
+	printf '%s\n' "$good" >"$MOUNTINFO"
+	probe_fn want_mode / ro
+	assert_success
+	probe_fn check_host_paths
+	assert_success
+	printf '%s\n' "$good" '22 21 0:20 / /x rw,relatime shared:2 tmpfs tmpfs rw' >"$MOUNTINFO"
+	probe_fn want_mode / ro
+	assert_refused mountinfo
+	probe_fn check_host_paths
+	assert_refused mountinfo
+	printf '%s\n' "$good" '22 21 0:20 / /x rw,relatime - tmpfs' >"$MOUNTINFO"
+	probe_fn want_mode / ro
+	assert_refused mountinfo
+	probe_fn check_host_paths
+	assert_refused mountinfo
+}
+
+@test "one check of a mount's mode: read-only and writable each named when wrong, a missing mount named" {
+	MOUNTINFO=$BATS_TEST_TMPDIR/mountinfo
+	printf '%s\n' '21 1 0:19 / / ro,relatime shared:1 - overlay overlay rw,lowerdir=x' \
+		'22 21 0:20 / /x rw,nosuid - tmpfs tmpfs rw,size=64k' >"$MOUNTINFO"
+	probe_fn want_mode / ro
+	assert_success
+	probe_fn want_mode /x rw
+	assert_success
+	probe_fn want_mode / rw
+	assert_refused "writable /"
+	probe_fn want_mode /x ro
+	assert_refused "read-only /x"
+	probe_fn want_mode /y ro
+	assert_refused "mount /y"
 }
