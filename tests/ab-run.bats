@@ -293,7 +293,7 @@ term_pending() {
 	# is built and registered like any other, so only the line tells.
 	local dir=$BATS_TEST_TMPDIR/image img alloc res
 	cp -r "$AB_ROOT/image" "$dir"
-	sed -i 's/^echo "agentbox-probe: ok $nonce"/echo "agentbox-probe: ok 0123"/' \
+	sed -i 's/echo "agentbox-probe: ok $nonce"/echo "agentbox-probe: ok 0123"/' \
 		"$dir/probe.sh"
 	grep -q 'ok 0123' "$dir/probe.sh"
 	img=$(ab-image build --dir "$dir" 2>/dev/null)
