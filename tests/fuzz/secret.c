@@ -115,11 +115,12 @@ static int drawn(uint8_t c)
 static size_t prefix_of(const uint8_t *c, size_t n)
 {
 	static const char *const known[] = {
-		"sk-ant-api03-", "sk-ant-oat01-", "sk-proj-", "sk-"
+		"sk-ant-api03-", "sk-ant-oat01-", "sk-ant-ort01-", "sk-proj-",
+		"sk-"
 	};
 	size_t i, best = 0;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (n >= strlen(known[i]) &&
 		    memcmp(c, known[i], strlen(known[i])) == 0 &&
 		    strlen(known[i]) > best)
