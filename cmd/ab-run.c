@@ -351,16 +351,15 @@ static void sign_in_back(struct ctx *c)
 		return;
 	c->r.sign_in = 1;
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
-	ab_inject_signin_back(&c->s, &c->e, &c->a, &c->p, &c->c.sn, o,
-	    c->r.sign_kept, sizeof c->r.sign_kept);
+	if (ab_inject_signin_settle(&c->s, &c->e, &c->a, &c->p, &c->c.sn, o,
+	    c->r.sign_kept, sizeof c->r.sign_kept, &err) < 0)
+		fprintf(stderr, "%s: could not forget the sign-in: %s\n",
+		    ab_prog, err.msg);
 	if (o->problem[0] != '\0')
 		fprintf(stderr, "%s: %s %s: %s%s%s\n", ab_prog, kind ==
 		    AB_OAUTH_CODEX ? "--codex-auth" : "--claude-auth", path,
 		    o->problem, c->r.sign_kept[0] ? "; the refreshed sign-in "
 		    "is in " : "", c->r.sign_kept);
-	if (ab_inject_signin_forget(&c->s, &c->e, &c->a, &c->p, &err) < 0)
-		fprintf(stderr, "%s: could not forget the sign-in: %s\n",
-		    ab_prog, err.msg);
 	ab_engine_budget_end(&c->e, &saved);
 }
 

@@ -5,6 +5,7 @@
 
 #include "adapter.h"
 #include "file.h"
+#include "hash.h"
 #include "json.h"
 #include "inject.h"
 #include "oauth.h"
@@ -250,26 +251,28 @@ static void vault_put(struct ab_keeper_item *k, const char *name,
 int ab_inject_signin_who(const struct ab_profile *p, char *who, size_t cap,
     struct ab_err *err)
 {
-	char name[200];
+	struct ab_sha256 h;
+	char hex[65];
 
-	if (ab_vault_name("signin", 0, p->id, strlen(p->id), name, sizeof name,
-	    err) < 0)
+	if (ab_sha256_init(&h, err) < 0)
 		return -1;
-	snprintf(who, cap, "%.*s", AB_TALLY_WHO, strrchr(name, '.') + 1);
+	ab_sha256_add(&h, "signin:", 7);
+	ab_sha256_add(&h, p->id, strlen(p->id));
+	if (ab_sha256_hex(&h, hex, err) < 0)
+		return -1;
+	snprintf(who, cap, "%.*s", AB_TALLY_WHO, hex);
 	return 0;
 }
 
 /* The state of a sign-in just read: DOC, its real tokens R, the files
  * F[0..N). */
-static int first_state(const struct ab_profile *p, enum ab_oauth_kind kind,
-    const struct ab_buf *doc, struct ab_oauth_tokens *r,
+static int first_state(enum ab_oauth_kind kind, const struct ab_buf *doc, struct ab_oauth_tokens *r,
     const struct ab_oauth_file *f, int n, const char *who,
     struct ab_buf *out, struct ab_err *err)
 {
 	struct ab_oauth_state st;
 	int i, rc;
 
-	(void)p;
 	memset(&st, 0, sizeof st);
 	st.kind = kind;
 	st.doc = doc->data;
@@ -310,7 +313,7 @@ static int signin_vault(struct ab_state *s, struct ab_engine *e,
 	    p->id, who, r, ph, ca.data, ca.len, f, &n, err)) < 0)
 		n = 0;
 	if (rc == 0)
-		rc = first_state(p, kind, doc, r, f, n, who, &st, err);
+		rc = first_state(kind, doc, r, f, n, who, &st, err);
 	if (rc == 0)
 		rc = ab_oauth_state_name(p->id, state, sizeof state, err);
 	for (i = 0; rc == 0 && i < n; i++)
@@ -385,29 +388,21 @@ static int signin_state(struct ab_engine *e, const struct ab_alloc *a,
 	return rc;
 }
 
-void ab_inject_signin_back(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, const struct ab_profile *p,
-    const struct ab_signin *sn, struct ab_signin_back *o, char *kept,
-    size_t cap)
+/* The write-back of ST's tokens when the proxy refreshed them (o). */
+static void write_back(struct ab_state *s, const struct ab_profile *p,
+    const struct ab_signin *sn, const struct ab_oauth_state *st,
+    struct ab_signin_back *o, char *kept, size_t cap)
 {
-	struct ab_oauth_state st;
 	enum ab_oauth_kind kind;
 	const char *path = ab_profile_signin(p, &kind);
 	struct ab_err err;
 	struct ab_buf doc;
 	char name[80];
 
-	memset(o, 0, sizeof *o);
 	memset(&doc, 0, sizeof doc);
-	kept[0] = '\0';
-	if (signin_state(e, a, p, &st, &err) < 0) {
-		snprintf(o->problem, sizeof o->problem, "the proxy's tokens "
-		    "could not be read back: %.220s", err.msg);
-		return;
-	}
-	o->refreshed = st.refreshes > 0;
-	if (o->refreshed && ab_signin_splice(kind, st.doc, st.doc_len, &st.t,
-	    1, &doc, &err) < 0)
+	o->refreshed = st->refreshes > 0;
+	if (o->refreshed && ab_signin_splice(kind, st->doc, st->doc_len,
+	    &st->t, 1, &doc, &err) < 0)
 		snprintf(o->problem, sizeof o->problem, "%.250s", err.msg);
 	else if (o->refreshed && ab_signin_write_back(path, sn, doc.data,
 	    doc.len, &err) != 0)
@@ -419,40 +414,75 @@ void ab_inject_signin_back(struct ab_state *s, struct ab_engine *e,
 	if (o->refreshed && !o->written && doc.len > 0 &&
 	    ab_signin_keep(s, name, doc.data, doc.len, kept, cap, &err) < 0)
 		kept[0] = '\0';
-	if (!o->refreshed && st.problem[0] != '\0')
-		snprintf(o->problem, sizeof o->problem, "%s", st.problem);
+	if (!o->refreshed && st->problem[0] != '\0')
+		snprintf(o->problem, sizeof o->problem, "%s", st->problem);
 	wipe(&doc);
+}
+
+/* Empties the files ST names, the state itself and the agent's copy;
+ * with no state (ST NULL: it could not be read), the copy alone: the
+ * vault keeps the rest, tokens and all, on the proxy's tmpfs, for
+ * ab-clean to take with the volume. */
+static int empty(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    const struct ab_oauth_state *st, struct ab_err *err)
+{
+	struct ab_keeper_item k[2 * AB_OAUTH_FILES + 1];
+	char name[AB_OAUTH_NAME_MAX];
+	struct ab_keeper_file f;
+	struct ab_err skip;
+	int n = 0, i, rc = 0;
+
+	for (i = 0; st != NULL && i < st->nlive; i++)
+		vault_put(&k[n++], st->live[i], "", 0);
+	for (i = 0; st != NULL && i < st->nprev; i++)
+		vault_put(&k[n++], st->prev[i], "", 0);
+	if (st != NULL && (rc = ab_oauth_state_name(p->id, name, sizeof name,
+	    err)) == 0) {
+		vault_put(&k[n++], name, "", 0);
+		rc = ab_proxy_put_all(s, e, a, k, n, err);
+	}
+	ab_profile_input(p, AB_IN_AUTH, &f);
+	if (ab_keeper_put(s, e, a, &f, "", 0, rc < 0 ? &skip : err) < 0)
+		rc = -1;
+	return rc;
+}
+
+int ab_inject_signin_settle(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, const struct ab_profile *p,
+    const struct ab_signin *sn, struct ab_signin_back *o, char *kept,
+    size_t cap, struct ab_err *err)
+{
+	struct ab_oauth_state st;
+	struct ab_err rerr;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	kept[0] = '\0';
+	if (signin_state(e, a, p, &st, &rerr) < 0) {
+		snprintf(o->problem, sizeof o->problem, "the proxy's tokens "
+		    "could not be read back: %.220s", rerr.msg);
+		return empty(s, e, a, p, NULL, err);
+	}
+	write_back(s, p, sn, &st, o, kept, cap);
+	rc = empty(s, e, a, p, &st, err);
 	ab_oauth_state_free(&st);
+	return rc;
 }
 
 int ab_inject_signin_forget(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_err *err)
 {
-	struct ab_keeper_item k[2 * AB_OAUTH_FILES + 1];
 	struct ab_oauth_state st;
-	struct ab_keeper_file f;
-	char name[AB_OAUTH_NAME_MAX];
 	struct ab_err skip;
-	int n = 0, i, rc;
+	int rc;
 
-	memset(&st, 0, sizeof st);
-	/* The state names the files of the newest tokens and those before.
-	 * Unread, it is left, tokens and all, to the proxy's tmpfs: ab-clean
-	 * takes it with the volume. */
-	rc = signin_state(e, a, p, &st, err);
-	for (i = 0; rc == 0 && i < st.nlive; i++)
-		vault_put(&k[n++], st.live[i], "", 0);
-	for (i = 0; rc == 0 && i < st.nprev; i++)
-		vault_put(&k[n++], st.prev[i], "", 0);
-	if (rc == 0 && ab_oauth_state_name(p->id, name, sizeof name,
-	    err) == 0) {
-		vault_put(&k[n++], name, "", 0);
-		rc = ab_proxy_put_all(s, e, a, k, n, err);
+	if (signin_state(e, a, p, &st, err) < 0) {
+		empty(s, e, a, p, NULL, &skip);
+		return -1;
 	}
+	rc = empty(s, e, a, p, &st, err);
 	ab_oauth_state_free(&st);
-	ab_profile_input(p, AB_IN_AUTH, &f);
-	if (ab_keeper_put(s, e, a, &f, "", 0, rc < 0 ? &skip : err) < 0)
-		rc = -1;
 	return rc;
 }

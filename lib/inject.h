@@ -52,15 +52,17 @@ int ab_inject_forget(struct ab_state *s, struct ab_engine *e,
 int ab_inject_signin_give(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_signin *sn, struct ab_err *err);
-/* ab-run, once the agent settled: the tokens the proxy holds, when it
- * refreshed them, written over FILE if FILE is still what *SN says
- * (signin.h), else kept in the state directory (its path in KEPT); what
- * became of them in *O.  Never the agent's copy. */
-void ab_inject_signin_back(struct ab_state *s, struct ab_engine *e,
+/* ab-run, once the agent settled: the state read back from the vault
+ * once; the tokens the proxy holds, when it refreshed them, written over
+ * FILE if FILE is still what *SN says (signin.h), else kept in the
+ * state directory (its path in KEPT), what became of them in *O (never
+ * the agent's copy); then the vault's files, the state and the copy
+ * emptied, the first failure of that in err. */
+int ab_inject_signin_settle(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     const struct ab_signin *sn, struct ab_signin_back *o, char *kept,
-    size_t cap);
-/* Empties the sign-in's vault files, its state and the agent's copy. */
+    size_t cap, struct ab_err *err);
+/* ab-validate refusing: the same emptying, nothing written back. */
 int ab_inject_signin_forget(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_profile *p,
     struct ab_err *err);

@@ -696,7 +696,8 @@ static size_t refresh_head(struct sess *s, const struct ab_http_head *h,
 	return (size_t)(o + k - s->out);
 }
 
-/* The vendor's answer to the refresh, whole: its status, body in B. */
+/* The vendor's answer to the refresh, whole: its status, body in B.  No
+ * Expect went up, so an interim answer is not one to pass on: refused. */
 static int refresh_answer(struct sess *s, const struct ab_http_head *req,
     struct ab_buf *b)
 {
@@ -704,13 +705,10 @@ static int refresh_answer(struct sess *s, const struct ab_http_head *req,
 	size_t got;
 	long len;
 
-	do {
-		len = answer_head(s, s->io, sizeof s->io, &got);
-		if (len < 0 || ab_http_response(s->io, (size_t)len, req->method,
-		    req->method_len, &h) != NULL || h.status == 101)
-			return -1;
-	} while (h.status < 200 && (memmove(s->io, s->io + len, got -
-	    (size_t)len), 1));
+	len = answer_head(s, s->io, sizeof s->io, &got);
+	if (len < 0 || ab_http_response(s->io, (size_t)len, req->method,
+	    req->method_len, &h) != NULL || h.status < 200)
+		return -1;
 	memmove(s->io, s->io + len, got - (size_t)len);
 	return whole(s, s->u, s->ufd, &h, s->io, got - (size_t)len, b) < 0 ?
 	    -1 : h.status;
@@ -732,15 +730,47 @@ static int refresh_reply(struct sess *s, int status, const struct ab_buf *b)
 	    0 ? -1 : 0;
 }
 
+/* The four buffers of a refresh, each wiped at its end. */
+struct refresh_bufs {
+	struct ab_buf body, up, ans, agent;
+};
+
+/* The refresh once it is known to be one: up, back, and to the agent;
+ * a refusal or a failure is answered here.  0, or -1. */
+static int refresh_go(struct sess *s, const struct ab_egress_signin *si,
+    const struct ab_http_head *h, size_t hlen, struct ab_oauth_op *op,
+    struct refresh_bufs *b)
+{
+	struct ab_err err;
+	int status;
+
+	if (whole(s, s->c, s->cfd, h, s->head + hlen, s->got - hlen,
+	    &b->body) < 0)
+		return answer(s, 400, "body-framing"), -1;
+	if (ab_oauth_begin(s->ic->vault, si, b->body.data, b->body.len, op,
+	    &b->up, &err) < 0)
+		return answer(s, 403, "credential"), -1;
+	memcpy(s->r.who, op->ent.who, sizeof s->r.who);
+	if (upstream(s, op->ent.ca, op->ent.ca_len) < 0)
+		return answer(s, 502, "upstream-tls"), -1;
+	s->r.up += (long long)b->up.len;
+	if (put(s->u, s->out, refresh_head(s, h, b->up.len)) < 0 ||
+	    put(s->u, b->up.data, b->up.len) < 0 ||
+	    (status = refresh_answer(s, h, &b->ans)) < 0)
+		return answer(s, 502, "upstream-answer"), -1;
+	if (ab_oauth_end(op, status, b->ans.data, b->ans.len, &b->agent,
+	    &err) < 0)
+		return answer(s, 502, "signin-keep"), -1;
+	return refresh_reply(s, status, &b->agent);
+}
+
 /* Only the refresh is served at a token host: a revoke or a sign-out
  * would sign the user out, anything else has no credential of ours. */
 static int refresh_one(struct sess *s, const struct ab_egress_signin *si,
     const struct ab_http_head *h, size_t hlen)
 {
-	struct ab_buf body, up, ans, agent;
+	struct refresh_bufs b;
 	struct ab_oauth_op op;
-	struct ab_err err;
-	int status, rc = -1;
 
 	if (h->method_len != 4 || memcmp(h->method, "POST", 4) != 0 ||
 	    strcmp(s->r.path, si->token_path) != 0)
@@ -748,36 +778,18 @@ static int refresh_one(struct sess *s, const struct ab_egress_signin *si,
 		    strstr(s->r.path, "logout") != NULL ? "revoke" :
 		    "signin-path"), report(s), -1;
 	memset(&op, 0, sizeof op);
-	memset(&up, 0, sizeof up);
-	memset(&ans, 0, sizeof ans);
-	memset(&agent, 0, sizeof agent);
+	memset(&b, 0, sizeof b);
 	if (h->expect_continue)
 		put(s->c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-	if (whole(s, s->c, s->cfd, h, s->head + hlen, s->got - hlen, &body) < 0)
-		answer(s, 400, "body-framing");
-	else if (ab_oauth_begin(s->ic->vault, si, body.data, body.len, &op,
-	    &up, &err) < 0)
-		answer(s, 403, "credential");
-	else if (snprintf(s->r.who, sizeof s->r.who, "%s", op.ent.who) < 0 ||
-	    upstream(s, op.ent.ca, op.ent.ca_len) < 0)
-		answer(s, 502, "upstream-tls");
-	else if (put(s->u, s->out, refresh_head(s, h, up.len)) < 0 ||
-	    put(s->u, up.data, up.len) < 0 ||
-	    (status = refresh_answer(s, h, &ans)) < 0)
-		answer(s, 502, "upstream-answer");
-	else if (ab_oauth_end(&op, status, ans.data, ans.len, &agent,
-	    &err) < 0)
-		answer(s, 502, "signin-keep");
-	else
-		rc = refresh_reply(s, status, &agent);
-	s->r.up += (long long)up.len;
+	refresh_go(s, si, h, hlen, &op, &b);
 	ab_oauth_op_free(&op);
-	wipe_buf(&body);
-	wipe_buf(&up);
-	wipe_buf(&ans);
-	wipe_buf(&agent);
+	wipe_buf(&b.body);
+	wipe_buf(&b.up);
+	wipe_buf(&b.ans);
+	wipe_buf(&b.agent);
 	report(s);
-	return rc < 0 ? -1 : 1;
+	/* The connection ends with a refresh, answered or refused. */
+	return -1;
 }
 
 /* -- One request, whole. */

@@ -31,7 +31,8 @@
 #define HOST "api.example.com"
 static const char key[] = "sk-ant-api03-RealKey0123456789abcdefXYZ";
 static const char ph[] = "sk-ant-api03-PlaceHd9876543210zyxwvuABC";
-static const char *const hosts[] = { HOST };
+#define TOKEN_HOST "auth.openai.com"
+static const char *const hosts[] = { HOST, TOKEN_HOST };
 
 static struct ab_tlsca *vendor_ca;
 static int vendor_saw_key, vendor_requests;
@@ -130,13 +131,14 @@ out:
 struct proxy_arg {
 	struct ab_icept *ic;
 	int cfd, ufd;
+	const char *host;	/* NULL: HOST */
 };
 
 static void *proxy(void *arg)
 {
 	struct proxy_arg *p = arg;
 
-	ab_icept_serve(p->ic, p->cfd, p->ufd, HOST, 443);
+	ab_icept_serve(p->ic, p->cfd, p->ufd, p->host ? p->host : HOST, 443);
 	close(p->cfd);
 	close(p->ufd);
 	return NULL;
@@ -241,6 +243,66 @@ static void upgrade(struct proxy_arg *pa, SSL_CTX *actx)
 	pthread_join(tv2, NULL);
 }
 
+/* REQ sent to the proxy serving a sign-in's token host, which answers
+ * it alone: no upstream is dialled (its end is never read), so a
+ * refusal is the proxy's.  What the agent read into OUT. */
+static void token_host(struct ab_icept *ic, SSL_CTX *actx, const char *req,
+    char *out, size_t cap)
+{
+	struct proxy_arg pa;
+	struct ab_err err;
+	pthread_t tp;
+	int c[2], u[2];
+	SSL *a;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, c) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, u) < 0)
+		die("socketpair", NULL);
+	pa.ic = ic;
+	pa.cfd = c[1];
+	pa.ufd = u[0];
+	pa.host = TOKEN_HOST;
+	pthread_create(&tp, NULL, proxy, &pa);
+	a = SSL_new(actx);
+	SSL_set_fd(a, c[0]);
+	if (ab_tls_client_host(a, TOKEN_HOST, &err) < 0 || SSL_connect(a) != 1)
+		die("token host handshake", &err);
+	SSL_write(a, req, (int)strlen(req));
+	agent_read(a, out, cap);
+	SSL_free(a);
+	close(c[0]);
+	pthread_join(tp, NULL);
+	close(u[1]);
+}
+
+static void token_refusals(struct ab_icept *ic, SSL_CTX *actx)
+{
+	static const char body[] = "{\"grant_type\":\"refresh_token\","
+	    "\"refresh_token\":\"rt_not_one_of_the_vault\"}";
+	char req[512], out[2048];
+
+	token_host(ic, actx, "POST /oauth/revoke HTTP/1.1\r\nHost: "
+	    TOKEN_HOST "\r\nContent-Length: 2\r\n\r\n{}", out, sizeof out);
+	ok(strstr(out, "HTTP/1.1 403") && strstr(out, "X-Agentbox-Refused: "
+	    "revoke"), "at a token host a revoke is refused: revoke");
+	token_host(ic, actx, "GET /api/accounts HTTP/1.1\r\nHost: "
+	    TOKEN_HOST "\r\n\r\n", out, sizeof out);
+	ok(strstr(out, "HTTP/1.1 403") && strstr(out, "X-Agentbox-Refused: "
+	    "signin-path"), "any other path: signin-path");
+	snprintf(req, sizeof req, "POST /oauth/token HTTP/1.1\r\nHost: "
+	    TOKEN_HOST "\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+	token_host(ic, actx, req, out, sizeof out);
+	ok(strstr(out, "HTTP/1.1 403") && strstr(out, "X-Agentbox-Refused: "
+	    "credential"), "a refresh of a token the vault does not hold: "
+	    "credential");
+	token_host(ic, actx, "POST /oauth/token HTTP/1.1\r\nHost: "
+	    TOKEN_HOST "\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+	    out, sizeof out);
+	ok(strstr(out, "HTTP/1.1 400") && strstr(out, "X-Agentbox-Refused: "
+	    "body-framing"), "a body that does not frame: body-framing");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/intercept-test.XXXXXX", req[1024], out[8192];
@@ -256,9 +318,9 @@ int main(void)
 	int ca_fd[2], up[2], n;
 	long long until = (long long)time(NULL) + 3600;
 
-	plan(12);
+	plan(16);
 	signal(SIGPIPE, SIG_IGN);
-	if (ab_tlsca_new(&ca, "proxy", hosts, 1, until, &err) < 0 ||
+	if (ab_tlsca_new(&ca, "proxy", hosts, 2, until, &err) < 0 ||
 	    ab_tlsca_new(&vendor_ca, "vendor", hosts, 1, until, &err) < 0)
 		die("CA", &err);
 	ab_buf_init(&pem, 0);
@@ -287,6 +349,7 @@ int main(void)
 	pa.ic = &ic;
 	pa.cfd = ca_fd[1];
 	pa.ufd = up[0];
+	pa.host = NULL;
 	pthread_create(&tv, NULL, vendor, (void *)(long)up[1]);
 	pthread_create(&tp, NULL, proxy, &pa);
 
@@ -326,6 +389,7 @@ int main(void)
 	pthread_join(tp, NULL);
 	pthread_join(tv, NULL);
 	upgrade(&pa, actx);
+	token_refusals(&ic, actx);
 	SSL_CTX_free(actx);
 	ab_buf_free(&pem);
 	ab_buf_free(&vpem);
