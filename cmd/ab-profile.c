@@ -467,12 +467,14 @@ static int sign_in(const struct opts *o, const struct ab_alloc *a,
 static int codex_rules(struct ab_profile *p, char *const *pins,
     struct ab_err *err)
 {
+	struct ab_profile_call pc;
 	struct ab_buf b;
 	char sha[65];
 	int rc;
 
+	ab_profile_call(p, &pc);
 	ab_buf_init(&b, 0);
-	rc = ab_adapter_rules(p, pins, &b);
+	rc = ab_adapter_rules(&pc.c, pins, &b);
 	if (rc < 0)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
 	if (rc == 0)
@@ -501,6 +503,14 @@ static int cli_pinned(struct ab_state *s, const struct ab_alloc *a,
 	return 0;
 }
 
+static int provider_argv(struct ab_profile *p, struct ab_err *err)
+{
+	struct ab_profile_call pc;
+
+	ab_profile_call(p, &pc);
+	return ab_adapter_argv(&pc.c, p->argv, &p->argc, AB_MAX_ARGV, err);
+}
+
 static int snapshots(const struct opts *o, struct ab_state *s,
     const struct ab_alloc *a, struct ab_profile *p, char *const *pins,
     struct ab_err *err)
@@ -524,7 +534,7 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 	if (strcmp(p->provider, "codex") == 0 &&
 	    codex_rules(p, pins, err) < 0)
 		return -1;
-	return ab_adapter_argv(p, err);
+	return provider_argv(p, err);
 }
 
 static void free_pins(char **pins, int n)

@@ -3,9 +3,7 @@
 #include <string.h>
 
 #include "adapter.h"
-#include "alloc.h"
 #include "buf.h"
-#include "profile.h"
 
 static const char *const read_tools[] = { "Read", "Grep", "Glob", NULL };
 static const char *const write_tools[] = { "Edit", "Write", NULL };
@@ -24,10 +22,17 @@ void ab_adapter_cli(const char *provider, const char **component,
 	*version = codex ? "0.163.0" : "2.1.332";
 }
 
-static int is_codex(const struct ab_profile *p)
+static int is_codex(const struct ab_invocation *c)
 {
-	return strcmp(p->provider, "codex") == 0;
+	return strcmp(c->provider, "codex") == 0;
 }
+
+/* The argv being built into the caller's array: at most max words. */
+struct argv_out {
+	const struct ab_invocation *c;
+	char **v;
+	int n, max;
+};
 
 /* Codex's rule is a list of words that a command's own words must start
  * with, after Codex's shell parsing: each word must be one a shell reads
@@ -72,15 +77,15 @@ int ab_adapter_allow_ok(const char *provider, const char *cmd,
 	return strcmp(provider, "codex") == 0 ? codex_words_ok(cmd, err) : 0;
 }
 
-static int push(struct ab_profile *p, const char *s)
+static int push(struct argv_out *p, const char *s)
 {
-	if (p->argc == AB_MAX_ARGV || (p->argv[p->argc] = strdup(s)) == NULL)
+	if (p->n == p->max || (p->v[p->n] = strdup(s)) == NULL)
 		return -1;
-	p->argv[++p->argc] = NULL;
+	p->v[++p->n] = NULL;
 	return 0;
 }
 
-static int push_list(struct ab_profile *p, const char *const *v)
+static int push_list(struct argv_out *p, const char *const *v)
 {
 	for (; *v != NULL; v++)
 		if (push(p, *v) < 0)
@@ -90,31 +95,31 @@ static int push_list(struct ab_profile *p, const char *const *v)
 
 /* Bash is offered only when a command is approved: with none, every call
  * would be refused anyway. */
-static int claude_tools(struct ab_profile *p, int allowed)
+static int claude_tools(struct argv_out *p, int allowed)
 {
 	char rule[AB_ALLOW_MAX + 16];
-	int exec = strcmp(p->phase, "execution") == 0, i;
+	int exec = strcmp(p->c->phase, "execution") == 0, i;
 
 	if (push(p, allowed ? "--allowedTools" : "--tools") < 0 ||
 	    push_list(p, read_tools) < 0 ||
 	    (exec && push_list(p, write_tools) < 0))
 		return -1;
-	if (!exec || p->nallow == 0)
+	if (!exec || p->c->nallow == 0)
 		return 0;
 	if (!allowed)
 		return push(p, "Bash");
-	for (i = 0; i < p->nallow; i++) {
-		snprintf(rule, sizeof rule, "Bash(%s)", p->allow[i]);
+	for (i = 0; i < p->c->nallow; i++) {
+		snprintf(rule, sizeof rule, "Bash(%s)", p->c->allow[i]);
 		if (push(p, rule) < 0)
 			return -1;
-		snprintf(rule, sizeof rule, "Bash(%s *)", p->allow[i]);
+		snprintf(rule, sizeof rule, "Bash(%s *)", p->c->allow[i]);
 		if (push(p, rule) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int claude_argv(struct ab_profile *p)
+static int claude_argv(struct argv_out *p)
 {
 	static const char *const fixed[] = { AB_CLAUDE, "-p",
 	    "--output-format", "stream-json", "--verbose",
@@ -125,11 +130,11 @@ static int claude_argv(struct ab_profile *p)
 
 	if (push_list(p, fixed) < 0)
 		return -1;
-	if (p->model[0] != '\0' && (push(p, "--model") < 0 ||
-	    push(p, p->model) < 0))
+	if (p->c->model[0] != '\0' && (push(p, "--model") < 0 ||
+	    push(p, p->c->model) < 0))
 		return -1;
-	if (p->schema != NULL && (push(p, "--json-schema") < 0 ||
-	    push(p, p->schema) < 0))
+	if (p->c->schema != NULL && (push(p, "--json-schema") < 0 ||
+	    push(p, p->c->schema) < 0))
 		return -1;
 	/* The lists take every word up to the next option: last. */
 	return claude_tools(p, 0) < 0 || claude_tools(p, 1) < 0 ? -1 : 0;
@@ -142,7 +147,7 @@ static int claude_argv(struct ab_profile *p)
  * the built-in one first tries a WebSocket and discovers models, seconds
  * of retries through a proxy.  Retries are bounded, or a vendor that is
  * down would hold the run until the deadline. */
-static int codex_config(struct ab_profile *p)
+static int codex_config(struct argv_out *p)
 {
 	static const char *const config[] = {
 	    "model_provider=agentbox",
@@ -181,7 +186,7 @@ static int codex_config(struct ab_profile *p)
 	for (v = config; *v != NULL; v++)
 		if (push(p, "-c") < 0 || push(p, *v) < 0)
 			return -1;
-	for (v = p->codex_auth[0] ? signed_in : key; *v != NULL; v++)
+	for (v = p->c->codex_signin ? signed_in : key; *v != NULL; v++)
 		if (push(p, "-c") < 0 || push(p, *v) < 0)
 			return -1;
 	for (v = off; *v != NULL; v++)
@@ -192,17 +197,14 @@ static int codex_config(struct ab_profile *p)
 
 /* The model, when one is named, and the schema's snapshot, when there
  * is one, under the flags the command takes. */
-static int model_schema(struct ab_profile *p, const char *model_flag,
+static int model_schema(struct argv_out *p, const char *model_flag,
     const char *schema_flag)
 {
-	char path[160];
-
-	if (p->model[0] != '\0' && (push(p, model_flag) < 0 ||
-	    push(p, p->model) < 0))
+	if (p->c->model[0] != '\0' && (push(p, model_flag) < 0 ||
+	    push(p, p->c->model) < 0))
 		return -1;
-	ab_profile_input_path(p, AB_IN_SCHEMA, path, sizeof path);
-	if (p->schema != NULL && (push(p, schema_flag) < 0 ||
-	    push(p, path) < 0))
+	if (p->c->schema != NULL && (push(p, schema_flag) < 0 ||
+	    push(p, p->c->schema_file) < 0))
 		return -1;
 	return 0;
 }
@@ -212,7 +214,7 @@ static int model_schema(struct ab_profile *p, const char *model_flag,
  * read-only and only the vendor is reachable, so every command runs
  * (danger-full-access) and Codex, which reads code only by running
  * commands, can read it and change nothing. */
-static int codex_exec_argv(struct ab_profile *p)
+static int codex_exec_argv(struct argv_out *p)
 {
 	static const char *const fixed[] = { AB_CODEX, "exec", "--json",
 	    "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
@@ -234,7 +236,7 @@ static int codex_exec_argv(struct ab_profile *p)
  * sandbox, and each file edit comes to ab-codex to accept or decline.
  * app-server reads CODEX_HOME's config, where ab-codex makes /work an
  * untrusted project, so that the repository's .codex/ is never read. */
-static int codex_client_argv(struct ab_profile *p)
+static int codex_client_argv(struct argv_out *p)
 {
 	if (push(p, AB_CODEX_CLIENT) < 0 ||
 	    model_schema(p, "--model", "--schema") < 0)
@@ -245,49 +247,62 @@ static int codex_client_argv(struct ab_profile *p)
 	return codex_config(p);
 }
 
-static int codex_argv(struct ab_profile *p)
+static int codex_argv(struct argv_out *p)
 {
-	return strcmp(p->phase, "execution") == 0 ? codex_client_argv(p) :
+	return strcmp(p->c->phase, "execution") == 0 ? codex_client_argv(p) :
 	    codex_exec_argv(p);
+}
+
+static void argv_free(char **v, int *n)
+{
+	int i;
+
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	*n = 0;
+	v[0] = NULL;
 }
 
 /* A push fails on a full argv, or else for want of memory: what was
  * pushed until then is freed, and the argv left empty. */
-int ab_adapter_argv(struct ab_profile *p, struct ab_err *err)
+int ab_adapter_argv(const struct ab_invocation *c, char **v, int *n, int max,
+    struct ab_err *err)
 {
-	int full, i;
+	struct argv_out o = { c, v, 0, max };
+	int full;
 
-	p->argc = 0;
-	p->argv[0] = NULL;
-	if ((is_codex(p) ? codex_argv(p) : claude_argv(p)) == 0)
+	v[0] = NULL;
+	if ((is_codex(c) ? codex_argv(&o) : claude_argv(&o)) == 0) {
+		*n = o.n;
 		return 0;
-	full = p->argc == AB_MAX_ARGV;
-	for (i = 0; p->argv[i] != NULL; i++)
-		free(p->argv[i]);
-	p->argc = 0;
-	p->argv[0] = NULL;
+	}
+	full = o.n == max;
+	argv_free(v, n);
 	if (full)
 		return ab_fail(err, AB_EUSAGE, "the agent's command line is "
 		    "too long");
 	return ab_fail(err, AB_EENGINE, "out of memory");
 }
 
-int ab_adapter_argv_is(const struct ab_profile *p, struct ab_err *err)
+int ab_adapter_argv_is(const struct ab_invocation *c, char *const *v, int n,
+    int max, struct ab_err *err)
 {
-	struct ab_profile q;
+	char **q;
 	struct ab_err e;
-	int i, same;
+	int i, qn, same;
 
-	memcpy(&q, p, sizeof q);
-	memset(q.argv, 0, sizeof q.argv);
-	if (ab_adapter_argv(&q, &e) < 0)
+	if ((q = calloc((size_t)max + 1, sizeof *q)) == NULL)
+		return ab_fail(err, AB_EENGINE, "out of memory");
+	if (ab_adapter_argv(c, q, &qn, max, &e) < 0) {
+		free(q);
 		return e.code == AB_EUSAGE ? 0 : ab_fail(err, e.code, "%s",
 		    e.msg);
-	same = q.argc == p->argc;
-	for (i = 0; same && i < q.argc; i++)
-		same = strcmp(q.argv[i], p->argv[i]) == 0;
-	for (i = 0; i < q.argc; i++)
-		free(q.argv[i]);
+	}
+	same = qn == n;
+	for (i = 0; same && i < qn; i++)
+		same = strcmp(q[i], v[i]) == 0;
+	argv_free(q, &qn);
+	free(q);
 	return same;
 }
 
@@ -303,7 +318,7 @@ void ab_adapter_first_word(const char *cmd, char *out, size_t cap)
  * pinned to the image's file (host_executable): a command naming its
  * program by a path matches a rule only when that path is the pin, so
  * ./git or /work/bin/git is not git. */
-int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
+int ab_adapter_rules(const struct ab_invocation *c, char *const *pins,
     struct ab_buf *b)
 {
 	char name[AB_ALLOW_MAX + 1], seen[AB_ALLOW_MAX + 1];
@@ -311,22 +326,22 @@ int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
 	int i, k, rc;
 
 	rc = ab_buf_addf(b, "# agentbox: profile:%s's approved commands\n",
-	    p->id);
-	for (i = 0; i < p->nallow; i++) {
+	    c->id);
+	for (i = 0; i < c->nallow; i++) {
 		rc |= ab_buf_adds(b, "prefix_rule(pattern=[");
-		for (w = p->allow[i]; *w; w = *e ? e + 1 : e) {
+		for (w = c->allow[i]; *w; w = *e ? e + 1 : e) {
 			e = strchr(w, ' ');
 			if (e == NULL)
 				e = w + strlen(w);
-			rc |= ab_buf_addf(b, "%s\"%.*s\"", w == p->allow[i] ?
+			rc |= ab_buf_addf(b, "%s\"%.*s\"", w == c->allow[i] ?
 			    "" : ", ", (int)(e - w), w);
 		}
 		rc |= ab_buf_adds(b, "], decision=\"allow\")\n");
 	}
-	for (i = 0; i < p->nallow; i++) {
-		ab_adapter_first_word(p->allow[i], name, sizeof name);
+	for (i = 0; i < c->nallow; i++) {
+		ab_adapter_first_word(c->allow[i], name, sizeof name);
 		for (k = 0; k < i; k++) {
-			ab_adapter_first_word(p->allow[k], seen, sizeof seen);
+			ab_adapter_first_word(c->allow[k], seen, sizeof seen);
 			if (strcmp(seen, name) == 0)
 				break;
 		}
@@ -337,74 +352,57 @@ int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
 	return rc < 0 ? -1 : 0;
 }
 
-static void env(struct ab_profile_lock *k, int *n, const char *name,
-    const char *value)
-{
-	ab_profile_env(k, n, name, value);
-}
-
 /* Codex keeps its state (databases, helper links) in CODEX_HOME, which
  * must be writable and not under a temporary directory: HOME's tmpfs.
  * Its approvals are the profile's rules file, which the probe copies to
  * where /etc/codex/rules points (the container's own /tmp): Codex would
  * read every file of a rules directory, and one invocation must not take
  * another's approvals.  Codex reads rules once, at start. */
-static void codex_env(const struct ab_profile *p, struct ab_profile_lock *k,
-    int *n)
+static void codex_env(const struct ab_invocation *c, ab_adapter_put *put,
+    void *ctx)
 {
-	char path[160];
-
-	env(k, n, "CODEX_HOME", AB_HOME "/.codex");
-	ab_profile_input_path(p, AB_IN_RULES, path, sizeof path);
-	env(k, n, "AB_PROBE_CODEX_RULES", path);
-	env(k, n, "SHELL", AB_SHELL);
-	if (p->codex_auth[0] != '\0') {
-		ab_profile_input_path(p, AB_IN_AUTH, path, sizeof path);
-		env(k, n, "AB_PROBE_CODEX_AUTH", path);
-	}
+	put(ctx, "CODEX_HOME", AB_HOME "/.codex");
+	put(ctx, "AB_PROBE_CODEX_RULES", c->rules_file);
+	put(ctx, "SHELL", AB_SHELL);
+	if (c->codex_signin)
+		put(ctx, "AB_PROBE_CODEX_AUTH", c->auth_file);
 }
 
-void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
-    int *n)
+void ab_adapter_env(const struct ab_invocation *c, ab_adapter_put *put,
+    void *ctx)
 {
-	char path[160];
-
-	if (p->provider[0] == '\0')
+	if (c->provider[0] == '\0')
 		return;
-	ab_profile_input_path(p, AB_IN_PROMPT, path, sizeof path);
-	env(k, n, "AB_PROBE_STDIN", path);
-	if (p->cred_var[0] != '\0') {
-		ab_profile_input_path(p, AB_IN_SECRET, path, sizeof path);
-		env(k, n, "AB_PROBE_SECRET", path);
-		env(k, n, "AB_PROBE_SECRET_VAR", p->cred_var);
+	put(ctx, "AB_PROBE_STDIN", c->prompt_file);
+	if (c->cred_var[0] != '\0') {
+		put(ctx, "AB_PROBE_SECRET", c->secret_file);
+		put(ctx, "AB_PROBE_SECRET_VAR", c->cred_var);
 	}
-	if (is_codex(p)) {
-		codex_env(p, k, n);
+	if (is_codex(c)) {
+		codex_env(c, put, ctx);
 		return;
 	}
 	/* A failing vendor ends the run in seconds, not in minutes of
 	 * retries; nothing but the vendor's API is called. */
-	env(k, n, "CLAUDE_CODE_MAX_RETRIES", "2");
+	put(ctx, "CLAUDE_CODE_MAX_RETRIES", "2");
 	/* A sign-in's copy, of placeholders (inject.h), which the probe
 	 * copies to HOME/.claude/.credentials.json for the CLI to rewrite;
 	 * and no claude.ai connectors, which a sign-in would otherwise
 	 * fetch from the vendor and start (measured: 2.1.332 asks for them
 	 * despite --strict-mcp-config). */
-	if (p->claude_auth[0] != '\0') {
-		ab_profile_input_path(p, AB_IN_AUTH, path, sizeof path);
-		env(k, n, "AB_PROBE_CLAUDE_AUTH", path);
-	}
-	env(k, n, "ENABLE_CLAUDEAI_MCP_SERVERS", "false");
+	if (c->claude_signin)
+		put(ctx, "AB_PROBE_CLAUDE_AUTH", c->auth_file);
+	put(ctx, "ENABLE_CLAUDEAI_MCP_SERVERS", "false");
 	/* The vendor can serve "managed settings" (permissions, hooks) that
 	 * this CLI applies over its flags; as a sandboxed entrypoint it
 	 * fetches none (2.1.332; a test serves permissive ones). */
-	env(k, n, "CLAUDE_CODE_ENTRYPOINT", "local-agent");
+	put(ctx, "CLAUDE_CODE_ENTRYPOINT", "local-agent");
 	/* Its Bash tool wants bash; exactly the listed tools, none deferred
 	 * behind a tool search. */
-	env(k, n, "SHELL", AB_SHELL);
-	env(k, n, "ENABLE_TOOL_SEARCH", "false");
-	env(k, n, "DISABLE_AUTOUPDATER", "1");
-	env(k, n, "DISABLE_TELEMETRY", "1");
-	env(k, n, "DISABLE_ERROR_REPORTING", "1");
-	env(k, n, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+	put(ctx, "SHELL", AB_SHELL);
+	put(ctx, "ENABLE_TOOL_SEARCH", "false");
+	put(ctx, "DISABLE_AUTOUPDATER", "1");
+	put(ctx, "DISABLE_TELEMETRY", "1");
+	put(ctx, "DISABLE_ERROR_REPORTING", "1");
+	put(ctx, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 }

@@ -21,9 +21,30 @@
 #include "buf.h"
 #include "err.h"
 
-struct ab_profile;
-struct ab_profile_lock;
+/* What the adapter reads of an invocation: the profile's parameters and
+ * where the probe finds its inputs.  The profile fills it in
+ * (ab_profile_call); the adapter knows nothing else of profiles, so it
+ * sits below them. */
+struct ab_invocation {
+	const char *id;			/* the profile's, named in the rules */
+	const char *provider;		/* "" when the argv is the caller's */
+	const char *phase, *model;	/* model: "" for the CLI's default */
+	const char *schema;		/* the schema's text, or NULL */
+	const char *cred_var;		/* "" when none */
+	int codex_signin, claude_signin;
+	char *const *allow;
+	int nallow;
+	/* The inputs on the read-only volume (profile.h, enum ab_input). */
+	const char *prompt_file, *schema_file, *rules_file, *secret_file,
+	    *auth_file;
+};
 
+/* Takes the next NAME=VALUE of the agent's environment. */
+typedef void ab_adapter_put(void *ctx, const char *name, const char *value);
+
+
+/* The agent's HOME, in every image. */
+#define AB_HOME "/home/agent"
 #define AB_CLAUDE "/usr/local/bin/claude"
 #define AB_CODEX "/usr/local/bin/codex"
 /* The shell both CLIs run commands with: bash, agentbox's own in an image
@@ -44,23 +65,26 @@ void ab_adapter_cli(const char *provider, const char **component,
 /* Refuses an approved command a rule could not hold exactly (AB_EUSAGE). */
 int ab_adapter_allow_ok(const char *provider, const char *cmd,
     struct ab_err *err);
-/* Builds p->argv (malloc'd strings) from the provider's parameters;
- * -1 with AB_EUSAGE when it would be too long, AB_EENGINE when memory
- * runs out, and p->argv empty either way. */
-int ab_adapter_argv(struct ab_profile *p, struct ab_err *err);
-/* 1 when p->argv is exactly what ab_adapter_argv builds, 0 when it is
- * not or no argv can be built from p's parameters; -1 (AB_EENGINE) when
+/* Builds V[0..*N] (malloc'd strings, NULL-terminated; V holds MAX + 1)
+ * from the provider's parameters; -1 with AB_EUSAGE when it would take
+ * more than MAX words, AB_EENGINE when memory runs out, and V empty
+ * either way. */
+int ab_adapter_argv(const struct ab_invocation *c, char **v, int *n, int max,
+    struct ab_err *err);
+/* 1 when V[0..N] is exactly what ab_adapter_argv builds, 0 when it is
+ * not or no argv of MAX words can be built from C; -1 (AB_EENGINE) when
  * memory runs out. */
-int ab_adapter_argv_is(const struct ab_profile *p, struct ab_err *err);
-/* Adds the provider's pinned variables to the environment being built. */
-void ab_adapter_env(const struct ab_profile *p, struct ab_profile_lock *k,
-    int *n);
+int ab_adapter_argv_is(const struct ab_invocation *c, char *const *v, int n,
+    int max, struct ab_err *err);
+/* Gives PUT the provider's pinned variables, in order. */
+void ab_adapter_env(const struct ab_invocation *c, ab_adapter_put *put,
+    void *ctx);
 /* An approved command's program: its first word. */
 void ab_adapter_first_word(const char *cmd, char *out, size_t cap);
 /* Codex's approvals, the text of its rules file (AB_IN_RULES): prefix
  * rules, and each program pinned to PINS[i], the image's file for
  * allow[i]. */
-int ab_adapter_rules(const struct ab_profile *p, char *const *pins,
+int ab_adapter_rules(const struct ab_invocation *c, char *const *pins,
     struct ab_buf *b);
 
 #endif

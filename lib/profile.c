@@ -88,6 +88,32 @@ void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
 	snprintf(out, cap, "%s/%s/%s", f.dir, f.sub, f.name);
 }
 
+void ab_profile_call(const struct ab_profile *p, struct ab_profile_call *pc)
+{
+	struct ab_invocation *c = &pc->c;
+
+	ab_profile_input_path(p, AB_IN_PROMPT, pc->prompt, sizeof pc->prompt);
+	ab_profile_input_path(p, AB_IN_SCHEMA, pc->schema, sizeof pc->schema);
+	ab_profile_input_path(p, AB_IN_RULES, pc->rules, sizeof pc->rules);
+	ab_profile_input_path(p, AB_IN_SECRET, pc->secret, sizeof pc->secret);
+	ab_profile_input_path(p, AB_IN_AUTH, pc->auth, sizeof pc->auth);
+	c->id = p->id;
+	c->provider = p->provider;
+	c->phase = p->phase;
+	c->model = p->model;
+	c->schema = p->schema;
+	c->cred_var = p->cred_var;
+	c->codex_signin = p->codex_auth[0] != '\0';
+	c->claude_signin = p->claude_auth[0] != '\0';
+	c->allow = p->allow;
+	c->nallow = p->nallow;
+	c->prompt_file = pc->prompt;
+	c->schema_file = pc->schema;
+	c->rules_file = pc->rules;
+	c->secret_file = pc->secret;
+	c->auth_file = pc->auth;
+}
+
 /* The group of profile record ID when it is one of allocation ALLOC's,
  * else 0. */
 static long long group_of(struct ab_state *s, const char *id,
@@ -197,12 +223,26 @@ static int under_runsc(const struct ab_profile *p)
 	return p->runtime[0] != '\0' && !ab_runtime_is_runc(p->runtime);
 }
 
+struct env_at {
+	struct ab_profile_lock *k;
+	int *n;
+};
+
+static void env_put(void *ctx, const char *name, const char *value)
+{
+	struct env_at *at = ctx;
+
+	ab_profile_env(at->k, at->n, name, value);
+}
+
 /* The environment is rebuilt from this list alone: nothing of the
  * caller's passes through. */
 static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
     struct ab_profile_lock *k)
 {
+	struct ab_profile_call pc;
 	int n = 0;
+	struct env_at at = { k, &n };
 
 	ab_profile_env(k, &n, "PATH", p->path_env);
 	ab_profile_env(k, &n, "HOME", AB_HOME);
@@ -220,7 +260,8 @@ static void profile_env(const struct ab_profile *p, const struct ab_alloc *a,
 		ab_profile_env(k, &n, "AB_PROBE_RUNTIME", "runsc");
 	egress_env(a, k, &n);
 	ca_env(p, a, k, &n);
-	ab_adapter_env(p, k, &n);
+	ab_profile_call(p, &pc);
+	ab_adapter_env(&pc.c, env_put, &at);
 	k->env[n] = NULL;
 }
 
@@ -283,6 +324,7 @@ static int cred_var_ok(const char *provider, const char *var)
 /* A provider's argv is what its adapter builds, nothing else. */
 static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 {
+	struct ab_profile_call pc;
 	struct ab_err skip;
 	int i, same;
 
@@ -306,7 +348,9 @@ static int provider_bounded(const struct ab_profile *p, struct ab_err *err)
 	for (i = 0; i < p->nallow; i++)
 		if (ab_adapter_allow_ok(p->provider, p->allow[i], &skip) < 0)
 			return bound_fail(p, "an approved command", err);
-	if ((same = ab_adapter_argv_is(p, err)) < 0)
+	ab_profile_call(p, &pc);
+	if ((same = ab_adapter_argv_is(&pc.c, p->argv, p->argc, AB_MAX_ARGV,
+	    err)) < 0)
 		return -1;
 	if (!same)
 		return bound_fail(p, "the agent's argv", err);

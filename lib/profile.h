@@ -24,6 +24,7 @@
 #ifndef AB_PROFILE_H
 #define AB_PROFILE_H
 
+#include "adapter.h"
 #include "alloc.h"
 #include "deadline.h"
 #include "err.h"
@@ -33,7 +34,6 @@
 #include "signin.h"
 #include "state.h"
 
-#define AB_HOME "/home/agent"
 /* What the agent's TLS clients trust with --ca: the image's anchors and
  * the given ones, which the probe puts together. */
 #define AB_CA_BUNDLE "/tmp/agentbox-ca.pem"
@@ -157,6 +157,12 @@ const char *ab_profile_signin(const struct ab_profile *p,
     enum ab_oauth_kind *kind);
 void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
     char *out, size_t cap);
+/* P as its adapter reads it: C points into P and into PC's paths. */
+struct ab_profile_call {
+	struct ab_invocation c;
+	char prompt[256], schema[256], rules[256], secret[256], auth[256];
+};
+void ab_profile_call(const struct ab_profile *p, struct ab_profile_call *pc);
 /* Draws p->group: random in AB_GROUP_MIN..AB_GROUP_MAX, and no other
  * profile of the allocation's in this state directory. */
 int ab_profile_group_new(struct ab_state *s, struct ab_profile *p,
