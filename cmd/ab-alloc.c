@@ -153,7 +153,7 @@ static int create(struct ab_state *s, struct ab_engine *e,
 		a.vol[i].inodes = sz[i][1];
 	}
 	if (ab_image_verify(s, e, img, 0, a.digest, err) < 0 ||
-	    ab_cancel_catch(NULL, err) < 0 ||
+	    ab_cancel_catch(err) < 0 ||
 	    ab_alloc_create(s, e, &a, err) < 0)
 		return -1;
 	return ab_print_handle("alloc", id, err);

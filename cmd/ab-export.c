@@ -188,9 +188,10 @@ static int run(struct opts *o, struct ab_err *err)
 	    ab_engine_open(&e, &dl, err) < 0 || ab_alloc_on(&e, &a, err) < 0)
 		goto out;
 	/* A signal ends the read between entries: the temporary goes. */
-	if (ab_cancel_catch(&e, err) < 0 ||
+	if (ab_cancel_catch(err) < 0 ||
 	    ab_outfile_open(&of, o->out ? o->out : "-", err) < 0)
 		goto out;
+	ab_engine_wake_on(&e, ab_cancel_fd());
 	o->x.fd = of.fd;
 	o->x.skipped = skipped;
 	o->x.stats = &st;

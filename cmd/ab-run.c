@@ -424,13 +424,13 @@ static const char *prepare(struct ctx *c, struct ab_err *err)
 {
 	/* Caught before the first engine call, so no signal kills ab-run
 	 * between its start and its result. */
-	if (ab_cancel_catch(NULL, err) < 0)
+	if (ab_cancel_catch(err) < 0)
 		return "engine-error";
 	if (ab_deadline_check(&c->r.dl, "ab-run started", err) < 0)
 		return "deadline";
-	if (ab_engine_open(&c->e, &c->r.dl, err) < 0 ||
-	    ab_cancel_catch(&c->e, err) < 0)
+	if (ab_engine_open(&c->e, &c->r.dl, err) < 0)
 		return err->code == AB_EDEADLINE ? "deadline" : "engine-error";
+	ab_engine_wake_on(&c->e, ab_cancel_fd());
 	if (check(c, err) < 0) {
 		if (err->code == AB_EDEADLINE)
 			return "deadline";

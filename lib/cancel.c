@@ -21,7 +21,7 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-int ab_cancel_catch(struct ab_engine *e, struct ab_err *err)
+int ab_cancel_catch(struct ab_err *err)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
@@ -37,11 +37,12 @@ int ab_cancel_catch(struct ab_engine *e, struct ab_err *err)
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		sigaction(sigs[i], &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (e != NULL) {
-		e->wake_fd = wake_pipe[0];
-		e->wake_set = 1;
-	}
 	return 0;
+}
+
+int ab_cancel_fd(void)
+{
+	return wake_pipe[0];
 }
 
 int ab_cancel_requested(void)

@@ -516,6 +516,12 @@ int ab_engine_twin(struct ab_engine *t, const struct ab_engine *e,
 	return 0;
 }
 
+void ab_engine_wake_on(struct ab_engine *e, int fd)
+{
+	e->wake_fd = fd;
+	e->wake_set = fd >= 0;
+}
+
 void ab_engine_close(struct ab_engine *e)
 {
 	int i;

@@ -103,6 +103,9 @@ int ab_engine_open(struct ab_engine *e, const struct ab_deadline *dl,
 int ab_engine_twin(struct ab_engine *t, const struct ab_engine *e,
     struct ab_err *err);
 void ab_engine_close(struct ab_engine *e);
+/* A stream pump returns early once FD is readable (ab_cancel_fd); a
+ * negative FD wakes nothing. */
+void ab_engine_wake_on(struct ab_engine *e, int fd);
 /* From now on calls are bounded by WITHIN_MS from now, whatever the
  * task's deadline: cleanup must still run after the deadline passed. */
 void ab_engine_cleanup_budget(struct ab_engine *e, long long within_ms);
