@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive.h"
 #include "cancel.h"
 #include "changeout.h"
 #include "export.h"
@@ -725,7 +726,7 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 		goto out;
 	}
 	x->archives++;
-	if (ab_tarread_open_if(&x->tr, e, url.data, x->budget,
+	if (ab_archive_open_if(&x->tr, e, url.data, x->budget,
 	    "read /work back", &refused, err) < 0)
 		goto out;
 	if (x->tr == NULL) {

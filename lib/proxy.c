@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "deadline.h"
 #include "engineid.h"
 #include "file.h"
@@ -435,7 +436,7 @@ static int tally_once(struct ab_engine *e, const char *path,
 	int rc;
 
 	ab_buf_init(&b, AB_TALLY_FILE_MAX);
-	rc = ab_tarread_open(&tr, e, path, AB_TALLY_FILE_MAX + 8192,
+	rc = ab_archive_open(&tr, e, path, AB_TALLY_FILE_MAX + 8192,
 	    "read the proxy's tally", err);
 	/* Each failure names the tally once: the read's, the parser's. */
 	if (rc == 0) {

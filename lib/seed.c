@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "file.h"
 #include "git.h"
 #include "gitfeed.h"
@@ -1068,7 +1069,7 @@ static int get_from(struct ab_engine *e, const char *id, const char *file,
 	int rc;
 
 	snprintf(path, sizeof path, "/containers/%s/archive?path=%s", id, file);
-	if (ab_tarread_open(&t, e, path, (long long)b->max + 8192,
+	if (ab_archive_open(&t, e, path, (long long)b->max + 8192,
 	    "read a file back", err) < 0)
 		return -1;
 	rc = ab_tarread_one(t, b, err);

@@ -19,14 +19,13 @@
 #define NAME_MAX_BYTES 65536
 
 struct ab_tarread {
-	struct ab_engine *e;
-	struct ab_stream s;
-	struct ab_buf in;	/* what the stream delivered; read from pos */
+	struct ab_buf in;	/* what was fed; read from pos */
 	size_t pos;
 	long long got, max;
 	const char *what;
 	ab_tarread_pull pull;	/* a fed reader's source, else NULL */
 	void *pull_ctx;
+	void (*release)(void *ctx);	/* pull_ctx's end, at close */
 	int pulled_all;
 	long long left;		/* of the current entry's data */
 	size_t pad;
@@ -65,7 +64,8 @@ static size_t avail(const struct ab_tarread *t)
 	return t->in.len - t->pos;
 }
 
-/* More bytes from the stream; at its end, its result. */
+/* More bytes from the source; once it has ended, all there was is
+ * there. */
 static int more(struct ab_tarread *t, struct ab_err *err)
 {
 	int rc;
@@ -76,24 +76,7 @@ static int more(struct ab_tarread *t, struct ab_err *err)
 		t->pulled_all = rc == 1;
 		return 0;
 	}
-	if (t->e == NULL)	/* in memory, or fed: all there was is there */
-		return bad(t, "it ends in the middle of an entry", err);
-	if (t->s.sink_failed) {
-		*err = t->s.sink_err;
-		return -1;
-	}
-	if (t->s.done) {
-		if (ab_stream_result(&t->s, err) < 0)
-			return -1;
-		return bad(t, "it ends in the middle of an entry", err);
-	}
-	if (ab_stream_pump(t->e, 1000, err) < 0)
-		return -1;
-	if (t->s.sink_failed) {
-		*err = t->s.sink_err;
-		return -1;
-	}
-	return 0;
+	return bad(t, "it ends in the middle of an entry", err);
 }
 
 /* N bytes at once, at t->in.data + t->pos. */
@@ -351,14 +334,12 @@ static int header(struct ab_tarread *t, struct ab_err *err)
 	}
 }
 
-static struct ab_tarread *tr_new(struct ab_engine *e, long long max,
-    const char *what)
+static struct ab_tarread *tr_new(long long max, const char *what)
 {
 	struct ab_tarread *t = calloc(1, sizeof *t);
 
 	if (t == NULL)
 		return NULL;
-	t->e = e;
 	t->max = max;
 	t->what = what;
 	ab_buf_init(&t->in, IN_MAX);
@@ -375,7 +356,7 @@ int ab_tarread_open_mem(struct ab_tarread **tp, const void *p, size_t n,
 {
 	struct ab_tarread *t;
 
-	if ((*tp = t = tr_new(NULL, max, what)) == NULL)
+	if ((*tp = t = tr_new(max, what)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	if (on_bytes(t, p, n, err) == 0)
 		return 0;
@@ -389,56 +370,22 @@ int ab_tarread_open_fed(struct ab_tarread **tp, ab_tarread_pull pull,
 {
 	struct ab_tarread *t;
 
-	if ((*tp = t = tr_new(NULL, max, what)) == NULL)
+	if ((*tp = t = tr_new(max, what)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	t->pull = pull;
 	t->pull_ctx = ctx;
 	return 0;
 }
 
+void ab_tarread_owns(struct ab_tarread *t, void (*release)(void *ctx))
+{
+	t->release = release;
+}
+
 int ab_tarread_feed(struct ab_tarread *t, const char *p, size_t n,
     struct ab_err *err)
 {
 	return on_bytes(t, p, n, err);
-}
-
-static int open_get(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, long *refused,
-    struct ab_err *err)
-{
-	struct ab_tarread *t;
-
-	if ((*tp = t = tr_new(e, max, what)) == NULL)
-		return ab_fail(err, AB_EENGINE, "out of memory");
-	if (ab_stream_open(e, &t->s, "GET", path, on_bytes, t, what, err) == 0) {
-		if (t->s.status == 200)
-			return 0;
-		if (refused != NULL) {
-			*refused = t->s.status;
-			ab_tarread_close(t);
-			*tp = NULL;
-			return 0;
-		}
-		ab_fail(err, t->s.status == 404 ? AB_EREFUSED : AB_EENGINE,
-		    "%s: engine said %ld", what, t->s.status);
-	}
-	/* Nothing is left open for the caller to close. */
-	ab_tarread_close(t);
-	*tp = NULL;
-	return -1;
-}
-
-int ab_tarread_open(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, struct ab_err *err)
-{
-	return open_get(tp, e, path, max, what, NULL, err);
-}
-
-int ab_tarread_open_if(struct ab_tarread **tp, struct ab_engine *e,
-    const char *path, long long max, const char *what, long *refused,
-    struct ab_err *err)
-{
-	return open_get(tp, e, path, max, what, refused, err);
 }
 
 int ab_tarread_next(struct ab_tarread *t,
@@ -492,7 +439,8 @@ void ab_tarread_close(struct ab_tarread *t)
 {
 	if (t == NULL)
 		return;
-	ab_stream_close(&t->s);
+	if (t->release != NULL)
+		t->release(t->pull_ctx);
 	ab_buf_free(&t->in);
 	ab_buf_free(&t->path);
 	ab_buf_free(&t->link);

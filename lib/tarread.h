@@ -1,7 +1,7 @@
-/* tarread.h: a tar archive read from the engine as it arrives.
+/* tarread.h: a tar archive read as it arrives.
  *
- * The engine's reply is a stream on the curl multi handle; each read
- * drives the stream until more bytes came.  So the archive is never held
+ * Its bytes are fed by whoever has them (archive.h: the engine's reply,
+ * pumped as it comes), or given at once.  So the archive is never held
  * whole, and what it may cost is bounded: at most MAX bytes in all, or
  * the read is refused.  The reader takes what the engine writes (ustar,
  * pax and GNU headers); a path is bytes, as git keeps it.  Anything it
@@ -14,7 +14,6 @@
 #include <stddef.h>
 
 #include "buf.h"
-#include "engine.h"
 #include "err.h"
 
 enum ab_tarread_type {
@@ -31,18 +30,8 @@ struct ab_tarread_entry {
 
 struct ab_tarread;
 
-/* GETs PATH (an archive endpoint) and opens its reply as a tar archive.
- * On failure *T is NULL and nothing is left to close. */
-int ab_tarread_open(struct ab_tarread **t, struct ab_engine *e,
-    const char *path, long long max, const char *what, struct ab_err *err);
-/* The same, but a reply other than 200 is 0 with *T NULL and its status
- * in *REFUSED: for an entry the caller can read, or account for,
- * otherwise. */
-int ab_tarread_open_if(struct ab_tarread **t, struct ab_engine *e,
-    const char *path, long long max, const char *what, long *refused,
-    struct ab_err *err);
-/* The same reader over N bytes at P (copied), as if the engine had sent
- * them and ended: for the fuzzing harness (tests/fuzz/tarread.c). */
+/* A reader over N bytes at P (copied), as if they had been fed and the
+ * source had ended: for the fuzzing harness (tests/fuzz/tarread.c). */
 int ab_tarread_open_mem(struct ab_tarread **t, const void *p, size_t n,
     long long max, const char *what, struct ab_err *err);
 /* A reader its caller feeds: when it needs bytes it calls PULL(CTX),
@@ -52,6 +41,9 @@ int ab_tarread_open_mem(struct ab_tarread **t, const void *p, size_t n,
 typedef int (*ab_tarread_pull)(void *ctx, struct ab_err *err);
 int ab_tarread_open_fed(struct ab_tarread **t, ab_tarread_pull pull,
     void *ctx, long long max, const char *what, struct ab_err *err);
+/* On ab_tarread_close, RELEASE(CTX): the source's end, for a reader that
+ * owns its source (archive.c). */
+void ab_tarread_owns(struct ab_tarread *t, void (*release)(void *ctx));
 /* N bytes at P for a fed reader, within its MAX in all. */
 int ab_tarread_feed(struct ab_tarread *t, const char *p, size_t n,
     struct ab_err *err);
