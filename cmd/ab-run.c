@@ -412,11 +412,13 @@ static int check(struct ctx *c, struct ab_err *err)
 static int baseline(struct ab_engine *e, void *arg, struct ab_err *err)
 {
 	struct ctx *c = arg;
+	struct ab_proxy_of px;
 
 	if ((c->tally = malloc(sizeof *c->tally)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	c->tally_ms = ab_now_ms();
-	return ab_proxy_tally(e, &c->a, c->tally, err);
+	ab_alloc_proxy(&c->a, &px);
+	return ab_proxy_tally(e, &px, c->tally, err);
 }
 
 /* Everything up to the start; the reason when it ends the run there. */
@@ -514,6 +516,7 @@ static void tell(const struct ab_run *r, const struct ab_err *err)
 static void egress(struct ctx *c)
 {
 	struct ab_budget saved;
+	struct ab_proxy_of px;
 	struct ab_err skip;
 	const char *state = "unknown";
 
@@ -523,7 +526,8 @@ static void egress(struct ctx *c)
 	if (!c->r.started || c->e.easy == NULL || c->tally == NULL)
 		return;
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
-	if (ab_proxy_summary(&c->e, &c->a, c->r.cid, c->tally, c->tally_ms,
+	ab_alloc_proxy(&c->a, &px);
+	if (ab_proxy_summary(&c->e, &px, c->r.cid, c->tally, c->tally_ms,
 	    c->who[0] != '\0' ? c->who : NULL, &c->r.egress_json, &state,
 	    &skip) == 0)
 		c->r.egress = 1;

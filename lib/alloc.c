@@ -69,6 +69,15 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	snprintf(v->name, sizeof v->name, "agentbox-%s-auth", id);
 }
 
+void ab_alloc_proxy(const struct ab_alloc *a, struct ab_proxy_of *px)
+{
+	px->id = a->id;
+	px->engine = a->engine;
+	px->digest = a->digest;
+	px->lease = a->lease;
+	px->eg = &a->eg;
+}
+
 int ab_alloc_volumes(const struct ab_alloc *a, const struct ab_volume *v[])
 {
 	int i;
@@ -576,14 +585,17 @@ struct proxy_job {
 static int proxy_up(struct ab_engine *e, void *arg, struct ab_err *err)
 {
 	struct proxy_job *j = arg;
+	struct ab_proxy_of px;
 	int rc;
 
-	rc = ab_proxy_create(j->s, e, &j->own, j->seccomp_keyword, err);
+	ab_alloc_proxy(&j->own, &px);
+	rc = ab_proxy_create(j->s, e, &px, &j->own.eg, j->seccomp_keyword,
+	    err);
 	if (rc == 0)
 		rc = publish_proxy(j->s, j->a, &j->own, err);
 	if (rc == 0) {
 		ab_test_pause("alloc-proxy-created");
-		rc = ab_proxy_start(j->s, e, &j->own, j->seccomp_keyword, err);
+		rc = ab_proxy_start(j->s, e, &px, j->seccomp_keyword, err);
 	}
 	return rc;
 }

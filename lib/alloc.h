@@ -19,6 +19,8 @@
 
 /* Every volume name an allocation may have, in use or not: cleanup looks
  * for them all.  Returns how many (at most AB_NVOL + 2). */
+/* What a's proxy is made from (proxy.h): pointers into a. */
+void ab_alloc_proxy(const struct ab_alloc *a, struct ab_proxy_of *px);
 int ab_alloc_volumes(const struct ab_alloc *a, const struct ab_volume *v[]);
 /* Creates volume v (a tmpfs of its ceilings, labelled with alloc ID and
  * state SID); a volume of that name with anything else is refused. */

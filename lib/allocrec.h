@@ -1,12 +1,14 @@
 /* allocrec.h: what an allocation is, as its record holds it: the type
  * every step reads, apart from alloc.h's functions that make, load and
- * remove one, so a module that only reads an allocation (proxy.c) does
- * not need alloc.c, which needs it. */
+ * remove one.  Its egress part is the proxy's (proxy.h), which knows no
+ * more of an allocation. */
 #ifndef AB_ALLOCREC_H
 #define AB_ALLOCREC_H
 
 #include "deadline.h"
 #include "egress.h"
+#include "lockdown.h"
+#include "proxy.h"
 #include "state.h"
 
 enum { AB_VOL_TASK, AB_VOL_GIT, AB_VOL_INPUTS, AB_NVOL };
@@ -17,38 +19,7 @@ enum { AB_VOL_TASK, AB_VOL_GIT, AB_VOL_INPUTS, AB_NVOL };
 /* No deadline or lease lies beyond the year 9999. */
 #define AB_TIME_MAX_MS 253402300799999LL
 
-struct ab_volume {
-	char name[96];
-	const char *role;	/* "task", "git", "inputs", "egress" */
-	const char *target;	/* its mount point */
-	long long bytes, inodes;
-	int uid;		/* its owner: the agents', the proxy's or root's */
-	int mode;		/* of its root; 0: 0755 */
-};
 
-/* Egress (ab-alloc --egress): a fourth volume holding the proxy's socket,
- * the proxy container, and the engine's egress network it is on
- * (proxy.h).  An allocation made before it names the state directory's
- * network instead, agentbox-SID-egress, and keeps it. */
-#define AB_INPUTS_DIR "/run/agentbox/inputs"
-#define AB_PROXY_UID 10002
-#define AB_PROXY_USER "10002:10002"
-#define AB_EGRESS_DIR "/run/agentbox/egress"
-#define AB_EGRESS_SOCKET AB_EGRESS_DIR "/proxy.sock"
-/* What the proxy counted, rewritten whole (tally.h). */
-#define AB_EGRESS_TALLY AB_EGRESS_DIR "/tally.json"
-#define AB_EGRESS_CONNS_MAX 1024
-
-struct ab_alloc_egress {
-	int on;
-	struct ab_egress_list list;	/* fixed at ab-alloc, never widened */
-	long long max_conns;
-	char proxy[96];			/* the proxy container's name */
-	char proxy_id[80];		/* "" until created */
-	char network[96];		/* "" until known (proxy.h) */
-	char network_id[80];		/* "" until known */
-	struct ab_volume vol;
-};
 
 /* A sign-in (ab-alloc --sign-in): a fifth small volume, root's, with a
  * directory per invocation only that invocation's agent can open

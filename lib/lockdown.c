@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "lockdown.h"
 
 static const char *const cap_drop[] = { "ALL", NULL };

@@ -10,14 +10,26 @@
 #define AB_LOCKDOWN_H
 
 #include "buf.h"
-#include "engine.h"
 #include "err.h"
 #include "json.h"
+
+struct ab_info;
 
 #define AB_AGENT_UID 10001
 #define AB_AGENT_USER "10001:10001"
 /* Every container's working directory. */
 #define AB_LOCK_WORKDIR "/work"
+
+/* A volume as the engine makes it (its ceilings, its root's owner and
+ * mode) and where a container mounts it. */
+struct ab_volume {
+	char name[96];
+	const char *role;	/* "task", "git", "inputs", "egress" */
+	const char *target;	/* its mount point */
+	long long bytes, inodes;
+	int uid;		/* its owner: the agents', the proxy's or root's */
+	int mode;		/* of its root; 0: 0755 */
+};
 
 /* A named volume mounted into the container, nothing copied into it. */
 struct ab_mount {

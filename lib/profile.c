@@ -864,6 +864,7 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
     struct ab_profile_lock *k, struct ab_err *err)
 {
 	struct ab_keeper_lock kl;
+	struct ab_proxy_of px;
 	struct ab_runtime rt;
 	struct ab_handle img;
 	struct ab_info info;
@@ -880,7 +881,9 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
 	kl.l.running = 1;
 	if (ab_ctr_check(e, &kl.l, a->keeper_id, err) < 0)
 		return ab_err_wrap(err, "keeper of alloc:%s", a->id);
-	if (a->eg.on && ab_proxy_check(s, e, a, info.seccomp_keyword, err) < 0)
+	ab_alloc_proxy(a, &px);
+	if (a->eg.on && ab_proxy_check(s, e, &px, info.seccomp_keyword,
+	    err) < 0)
 		return -1;
 	ab_profile_lock(p, a, a->digest, s->sid, info.seccomp_keyword, k);
 	return 0;

@@ -52,7 +52,7 @@ static void arg(struct ab_proxy_lock *k, int *n, const char *fmt,
 	(*n)++;
 }
 
-static void proxy_lock(const struct ab_alloc *a, const char *sid,
+static void proxy_lock(const struct ab_proxy_of *a, const char *sid,
     int seccomp_keyword, struct ab_proxy_lock *k)
 {
 	int n = 0, i;
@@ -70,36 +70,36 @@ static void proxy_lock(const struct ab_alloc *a, const char *sid,
 	 * rest, and no later call can widen them. */
 	arg(k, &n, "--socket=%s%.0lld", AB_EGRESS_SOCKET, 0);
 	arg(k, &n, "--tally=%s%.0lld", AB_EGRESS_TALLY, 0);
-	arg(k, &n, "--max-conns=%s%lld", "", a->eg.max_conns);
+	arg(k, &n, "--max-conns=%s%lld", "", a->eg->max_conns);
 	arg(k, &n, "--vault=%s%.0lld", AB_EGRESS_DIR "/" AB_VAULT_NAME, 0);
 	arg(k, &n, "--anchors=%s%.0lld", AB_PROXY_ANCHORS, 0);
 	if (a->lease.set)
 		arg(k, &n, "--lease=%s%lld", "", a->lease.at_ms);
-	for (i = 0; i < a->eg.list.n; i++, n++) {
-		ab_egress_entry_text(&a->eg.list.e[i], k->text[n],
+	for (i = 0; i < a->eg->list.n; i++, n++) {
+		ab_egress_entry_text(&a->eg->list.e[i], k->text[n],
 		    sizeof k->text[0]);
 		k->cmd[n] = k->text[n];
 	}
 	k->cmd[n] = NULL;
-	k->mount.volume = a->eg.vol.name;
+	k->mount.volume = a->eg->vol.name;
 	k->mount.target = AB_EGRESS_DIR;
 	k->l.image = a->digest;
 	k->l.user = AB_PROXY_USER;
-	k->l.network = a->eg.network;
-	k->l.network_id = a->eg.network_id;
+	k->l.network = a->eg->network;
+	k->l.network_id = a->eg->network_id;
 	k->l.entrypoint = k->entry;
 	k->l.cmd = k->cmd;
 	k->l.env = k->env;
 	k->l.labels = k->labels;
-	k->l.memory = AB_PROXY_MEMORY(a->eg.max_conns);
-	k->l.pids = a->eg.max_conns + 16;
+	k->l.memory = AB_PROXY_MEMORY(a->eg->max_conns);
+	k->l.pids = a->eg->max_conns + 16;
 	k->l.nano_cpus = 1000000000LL;
 	k->l.log_max_size = AB_PROXY_LOG_MAX;
 	k->l.seccomp_keyword = seccomp_keyword;
 	k->l.mounts = &k->mount;
 	k->l.nmounts = 1;
 	k->l.shm_size = 64LL << 20;
-	k->l.nofile = 2 * a->eg.max_conns + 64;
+	k->l.nofile = 2 * a->eg->max_conns + 64;
 	k->l.running = 1;
 }
 
@@ -141,8 +141,8 @@ int ab_egress_network_named(const char *name, const char *mark)
  * two at once can each make one (the engine resolves a network by name
  * when a container starts, and refuses a name two networks share).  Every
  * allocation then joins the one of the lowest ID. */
-static int network_find(struct ab_engine *e, struct ab_alloc *a,
-    struct ab_err *err)
+static int network_find(struct ab_engine *e, const struct ab_proxy_of *a,
+    struct ab_alloc_egress *eg, struct ab_err *err)
 {
 	char label[80], *id, *name;
 	const char *labels[3] = { "org.agentbox.role=egress", label, NULL };
@@ -152,25 +152,25 @@ static int network_find(struct ab_engine *e, struct ab_alloc *a,
 	snprintf(label, sizeof label, AB_ENGINE_LABEL "=%s", a->engine);
 	if (ab_engine_list(e, "networks", labels, &j, &list, err) < 0)
 		return -1;
-	a->eg.network_id[0] = '\0';
+	eg->network_id[0] = '\0';
 	for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
 		id = ab_json_str(&j, ab_json_key(&j, t, "Id"));
 		name = ab_json_str(&j, ab_json_key(&j, t, "Name"));
 		if (id != NULL && name != NULL && strlen(id) == 64 &&
-		    strlen(name) < sizeof a->eg.network &&
+		    strlen(name) < sizeof eg->network &&
 		    ab_egress_network_named(name, a->engine) &&
 		    network_is_ours(&j, t, AB_ENGINE_LABEL, a->engine) &&
-		    (!a->eg.network_id[0] ||
-		    strcmp(id, a->eg.network_id) < 0)) {
-			memcpy(a->eg.network_id, id, 65);
-			snprintf(a->eg.network, sizeof a->eg.network, "%s",
+		    (!eg->network_id[0] ||
+		    strcmp(id, eg->network_id) < 0)) {
+			memcpy(eg->network_id, id, 65);
+			snprintf(eg->network, sizeof eg->network, "%s",
 			    name);
 		}
 		free(id);
 		free(name);
 	}
 	ab_json_free(&j);
-	return a->eg.network_id[0] != '\0';
+	return eg->network_id[0] != '\0';
 }
 
 static void network_body(struct ab_buf *b, const char *name,
@@ -200,12 +200,12 @@ static void network_body(struct ab_buf *b, const char *name,
 }
 
 /* The engine's egress network, named by this allocation. */
-static int network_create(struct ab_engine *e, const struct ab_alloc *a,
+static int network_create(struct ab_engine *e, const struct ab_proxy_of *a,
     struct ab_err *err)
 {
 	struct ab_resp r;
 	struct ab_buf b;
-	char name[sizeof a->eg.network];
+	char name[sizeof a->eg->network];
 	int rc = -1;
 
 	snprintf(name, sizeof name, EGRESS_PREFIX "%s-%s", a->engine, a->id);
@@ -268,17 +268,18 @@ static int network_lock_within_deadline(struct ab_state *s,
 /* The engine's network, found, or made by the engine's first egress
  * allocation; it outlives every allocation (proxy.h). */
 static int network_ensure(struct ab_state *s, struct ab_engine *e,
-    struct ab_alloc *a, struct ab_err *err)
+    const struct ab_proxy_of *a, struct ab_alloc_egress *eg,
+    struct ab_err *err)
 {
 	int k, made = -1, fd;
 
-	if ((k = network_find(e, a, err)) != 0)
+	if ((k = network_find(e, a, eg, err)) != 0)
 		return k < 0 ? -1 : 0;
 	if ((fd = network_lock_within_deadline(s, e, err)) < 0)
 		return -1;
-	k = network_find(e, a, err);
+	k = network_find(e, a, eg, err);
 	if (k == 0 && (made = network_create(e, a, err)) == 0)
-		k = network_find(e, a, err);
+		k = network_find(e, a, eg, err);
 	close(fd);
 	if (k == 0 && made == 0)
 		return ab_fail(err, AB_EENGINE, "the egress network made for "
@@ -359,7 +360,7 @@ int ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 /* --- the container --------------------------------------------------- */
 
 int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+    const struct ab_proxy_of *a, int seccomp_keyword, struct ab_err *err)
 {
 	struct ab_proxy_lock *k = malloc(sizeof *k);
 	int rc;
@@ -367,7 +368,7 @@ int ab_proxy_check(struct ab_state *s, struct ab_engine *e,
 	if (k == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	proxy_lock(a, s->sid, seccomp_keyword, k);
-	rc = ab_ctr_check(e, &k->l, a->eg.proxy_id, err);
+	rc = ab_ctr_check(e, &k->l, a->eg->proxy_id, err);
 	free(k);
 	if (rc == 0)
 		return 0;
@@ -400,28 +401,29 @@ static int start(struct ab_engine *e, const char *id, struct ab_err *err)
 }
 
 int ab_proxy_create(struct ab_state *s, struct ab_engine *e,
-    struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+    const struct ab_proxy_of *a, struct ab_alloc_egress *made,
+    int seccomp_keyword, struct ab_err *err)
 {
 	struct ab_proxy_lock *k;
 	int conflict = 0, rc;
 
 	if ((k = malloc(sizeof *k)) == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	rc = network_ensure(s, e, a, err);
+	rc = network_ensure(s, e, a, made, err);
 	if (rc == 0) {
 		ab_test_pause("alloc-network-ready");
 		proxy_lock(a, s->sid, seccomp_keyword, k);
-		rc = ab_ctr_create(e, &k->l, a->eg.proxy, "create the proxy",
-		    a->eg.proxy_id, &conflict, err);
+		rc = ab_ctr_create(e, &k->l, made->proxy, "create the proxy",
+		    made->proxy_id, &conflict, err);
 	}
 	free(k);
 	return rc;
 }
 
 int ab_proxy_start(struct ab_state *s, struct ab_engine *e,
-    const struct ab_alloc *a, int seccomp_keyword, struct ab_err *err)
+    const struct ab_proxy_of *a, int seccomp_keyword, struct ab_err *err)
 {
-	if (start(e, a->eg.proxy_id, err) < 0)
+	if (start(e, a->eg->proxy_id, err) < 0)
 		return -1;
 	return ab_proxy_check(s, e, a, seccomp_keyword, err);
 }
@@ -457,14 +459,14 @@ static int tally_once(struct ab_engine *e, const char *path,
 #define TALLY_READS 4
 #define TALLY_READ_GAP_MS 30
 
-int ab_proxy_tally(struct ab_engine *e, const struct ab_alloc *a,
+int ab_proxy_tally(struct ab_engine *e, const struct ab_proxy_of *a,
     struct ab_tally *t, struct ab_err *err)
 {
 	char path[200];
 	int i, rc = -1;
 
 	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
-	    a->eg.proxy_id, AB_EGRESS_TALLY);
+	    a->eg->proxy_id, AB_EGRESS_TALLY);
 	for (i = 0; i < TALLY_READS && rc < 0; i++) {
 		if (i > 0) {
 			if (ab_deadline_left_ms(&e->dl) <= TALLY_READ_GAP_MS)
@@ -494,7 +496,7 @@ static long long rfc3339_ms(const char *s)
 }
 
 /* 1 when another agent of the allocation ran during the window. */
-static int overlapped(struct ab_engine *e, const struct ab_alloc *a,
+static int overlapped(struct ab_engine *e, const struct ab_proxy_of *a,
     const char *self, long long from, long long to)
 {
 	char label[64];
@@ -535,14 +537,14 @@ static int overlapped(struct ab_engine *e, const struct ab_alloc *a,
 
 /* The proxy now: "running", or how it ended ("oom" when the engine
  * killed it for memory, else "exited"); "unknown" when it cannot be told. */
-static const char *proxy_state(struct ab_engine *e, const struct ab_alloc *a)
+static const char *proxy_state(struct ab_engine *e, const struct ab_proxy_of *a)
 {
 	struct ab_json c;
 	struct ab_err skip;
 	const char *st = "unknown";
 	int running = 0, oom = 0;
 
-	if (ab_ctr_inspect(e, a->eg.proxy_id, &c, &skip) < 0)
+	if (ab_ctr_inspect(e, a->eg->proxy_id, &c, &skip) < 0)
 		return st;
 	if (ab_json_bool(&c, ab_json_get(&c, 0, "State.Running"), &running)
 	    == 0 && ab_json_bool(&c, ab_json_get(&c, 0, "State.OOMKilled"),
@@ -555,14 +557,14 @@ static const char *proxy_state(struct ab_engine *e, const struct ab_alloc *a)
 /* Asks the proxy for a tally now (SIGUSR1, cmd/ab-proxy.c).  A proxy of
  * an older image has no handler, and as its container's first process
  * the kernel keeps the signal from it; failing, the beat still comes. */
-static void ask_tally(struct ab_engine *e, const struct ab_alloc *a)
+static void ask_tally(struct ab_engine *e, const struct ab_proxy_of *a)
 {
 	struct ab_resp r;
 	struct ab_err skip;
 	char path[160];
 
 	snprintf(path, sizeof path, "/containers/%s/kill?signal=SIGUSR1",
-	    a->eg.proxy_id);
+	    a->eg->proxy_id);
 	if (ab_engine_json(e, "POST", path, NULL, "ask the proxy for its "
 	    "tally", &r, &skip) == 0)
 		ab_resp_free(&r);
@@ -571,7 +573,7 @@ static void ask_tally(struct ab_engine *e, const struct ab_alloc *a)
 /* A tally written after the run's end: the first whose seq is past the
  * one read at the end (asked for at once; the proxy writes at least once
  * a second anyway).  1 when one came within the wait. */
-static int fresh_tally(struct ab_engine *e, const struct ab_alloc *a,
+static int fresh_tally(struct ab_engine *e, const struct ab_proxy_of *a,
     struct ab_tally *end)
 {
 	struct ab_tally *t = malloc(sizeof *t);
@@ -592,7 +594,7 @@ static int fresh_tally(struct ab_engine *e, const struct ab_alloc *a,
 	return fresh;
 }
 
-int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
+int ab_proxy_summary(struct ab_engine *e, const struct ab_proxy_of *a,
     const char *self, const struct ab_tally *begin, long long from_ms,
     const char *who, struct ab_buf *out, const char **state_out,
     struct ab_err *err)
@@ -620,8 +622,8 @@ int ab_proxy_summary(struct ab_engine *e, const struct ab_alloc *a,
 	ab_jw_obj(&w);
 	ab_jw_key(&w, "allow");
 	ab_jw_arr(&w);
-	for (i = 0; i < a->eg.list.n; i++) {
-		ab_egress_entry_text(&a->eg.list.e[i], text, sizeof text);
+	for (i = 0; i < a->eg->list.n; i++) {
+		ab_egress_entry_text(&a->eg->list.e[i], text, sizeof text);
 		ab_jw_str(&w, text);
 	}
 	ab_jw_arr_end(&w);

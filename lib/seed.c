@@ -1024,9 +1024,12 @@ int ab_proxy_put_all(struct ab_state *s, struct ab_engine *e,
     const struct ab_alloc *a, const struct ab_keeper_item *f, int n,
     struct ab_err *err)
 {
+	struct ab_proxy_of px;
+
 	if (one_dir(f, n, err) < 0 || n == 0)
 		return n == 0 ? 0 : -1;
-	if (ab_proxy_check(s, e, a, ab_engine_seccomp_keyword(e), err) < 0)
+	ab_alloc_proxy(a, &px);
+	if (ab_proxy_check(s, e, &px, ab_engine_seccomp_keyword(e), err) < 0)
 		return -1;
 	return put_items(e, a, a->eg.proxy_id, f, n, err);
 }
