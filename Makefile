@@ -39,10 +39,15 @@ IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
 IMAGE_LIB_ab-relay = egress err
 IMAGE_LIB_ab-codex = appserver json buf pathcheck err
 IMAGE_LIB_ab-privs =
-LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/archive.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/debroot.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
-	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/httpmsg.c lib/image.c lib/inject.c lib/intercept.c lib/json.c lib/jwt.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/oauth.c lib/outfile.c \
-	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/roottar.c lib/run.c lib/runtime.c lib/schema.c lib/secret.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
-	lib/tlsca.c lib/tool.c lib/vault.c lib/wheel.c lib/worklist.c lib/worktar.c lib/zip.c
+# lib/ is grouped by subsystem (lib/README): a module is named by its
+# file's stem wherever it sits, and every folder is on the include path.
+LIB_SRC = $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_H = $(wildcard lib/*.h lib/*/*.h)
+LIB_DIRS = $(sort $(dir $(wildcard lib/*/*.h)))
+lib_c = $(foreach m,$(1),$(firstword $(wildcard lib/$(m).c lib/*/$(m).c)))
+# lib/'s folders from the bottom up: each may include only its own
+# headers and those of the folders before it (make lint checks).
+LIB_LAYERS = base format git engine box image egress agent step
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
 	intercept-test oauth-test signin-test tally-test tlsca-test \
@@ -54,31 +59,27 @@ UNIT_LDLIBS_intercept-test = -lssl
 # with the lib sources it needs; `make fuzz` runs each FUZZ_SECONDS.
 FUZZERS = egress schema zip tarread json agent pathcheck appserver progress \
 	listing roottar secret httpmsg oauth
-FUZZ_LIB_egress = lib/egress.c lib/err.c
-FUZZ_LIB_httpmsg = lib/httpmsg.c
-FUZZ_LIB_schema = lib/schema.c lib/json.c lib/buf.c lib/err.c
-FUZZ_LIB_zip = lib/zip.c lib/buf.c lib/err.c
+FUZZ_LIB_egress = egress err
+FUZZ_LIB_httpmsg = httpmsg
+FUZZ_LIB_schema = schema json buf err
+FUZZ_LIB_zip = zip buf err
 # The tar reader is fed its bytes (archive.c feeds it the engine's): it
 # fuzzes alone.
-FUZZ_LIB_tarread = lib/tarread.c lib/buf.c lib/err.c
+FUZZ_LIB_tarread = tarread buf err
 # roottar's layer comes from rootfs.c (its tar source), which links its
 # inputs' readers.
-FUZZ_LIB_roottar = lib/roottar.c lib/rootfs.c lib/tarstream.c lib/elfdeps.c \
-	lib/file.c lib/hash.c lib/hashcache.c lib/wheel.c lib/zip.c lib/git.c lib/pathcheck.c \
-	lib/testhook.c lib/deadline.c lib/buf.c lib/err.c
+FUZZ_LIB_roottar = roottar rootfs tarstream elfdeps file hash hashcache \
+	wheel zip git pathcheck testhook deadline buf err
 FUZZ_LDLIBS_roottar = -lgit2 -lcrypto
-FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
-FUZZ_LIB_agent = lib/agent.c lib/progress.c lib/schema.c lib/json.c lib/buf.c \
-	lib/err.c
-FUZZ_LIB_pathcheck = lib/pathcheck.c lib/err.c
-FUZZ_LIB_progress = lib/progress.c lib/buf.c
-FUZZ_LIB_listing = lib/listing.c lib/err.c
-FUZZ_LIB_secret = lib/secret.c lib/err.c
-FUZZ_LIB_oauth = lib/oauth.c lib/jwt.c lib/secret.c lib/vault.c lib/egress.c lib/hash.c \
-	lib/json.c lib/buf.c lib/err.c
+FUZZ_LIB_json = json buf err
+FUZZ_LIB_agent = agent progress schema json buf err
+FUZZ_LIB_pathcheck = pathcheck err
+FUZZ_LIB_progress = progress buf
+FUZZ_LIB_listing = listing err
+FUZZ_LIB_secret = secret err
+FUZZ_LIB_oauth = oauth jwt secret vault egress hash json buf err
 FUZZ_LDLIBS_oauth = -lcrypto
-FUZZ_LIB_appserver = lib/appserver.c lib/json.c lib/buf.c lib/pathcheck.c \
-	lib/err.c
+FUZZ_LIB_appserver = appserver json buf pathcheck err
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 
@@ -88,7 +89,8 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 PKG_CFLAGS = $(shell pkg-config --cflags libcurl libgit2 libcrypto zlib 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs libcurl libgit2 libcrypto zlib 2>/dev/null) -pthread
 AB_CFLAGS = -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Ilib \
-	-DAB_MULTIARCH='"$(MULTIARCH)"' $(PKG_CFLAGS)
+	$(LIB_DIRS:%=-I%) -DAB_MULTIARCH='"$(MULTIARCH)"' \
+	$(PKG_CFLAGS)
 
 .SECONDEXPANSION:
 LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
@@ -118,11 +120,11 @@ tools: $(TOOL_BIN) $(IMAGE_BIN)
 test-programs: test-deps
 	@$(MAKE) --no-print-directory tools $(UNIT_BIN) $(FUZZ_BIN)
 
-$(BUILD)/lib/%.o: lib/%.c lib/*.h
+$(BUILD)/lib/%.o: lib/%.c $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/cmd/%.o: cmd/%.c lib/*.h
+$(BUILD)/cmd/%.o: cmd/%.c $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -130,16 +132,16 @@ $(BUILD)/libagentbox.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJ)
 
-$(BUILD)/image/%.o: cmd/%.c lib/*.h
+$(BUILD)/image/%.o: cmd/%.c $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(IMAGE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/image/lib/%.o: lib/%.c lib/*.h
+$(BUILD)/image/lib/%.o: lib/%.c $(LIB_H)
 	@mkdir -p $(@D)
 	$(CC) $(AB_CFLAGS) $(IMAGE_CFLAGS) -c -o $@ $<
 
 $(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
-		$$(addprefix $(BUILD)/image/lib/,$$(addsuffix .o,$$(IMAGE_LIB_$$*)))
+		$$(patsubst lib/%.c,$(BUILD)/image/lib/%.o,$$(call lib_c,$$(IMAGE_LIB_$$*)))
 	@mkdir -p $(@D)
 	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ $(IMAGE_LDLIBS_$*) -pthread
 
@@ -152,11 +154,12 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/libagentbox.a
 	$(CC) $(AB_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libagentbox.a \
 		$(UNIT_LDLIBS_$*) $(PKG_LIBS)
 
-$(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) lib/*.h \
-		tests/fuzz/common.h
+$(FUZZ_BIN): $(BUILD)/fuzz/%: tests/fuzz/%.c $$(call lib_c,$$(FUZZ_LIB_$$*)) \
+		$(LIB_H) tests/fuzz/common.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -std=c17 -D_GNU_SOURCE -Ilib -g -O1 \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_$*) \
+	$(FUZZ_CC) -std=c17 -D_GNU_SOURCE -Ilib $(LIB_DIRS:%=-I%) -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(call lib_c,$(FUZZ_LIB_$*)) \
 		$(FUZZ_LDLIBS_$*) -lz
 
 # Each harness for FUZZ_SECONDS from its committed corpus; what it finds
@@ -192,7 +195,7 @@ fuzz-report:
 	@BUILD=$(BUILD) sh tests/fuzz/report.sh $(FUZZ_SECONDS) $(FUZZERS)
 
 print-fuzz-lib:
-	@echo $(FUZZ_LIB_$(NAME))
+	@echo $(call lib_c,$(FUZZ_LIB_$(NAME)))
 
 print-fuzz-ldlibs:
 	@echo $(FUZZ_LDLIBS_$(NAME))
@@ -241,7 +244,7 @@ bench: all
 bench-secret:
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(AB_CFLAGS) -O2 -o $(BUILD)/bench/secret bench/secret.c \
-		lib/secret.c lib/err.c
+		$(call lib_c,secret err)
 	@$(BUILD)/bench/secret
 
 # Unsafe string functions have no place here (curl's CHECKSRC idea); a
@@ -249,8 +252,9 @@ bench-secret:
 # nor a report of gcc's static analyzer (make analyze).
 lint: test-deps
 	@$(MAKE) --no-print-directory analyze
+	@sh tests/lib/layers.sh $(LIB_LAYERS)
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
-		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
+		$(LIB_SRC) cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run
@@ -268,7 +272,7 @@ lint: test-deps
 ANALYZER_CC = gcc
 ANALYZER_OUT = $(LIB_SRC:lib/%.c=$(BUILD)/analyzer/%.txt)
 
-$(BUILD)/analyzer/%.txt: lib/%.c lib/*.h tests/lib/analyzer.awk
+$(BUILD)/analyzer/%.txt: lib/%.c $(LIB_H) tests/lib/analyzer.awk
 	@mkdir -p $(@D)
 	@LC_ALL=C $(ANALYZER_CC) $(filter-out -Werror,$(AB_CFLAGS)) -fanalyzer \
 		-fdiagnostics-plain-output -c -o /dev/null $< 2>$@.log || \
