@@ -99,6 +99,9 @@ IMAGE_BIN = $(IMAGE_PROGS:%=$(BIN)/%)
 IMAGE_CFLAGS = -O2 -g
 UNIT_BIN = $(UNIT_TESTS:%=$(BUILD)/tests/%)
 FUZZ_BIN = $(FUZZERS:%=$(BUILD)/fuzz/%)
+# An image program's lib objects, built apart (IMAGE_CFLAGS); a function,
+# since a % in the rule's own prerequisites would be its stem.
+image_obj = $(patsubst lib/%.c,$(BUILD)/image/lib/%.o,$(call lib_c,$(1)))
 
 .PHONY: all deps test-deps tools test-programs check asan demo demo-agents \
 	bench bench-secret gate property fuzz fuzz-report print-fuzz-lib print-fuzz-ldlibs \
@@ -141,7 +144,7 @@ $(BUILD)/image/lib/%.o: lib/%.c $(LIB_H)
 	$(CC) $(AB_CFLAGS) $(IMAGE_CFLAGS) -c -o $@ $<
 
 $(IMAGE_BIN): $(BIN)/%: $(BUILD)/image/%.o \
-		$$(patsubst lib/%.c,$(BUILD)/image/lib/%.o,$$(call lib_c,$$(IMAGE_LIB_$$*)))
+		$$(call image_obj,$$(IMAGE_LIB_$$*))
 	@mkdir -p $(@D)
 	$(CC) $(IMAGE_CFLAGS) -static -o $@ $^ $(IMAGE_LDLIBS_$*) -pthread
 
