@@ -45,7 +45,7 @@ LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/ca
 	lib/tlsca.c lib/tool.c lib/vault.c lib/wheel.c lib/worklist.c lib/worktar.c lib/zip.c
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
-	intercept-test oauth-test signin-test tally-test tlsca-test \
+	gitpack-test intercept-test oauth-test signin-test tally-test tlsca-test \
 	zip-test
 # What a unit test links besides libagentbox.a and PKG_LIBS.
 UNIT_LDLIBS_tlsca-test = -lssl

@@ -696,42 +696,30 @@ static int tw_join(struct tipwriter *w, struct copy *c, int rc)
 
 #define ZCHUNK (1024 * 1024)
 
-static int zout(int fd, z_stream *z, unsigned char *out)
-{
-	int rc = ab_write_all(fd, out, ZCHUNK - z->avail_out);
-
-	z->next_out = out;
-	z->avail_out = ZCHUNK;
-	return rc;
-}
-
-/* From here on, store: zlib may need room to finish the current block. */
-static int zstore(int fd, z_stream *z, unsigned char *out)
-{
-	int zr;
-
-	while ((zr = deflateParams(z, Z_NO_COMPRESSION, Z_DEFAULT_STRATEGY)) ==
-	    Z_BUF_ERROR)
-		if (zout(fd, z, out) < 0)
-			return -1;
-	return zr == Z_OK ? 0 : -1;
-}
-
-/* Where a loose object's bytes come from: the blob whole, or a stream. */
+/* A loose object being written: its header, then the blob whole or a
+ * stream, deflated into fd. */
 struct zsrc {
+	const char *head;		/* headlen bytes, first */
+	size_t headlen;
 	const unsigned char *data;	/* the blob whole, size bytes, or */
 	size_t size, off;
 	struct ab_git_bstream *bs;	/* a stream */
 	unsigned char *buf;		/* for the stream */
+	int fd;
 };
 
 /* Points *p at the next piece; its length, 0 at the end, -1. */
-static long zsrc_next(struct zsrc *z, const unsigned char **p,
-    struct ab_err *err)
+static long zsrc_next(void *arg, const unsigned char **p, struct ab_err *err)
 {
+	struct zsrc *z = arg;
 	size_t left;
 	long k;
 
+	if (z->head != NULL) {
+		*p = (const unsigned char *)z->head;
+		z->head = NULL;
+		return (long)z->headlen;
+	}
 	if (z->bs != NULL) {
 		k = ab_git_bstream_read(z->bs, (char *)z->buf, ZCHUNK, err);
 		*p = z->buf;
@@ -745,54 +733,33 @@ static long zsrc_next(struct zsrc *z, const unsigned char **p,
 	return (long)left;
 }
 
-/* Deflates HEAD and then the blob into fd.  zlib's fastest level first;
- * a blob that does not shrink by a tenth in its first mebibyte (media,
- * archives: compressed already) is stored from there on, at memcpy
- * speed. */
-static int deflate_to(int fd, const char *head, size_t headlen,
-    struct zsrc *in, struct ab_err *err)
+static int zsrc_out(void *arg, const unsigned char *p, size_t n,
+    struct ab_err *err)
 {
-	unsigned char *out = malloc(ZCHUNK);
-	const unsigned char *piece;
-	int rc = 0, zr = Z_OK, probed = 0, end = 0;
+	if (ab_write_all(((struct zsrc *)arg)->fd, p, n) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot write a loose "
+		    "object");
+	return 0;
+}
+
+/* A blob that does not shrink in its first mebibyte is stored from
+ * there on (gitpack.h). */
+static int deflate_to(struct zsrc *in, struct ab_err *err)
+{
+	struct ab_deflate_io io = { .read = zsrc_next, .write = zsrc_out,
+	    .arg = in, .outcap = ZCHUNK, .probe = ZCHUNK };
 	z_stream z;
-	long k;
+	int rc;
 
 	memset(&z, 0, sizeof z);
-	if (out == NULL || deflateInit(&z, Z_BEST_SPEED) != Z_OK) {
-		free(out);
+	if ((io.out = malloc(ZCHUNK)) == NULL ||
+	    deflateInit(&z, Z_BEST_SPEED) != Z_OK) {
+		free(io.out);
 		return ab_fail(err, AB_EENGINE, "cannot start zlib");
 	}
-	z.next_in = (unsigned char *)head;
-	z.avail_in = (uInt)headlen;
-	z.next_out = out;
-	z.avail_out = ZCHUNK;
-	while (rc == 0 && zr != Z_STREAM_END) {
-		if (z.avail_in == 0 && !end) {
-			if ((k = zsrc_next(in, &piece, err)) < 0) {
-				rc = -1;
-				break;
-			}
-			end = k == 0;
-			z.next_in = (unsigned char *)piece;
-			z.avail_in = (uInt)k;
-		}
-		zr = deflate(&z, end ? Z_FINISH : Z_NO_FLUSH);
-		if (zr == Z_STREAM_ERROR)
-			rc = ab_fail(err, AB_EENGINE, "zlib failed");
-		else if ((z.avail_out == 0 || zr == Z_STREAM_END) &&
-		    zout(fd, &z, out) < 0)
-			rc = ab_fail_errno(err, AB_EENGINE, "cannot write a "
-			    "loose object");
-		if (rc == 0 && !probed && z.total_in >= ZCHUNK) {
-			probed = 1;
-			if (z.total_out * 10 > z.total_in * 9 &&
-			    zstore(fd, &z, out) < 0)
-				rc = ab_fail(err, AB_EENGINE, "zlib failed");
-		}
-	}
+	rc = ab_deflate(&z, &io, err);
 	deflateEnd(&z);
-	free(out);
+	free(io.out);
 	return rc;
 }
 
@@ -814,7 +781,10 @@ static int write_loose(const char *stage, const git_oid *id, size_t size,
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
 	if ((fd = mkstemp(tmp)) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
-	rc = deflate_to(fd, head, headlen, in, err);
+	in->head = head;
+	in->headlen = headlen;
+	in->fd = fd;
+	rc = deflate_to(in, err);
 	if (rc == 0 && fchmod(fd, 0444) < 0)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", tmp);
 	if (close(fd) < 0 && rc == 0)
