@@ -252,18 +252,18 @@ int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
 static int cmp_ent(const void *a, const void *b)
 {
 	return memcmp(((const struct ab_pack_ent *)a)->id,
-	    ((const struct ab_pack_ent *)b)->id, 20);
+	    ((const struct ab_pack_ent *)b)->id, AB_OID_RAW);
 }
 
 /* Ends the file being written: its checksum last, read-only. */
-static int seal(struct ab_pack *p, unsigned char sum[20], const char *path,
-    struct ab_err *err)
+static int seal(struct ab_pack *p, unsigned char sum[AB_OID_RAW],
+    const char *path, struct ab_err *err)
 {
 	int rc = 0;
 
 	if (ab_sha1_out(&p->sha, sum) < 0)
 		rc = ab_fail(err, AB_EENGINE, "cannot hash %s", path);
-	else if (put(p, sum, 20) < 0 || flush(p) < 0 ||
+	else if (put(p, sum, AB_OID_RAW) < 0 || flush(p) < 0 ||
 	    fchmod(p->fd, 0444) < 0)
 		rc = fail_write(err, path);
 	if (close(p->fd) < 0 && rc == 0)
@@ -275,10 +275,10 @@ static int seal(struct ab_pack *p, unsigned char sum[20], const char *path,
 /* Index version 2: fan-out table, names, CRCs, 31-bit offsets, then the
  * 64-bit ones for a pack over 2 GiB, the pack's checksum, its own. */
 static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
-    size_t n, const unsigned char packsum[20], struct ab_err *err)
+    size_t n, const unsigned char packsum[AB_OID_RAW], struct ab_err *err)
 {
 	static const unsigned char head[8] = { 0xff, 't', 'O', 'c', 0, 0, 0, 2 };
-	unsigned char sum[20], b[8];
+	unsigned char sum[AB_OID_RAW], b[8];
 	size_t i, j, nbig = 0;
 	int rc;
 
@@ -291,7 +291,7 @@ static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
 		rc = emit32(p, (uint32_t)j);
 	}
 	for (i = 0; i < n && rc == 0; i++)
-		rc = emit(p, e[i].id, 20);
+		rc = emit(p, e[i].id, AB_OID_RAW);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = emit32(p, e[i].crc);
 	for (i = 0; i < n && rc == 0; i++)
@@ -305,7 +305,7 @@ static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
 		rc = emit(p, b, 8);
 	}
 	if (rc == 0)
-		rc = emit(p, packsum, 20);
+		rc = emit(p, packsum, AB_OID_RAW);
 	if (rc < 0)
 		return fail_write(err, p->tmpidx);
 	return seal(p, sum, p->tmpidx, err);
@@ -325,8 +325,8 @@ static int place(const char *from, const char *dir, const char *hex,
 int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
     struct ab_err *err)
 {
-	unsigned char sum[20];
-	char hex[41];
+	unsigned char sum[AB_OID_RAW];
+	char hex[AB_OID_HEX + 1];
 	size_t i;
 	int rc;
 
@@ -338,13 +338,13 @@ int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
 	if (rc == 0) {
 		qsort(e, n, sizeof *e, cmp_ent);
 		for (i = 1; i < n && rc == 0; i++)
-			if (memcmp(e[i - 1].id, e[i].id, 20) == 0)
+			if (memcmp(e[i - 1].id, e[i].id, AB_OID_RAW) == 0)
 				rc = ab_fail(err, AB_EENGINE, "an object is "
 				    "in the pack twice");
 	}
 	if (rc == 0)
 		rc = write_idx(p, e, n, sum, err);
-	for (i = 0; i < 20 && rc == 0; i++)
+	for (i = 0; i < AB_OID_RAW && rc == 0; i++)
 		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
 	/* The index last: a pack is used only once its index is there. */
 	if (rc == 0 && (rc = place(p->tmp, p->dir, hex, "pack", err)) == 0) {

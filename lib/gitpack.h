@@ -15,9 +15,10 @@
 #include <zlib.h>
 
 #include "err.h"
+#include "hash.h"
 
 struct ab_pack_ent {
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	uint32_t crc;		/* of the entry's bytes in the pack */
 	uint64_t off;
 };
@@ -51,7 +52,7 @@ struct ab_deflate_io {
 	int (*write)(void *arg, const unsigned char *p, size_t n,
 	    struct ab_err *err);
 	void *arg;
-	unsigned char *out;	/* OUTCAP bytes: what is held of the output */
+	unsigned char *out;	/* OUTCAP bytes, for the output */
 	size_t outcap;
 	/* Not 0: input that does not shrink by a tenth in its first PROBE
 	 * bytes (media, archives: compressed already) is stored from there

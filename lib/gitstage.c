@@ -67,7 +67,7 @@ static size_t idset_slot(const struct idset *s, const void *base,
 	for (j = h & (s->nslot - 1); s->slot[j] != 0;
 	    j = (j + 1) & (s->nslot - 1))
 		if (memcmp(id_at(base, stride, s->slot[j] - 1), id,
-		    20) == 0)
+		    AB_OID_RAW) == 0)
 			break;
 	return j;
 }
@@ -141,7 +141,7 @@ static int tip_add(struct tipset *t, const git_oid *id, git_object_t type)
 		t->type = ty;
 	}
 	memset(&t->e[t->n], 0, sizeof *t->e);
-	memcpy(t->e[t->n].id, id->id, 20);
+	memcpy(t->e[t->n].id, id->id, AB_OID_RAW);
 	if ((rc = idset_add(&t->set, t->e[0].id, sizeof *t->e, t->n)) > 0)
 		t->type[t->n++] = (unsigned char)type;
 	return rc;
@@ -311,13 +311,13 @@ static int list_tip_from(struct copy *c, const git_oid *tip,
 	size_t i;
 	int rc = 0;
 
-	memcpy(id.id, t->root, 20);
+	memcpy(id.id, t->root, AB_OID_RAW);
 	if (tip_add(&c->tip, tip, GIT_OBJECT_COMMIT) < 0 ||
 	    tip_add(&c->tip, &id, GIT_OBJECT_TREE) < 0)
 		return oom(c);
 	for (i = 0; i < t->n && rc == 0; i++) {
 		e = &t->e[i];
-		memcpy(id.id, e->oid, 20);
+		memcpy(id.id, e->oid, AB_OID_RAW);
 		if (e->type == AB_GIT_DIR)
 			rc = tip_add(&c->tip, &id, GIT_OBJECT_TREE) < 0 ? oom(c) : 0;
 		else if (e->type == AB_GIT_GITLINK)
@@ -524,7 +524,7 @@ static int tw_read(struct tipwriter *w, struct ab_pack *p, size_t i)
 	git_oid id;
 	int rc;
 
-	memcpy(id.id, w->tip.e[i].id, 20);
+	memcpy(id.id, w->tip.e[i].id, AB_OID_RAW);
 	if (git_odb_read(&o, w->odb, &id) < 0)
 		return ab_git_fail(w->err, AB_EENGINE, "cannot read an object");
 	rc = ab_pack_add(p, &w->tip.e[i], (int)git_odb_object_type(o),
@@ -755,7 +755,7 @@ static int deflate_to(struct zsrc *in, struct ab_err *err)
 static int write_loose(const char *stage, const git_oid *id, size_t size,
     struct zsrc *in, struct ab_err *err)
 {
-	char hex[41], dir[4200], tmp[4300], path[4300], head[64];
+	char hex[AB_OID_HEX + 1], dir[4200], tmp[4300], path[4300], head[64];
 	size_t headlen;
 	int fd, rc;
 
@@ -835,7 +835,7 @@ static int copy_fed(struct copy *c, const char *stage, const git_oid *id)
 				return copy_one(c, stage, id);
 			continue;
 		}
-		if (memcmp(b->id, id->id, 20) == 0)
+		if (memcmp(b->id, id->id, AB_OID_RAW) == 0)
 			break;
 		ab_git_feed_big_done(c->feed, b);
 	}

@@ -45,7 +45,7 @@ struct gs {
 	const char *what;		/* what FD receives, for errors */
 	/* The object being read. */
 	char hex[GIT_OID_HEXSZ + 1];
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	int fd;				/* its loose file, or -1 */
 	git_odb_object *whole;		/* or the object read whole */
 	int type;
@@ -231,7 +231,7 @@ static int obj_open(struct gs *g, const git_oid *id, struct ab_err *err)
 
 	obj_close(g);
 	git_oid_tostr(g->hex, sizeof g->hex, id);
-	memcpy(g->id, id->id, 20);
+	memcpy(g->id, id->id, AB_OID_RAW);
 	g->pos = g->hpos = g->hlen = 0;
 	g->eof = g->ended = 0;
 	snprintf(path, sizeof path, "%s/%.2s/%s", g->objdir, g->hex,
@@ -498,7 +498,7 @@ static void be32(unsigned char *b, uint32_t v)
 int ab_gitstream_pack(git_repository *repo, const git_oid *ids, size_t n,
     int fd, struct ab_err *err)
 {
-	unsigned char h[16], sum[20];
+	unsigned char h[16], sum[AB_OID_RAW];
 	struct gs *g = NULL;
 	size_t i;
 	int rc = -1;
