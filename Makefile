@@ -50,7 +50,7 @@ lib_c = $(foreach m,$(1),$(firstword $(wildcard lib/$(m).c lib/*/$(m).c)))
 LIB_LAYERS = base format git engine box image egress agent step
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
-	intercept-test oauth-test signin-test tally-test tlsca-test \
+	gitpack-test intercept-test oauth-test signin-test tally-test tlsca-test \
 	zip-test
 # What a unit test links besides libagentbox.a and PKG_LIBS.
 UNIT_LDLIBS_tlsca-test = -lssl

@@ -63,7 +63,7 @@ static int resolve_in(git_repository *repo, const char *rev,
 	git_oid want;
 	int rc;
 
-	if (ab_is_hex(rev, 40)) {
+	if (ab_is_hex(rev, AB_OID_HEX)) {
 		git_oid_fromstr(oid, rev);
 		if (git_object_lookup(&commit, repo, oid, GIT_OBJECT_COMMIT) < 0)
 			return ab_fail(err, AB_EREFUSED,
@@ -74,7 +74,7 @@ static int resolve_in(git_repository *repo, const char *rev,
 			    "%s is not the expected %s", rev, expect);
 		return 0;
 	}
-	if (expect == NULL || !ab_is_hex(expect, 40))
+	if (expect == NULL || !ab_is_hex(expect, AB_OID_HEX))
 		return ab_fail(err, AB_EUSAGE,
 		    "--commit %s is not a full object ID: give --expect OID",
 		    rev);
@@ -95,7 +95,7 @@ static int resolve_in(git_repository *repo, const char *rev,
 }
 
 int ab_git_resolve(const char *dir, const char *rev, const char *expect,
-    char out[41], struct ab_err *err)
+    char out[AB_OID_HEX + 1], struct ab_err *err)
 {
 	git_repository *repo;
 	git_oid oid;
@@ -105,7 +105,7 @@ int ab_git_resolve(const char *dir, const char *rev, const char *expect,
 		return -1;
 	rc = resolve_in(repo, rev, expect, &oid, err);
 	if (rc == 0)
-		git_oid_tostr(out, 41, &oid);
+		git_oid_tostr(out, AB_OID_HEX + 1, &oid);
 	git_repository_free(repo);
 	return rc;
 }
@@ -142,7 +142,7 @@ static int read_link(struct walk *w, struct ab_git_entry *e)
 	size_t n;
 	int rc;
 
-	memcpy(oid.id, e->oid, 20);
+	memcpy(oid.id, e->oid, AB_OID_RAW);
 	if ((rc = git_blob_lookup(&b, w->repo, &oid)) < 0)
 		return ab_git_read_fail(w->err, rc, e->path);
 	n = (size_t)git_blob_rawsize(b);
@@ -241,7 +241,7 @@ static int walk_cb(const char *root, const git_tree_entry *te, void *arg)
 		w->failed = 1;
 		return -1;
 	}
-	memcpy(e->oid, git_tree_entry_id(te)->id, 20);
+	memcpy(e->oid, git_tree_entry_id(te)->id, AB_OID_RAW);
 	if (ab_path_check(e->path, w->err) < 0 || classify(w, te, e) < 0) {
 		w->failed = 1;
 		return -1;
@@ -280,7 +280,7 @@ int ab_git_tree(const char *dir, const char *hex, struct ab_git_tree *t,
 		git_repository_free(repo);
 		return -1;
 	}
-	memcpy(t->root, git_tree_id(tree)->id, 20);
+	memcpy(t->root, git_tree_id(tree)->id, AB_OID_RAW);
 	memset(&w, 0, sizeof w);
 	w.repo = repo;
 	w.t = t;
@@ -354,8 +354,9 @@ static void unload(struct ab_git_reader *r)
 	r->pos = 0;
 }
 
-int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
-    long long expect, long long *size, struct ab_err *err)
+int ab_git_reader_load(struct ab_git_reader *r,
+    const unsigned char id[AB_OID_RAW], long long expect, long long *size,
+    struct ab_err *err)
 {
 	git_oid oid;
 	int rc;
@@ -370,7 +371,7 @@ int ab_git_reader_load(struct ab_git_reader *r, const unsigned char id[20],
 			return 0;
 		}
 	}
-	memcpy(oid.id, id, 20);
+	memcpy(oid.id, id, AB_OID_RAW);
 	/* libgit2 inflates a packed blob whole: one blob at a time. */
 	if ((rc = git_blob_lookup(&r->blob, r->repo, &oid)) < 0)
 		return ab_git_read_fail(err, rc, "a blob");
@@ -433,7 +434,7 @@ void ab_git_reader_close(struct ab_git_reader *r)
 /* --- big blobs, as streams ------------------------------------------ */
 
 int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
-    const unsigned char id[20], struct ab_err *err)
+    const unsigned char id[AB_OID_RAW], struct ab_err *err)
 {
 	char head[64];
 	git_object_t type;
@@ -442,8 +443,8 @@ int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
 	int n;
 
 	memset(b, 0, sizeof *b);
-	memcpy(oid.id, id, 20);
-	memcpy(b->id, id, 20);
+	memcpy(oid.id, id, AB_OID_RAW);
+	memcpy(b->id, id, AB_OID_RAW);
 	if (git_odb_open_rstream(&b->st, &len, &type, odb, &oid) < 0) {
 		git_error_clear();
 		b->st = NULL;
@@ -466,7 +467,7 @@ int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
 long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
     struct ab_err *err)
 {
-	char hex[41];
+	char hex[AB_OID_HEX + 1];
 	git_oid oid;
 	int k;
 
@@ -485,7 +486,7 @@ long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
 	ab_sha1_add(&b->sha, p, (size_t)k);
 	b->pos += (size_t)k;
 	if (b->pos == b->size && !ab_sha1_is(&b->sha, b->id)) {
-		memcpy(oid.id, b->id, 20);
+		memcpy(oid.id, b->id, AB_OID_RAW);
 		git_oid_tostr(hex, sizeof hex, &oid);
 		return ab_fail(err, AB_EREFUSED, "blob %s of the source does "
 		    "not match its name: the repository is damaged", hex);

@@ -22,7 +22,7 @@ struct ab_git_entry {
 	char *path;		/* relative to the tree's root */
 	char *link;		/* symlink target */
 	long long size;
-	unsigned char oid[20];
+	unsigned char oid[AB_OID_RAW];
 	unsigned short mode;	/* 0644, 0755, 0755 for dirs, 0777 links */
 	unsigned char type;	/* enum ab_git_type */
 };
@@ -35,7 +35,7 @@ struct ab_git_tree {
 	struct ab_git_entry *e;
 	size_t n;
 	long long bytes;	/* file and link bytes */
-	unsigned char root[20];	/* the root tree's ID */
+	unsigned char root[AB_OID_RAW];	/* the root tree's ID */
 	struct ab_git_block *paths;
 };
 
@@ -52,7 +52,7 @@ int ab_git_read_fail(struct ab_err *err, int rc, const char *what);
 /* Resolves REV in the repository at DIR to a commit: a full object ID, or
  * a ref that must resolve to EXPECT. */
 int ab_git_resolve(const char *dir, const char *rev, const char *expect,
-    char oid[41], struct ab_err *err);
+    char oid[AB_OID_HEX + 1], struct ab_err *err);
 /* Lists the commit's tree in the repository at DIR, directories before
  * their contents, every path and symlink target checked (pathcheck.h). */
 int ab_git_tree(const char *dir, const char *oid, struct ab_git_tree *t,
@@ -67,8 +67,9 @@ int ab_git_reader_open(struct ab_git_reader **r, const char *dir,
  * its bytes are then read with ab_git_reader_read: the count, 0 at the
  * end, -1 on failure (a streamed blob that does not match its name fails
  * before its last byte is handed out). */
-int ab_git_reader_load(struct ab_git_reader *r, const unsigned char oid[20],
-    long long expect, long long *size, struct ab_err *err);
+int ab_git_reader_load(struct ab_git_reader *r,
+    const unsigned char oid[AB_OID_RAW], long long expect, long long *size,
+    struct ab_err *err);
 long ab_git_reader_read(struct ab_git_reader *r, char *p, size_t n,
     struct ab_err *err);
 /* 1 and the loaded blob's bytes when it was read whole (and hashed),
@@ -93,13 +94,13 @@ struct git_odb_stream;
 struct ab_git_bstream {
 	struct git_odb_stream *st;
 	struct ab_sha1 sha;
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	size_t size, pos;
 };
 
 /* 1: open; 0: not streamable (a packed object: read it whole); -1. */
 int ab_git_bstream_open(struct ab_git_bstream *b, struct git_odb *odb,
-    const unsigned char id[20], struct ab_err *err);
+    const unsigned char id[AB_OID_RAW], struct ab_err *err);
 /* Bytes read, 0 at the end, -1 on failure or a mismatch. */
 long ab_git_bstream_read(struct ab_git_bstream *b, char *p, size_t n,
     struct ab_err *err);

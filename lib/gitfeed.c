@@ -32,8 +32,8 @@ struct ab_git_feed *ab_git_feed_new(size_t cap)
 	return f;
 }
 
-void ab_git_feed_offer(struct ab_git_feed *f, const unsigned char id[20],
-    const void *p, size_t n)
+void ab_git_feed_offer(struct ab_git_feed *f,
+    const unsigned char id[AB_OID_RAW], const void *p, size_t n)
 {
 	struct ab_git_fed *d;
 	int fits;
@@ -47,7 +47,7 @@ void ab_git_feed_offer(struct ab_git_feed *f, const unsigned char id[20],
 		return;
 	if ((d = malloc(sizeof *d + n)) != NULL) {
 		d->next = NULL;
-		memcpy(d->id, id, 20);
+		memcpy(d->id, id, AB_OID_RAW);
 		d->n = n;
 		memcpy(d->data, p, n);
 	}
@@ -94,8 +94,9 @@ struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms)
 	return d;
 }
 
-void ab_git_feed_big(struct ab_git_feed *f, const unsigned char id[20],
-    const void *p, size_t n, void *ref, void (*release)(void *ref))
+void ab_git_feed_big(struct ab_git_feed *f,
+    const unsigned char id[AB_OID_RAW], const void *p, size_t n, void *ref,
+    void (*release)(void *ref))
 {
 	struct ab_git_big *b = calloc(1, sizeof *b);
 
@@ -107,7 +108,7 @@ void ab_git_feed_big(struct ab_git_feed *f, const unsigned char id[20],
 			release(ref);
 		return;
 	}
-	memcpy(b->id, id, 20);
+	memcpy(b->id, id, AB_OID_RAW);
 	if (p != NULL && f->bigrefs == 0) {
 		f->bigrefs++;
 		b->data = p;

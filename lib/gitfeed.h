@@ -13,20 +13,22 @@
 
 #include <stddef.h>
 
+#include "hash.h"
+
 struct ab_git_feed;
 
 /* A feed holding at most CAP bytes of blobs; NULL when out of memory. */
 struct ab_git_feed *ab_git_feed_new(size_t cap);
 /* Offers a copy of blob ID's N bytes, P.  The bytes must have been read
  * and hashed against ID already. */
-void ab_git_feed_offer(struct ab_git_feed *f, const unsigned char id[20],
-    const void *p, size_t n);
+void ab_git_feed_offer(struct ab_git_feed *f,
+    const unsigned char id[AB_OID_RAW], const void *p, size_t n);
 /* No more offers: the packer stops waiting. */
 void ab_git_feed_close(struct ab_git_feed *f);
 
 struct ab_git_fed {
 	struct ab_git_fed *next;
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	size_t n;
 	unsigned char data[];
 };
@@ -43,7 +45,7 @@ struct ab_git_fed *ab_git_feed_take(struct ab_git_feed *f, int wait_ms);
  * one that will not come. */
 struct ab_git_big {
 	struct ab_git_big *next;
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	const void *data;	/* NULL: read it yourself */
 	size_t n;
 	void *ref;
@@ -52,8 +54,9 @@ struct ab_git_big {
 
 /* Offers blob ID's N bytes at P, held by REF (NULL P: it streamed).
  * REF is released here when it cannot be taken. */
-void ab_git_feed_big(struct ab_git_feed *f, const unsigned char id[20],
-    const void *p, size_t n, void *ref, void (*release)(void *ref));
+void ab_git_feed_big(struct ab_git_feed *f,
+    const unsigned char id[AB_OID_RAW], const void *p, size_t n, void *ref,
+    void (*release)(void *ref));
 /* The next big blob offered; NULL when none came within WAIT_MS, or the
  * feed is closed and empty. */
 struct ab_git_big *ab_git_feed_take_big(struct ab_git_feed *f, int wait_ms);

@@ -318,8 +318,8 @@ static const char *what(const struct child *c)
 }
 
 /* The source pack entry whose stored bytes changed, if one did. */
-static int damaged_entry(const char *objects, char hex[41], char *pack,
-    size_t cap)
+static int damaged_entry(const char *objects, char hex[AB_OID_HEX + 1],
+    char *pack, size_t cap)
 {
 	char dir[4200], idx[4500];
 	struct ab_err ignored;
@@ -349,7 +349,7 @@ static int ip_failure(const struct ab_git_hist *h, const struct child *ip,
     struct ab_err *err)
 {
 	const char *m = what(ip);
-	char hex[41], pack[300], have[32];
+	char hex[AB_OID_HEX + 1], pack[300], have[32];
 
 	if (strncmp(m, "did not receive expected object ", 32) == 0)
 		return ab_fail(err, AB_EREFUSED, "object %.40s of the commit's "

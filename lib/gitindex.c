@@ -76,7 +76,7 @@ static void put_entry(struct out *o, const struct ab_git_entry *e)
 	put(o, zero, 24);
 	put32(o, git_mode(e));
 	put(o, zero, 12);	/* uid, gid, size */
-	put(o, e->oid, 20);
+	put(o, e->oid, AB_OID_RAW);
 	flags[0] = (unsigned char)((len < 0xfff ? len : 0xfff) >> 8);
 	flags[1] = (unsigned char)(len < 0xfff ? len : 0xfff);
 	put(o, flags, 2);
@@ -128,14 +128,14 @@ static int count(const struct ab_git_tree *t, struct counts *c)
 }
 
 static void put_tree(struct out *o, const char *name, uint32_t ents,
-    uint32_t subs, const unsigned char oid[20])
+    uint32_t subs, const unsigned char oid[AB_OID_RAW])
 {
 	char num[32];
 	int n = snprintf(num, sizeof num, "%u %u\n", ents, subs);
 
 	put(o, name, strlen(name) + 1);
 	put(o, num, (size_t)n);
-	put(o, oid, 20);
+	put(o, oid, AB_OID_RAW);
 }
 
 /* The TREE extension, in pre-order like the listing: a directory's name
@@ -192,7 +192,7 @@ static int write_all(int fd, const struct ab_git_tree *t)
 	struct ab_sha1 sha;
 	struct ab_err ignored;
 	struct out o = { fd, { 0 }, &sha, 0 };
-	unsigned char md[20];
+	unsigned char md[AB_OID_RAW];
 	size_t i, n = 0;
 
 	if (ab_sha1_init(&sha, &ignored) < 0)
@@ -212,7 +212,7 @@ static int write_all(int fd, const struct ab_git_tree *t)
 	o.sha = NULL;
 	if (ab_sha1_out(&sha, md) < 0 && !o.failed)
 		o.failed = ENOMEM;
-	put(&o, md, 20);
+	put(&o, md, AB_OID_RAW);
 	if (!o.failed)
 		flush(&o);
 	ab_buf_free(&o.b);

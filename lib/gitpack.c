@@ -28,6 +28,8 @@ struct ab_pack {
 	uint32_t crc;
 	uint64_t off;
 	size_t n, added, used;
+	const unsigned char *in;	/* what of the object is left */
+	size_t inleft;
 	unsigned char buf[CHUNK], zbuf[CHUNK];
 };
 
@@ -141,38 +143,95 @@ size_t ab_pack_entry_head(unsigned char h[16], int type, size_t size)
 	return k;
 }
 
-/* 0; -1 when the file cannot be written (errno); -2 when zlib fails. */
-static int deflate_in(struct ab_pack *p, const unsigned char *d, size_t len)
+/* Hands over what the output holds, and empties it. */
+static int drain(z_stream *z, const struct ab_deflate_io *io,
+    struct ab_err *err)
 {
-	z_stream *z = &p->z[len >= SMALL];
-	size_t left = len;
+	size_t n = io->outcap - z->avail_out;
+
+	z->next_out = io->out;
+	z->avail_out = (uInt)io->outcap;
+	return n > 0 ? io->write(io->arg, io->out, n, err) : 0;
+}
+
+/* From here on, stored: zlib may need room to end its current block. */
+static int store(z_stream *z, const struct ab_deflate_io *io,
+    struct ab_err *err)
+{
 	int zr;
 
-	if (deflateReset(z) != Z_OK)
-		return -2;
-	z->avail_in = 0;
-	do {
-		if (z->avail_in == 0 && left > 0) {
-			z->next_in = (unsigned char *)d + (len - left);
-			z->avail_in = left > 1u << 30 ? 1u << 30 : (uInt)left;
-			left -= z->avail_in;
-		}
-		z->next_out = p->zbuf;
-		z->avail_out = CHUNK;
-		zr = deflate(z, left == 0 ? Z_FINISH : Z_NO_FLUSH);
-		if (zr == Z_STREAM_ERROR)
-			return -2;
-		if (emit(p, p->zbuf, CHUNK - z->avail_out) < 0)
+	while ((zr = deflateParams(z, Z_NO_COMPRESSION,
+	    Z_DEFAULT_STRATEGY)) == Z_BUF_ERROR)
+		if (drain(z, io, err) < 0)
 			return -1;
-	} while (zr != Z_STREAM_END);
+	return zr == Z_OK ? 0 : ab_fail(err, AB_EENGINE, "zlib failed");
+}
+
+int ab_deflate(z_stream *z, const struct ab_deflate_io *io,
+    struct ab_err *err)
+{
+	const unsigned char *piece;
+	int zr = Z_OK, flush = Z_NO_FLUSH, probed = io->probe == 0;
+	long k;
+
+	z->avail_in = 0;
+	z->next_out = io->out;
+	z->avail_out = (uInt)io->outcap;
+	/* A stream left storing by the one before starts at the fastest
+	 * level again. */
+	if (deflateReset(z) != Z_OK ||
+	    deflateParams(z, Z_BEST_SPEED, Z_DEFAULT_STRATEGY) != Z_OK)
+		return ab_fail(err, AB_EENGINE, "zlib failed");
+	while (zr != Z_STREAM_END) {
+		if (z->avail_in == 0 && flush == Z_NO_FLUSH) {
+			if ((k = io->read(io->arg, &piece, err)) < 0)
+				return -1;
+			z->next_in = (unsigned char *)piece;
+			z->avail_in = (uInt)k;
+			flush = k == 0 ? Z_FINISH : Z_NO_FLUSH;
+		}
+		if ((zr = deflate(z, flush)) == Z_STREAM_ERROR)
+			return ab_fail(err, AB_EENGINE, "zlib failed");
+		if ((z->avail_out == 0 || zr == Z_STREAM_END) &&
+		    drain(z, io, err) < 0)
+			return -1;
+		if (!probed && zr != Z_STREAM_END && z->total_in >= io->probe) {
+			probed = 1;
+			if (z->total_out * 10 > z->total_in * 9 &&
+			    store(z, io, err) < 0)
+				return -1;
+		}
+	}
 	return 0;
+}
+
+/* The object being added, in pieces zlib's uInt takes. */
+static long pack_read(void *arg, const unsigned char **d, struct ab_err *err)
+{
+	struct ab_pack *p = arg;
+	size_t k = p->inleft > 1u << 30 ? 1u << 30 : p->inleft;
+
+	(void)err;
+	*d = p->in;
+	p->in += k;
+	p->inleft -= k;
+	return (long)k;
+}
+
+static int pack_write(void *arg, const unsigned char *d, size_t n,
+    struct ab_err *err)
+{
+	struct ab_pack *p = arg;
+
+	return emit(p, d, n) < 0 ? fail_write(err, p->tmp) : 0;
 }
 
 int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
     const void *data, size_t len, struct ab_err *err)
 {
+	struct ab_deflate_io io = { .read = pack_read, .write = pack_write,
+	    .arg = p, .out = p->zbuf, .outcap = CHUNK };
 	unsigned char h[16];
-	int rc;
 
 	if (p->added == p->n)
 		return ab_fail(err, AB_EENGINE, "more objects than counted "
@@ -181,9 +240,10 @@ int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
 	p->crc = (uint32_t)crc32(0L, Z_NULL, 0);
 	if (emit(p, h, ab_pack_entry_head(h, type, len)) < 0)
 		return fail_write(err, p->tmp);
-	if ((rc = deflate_in(p, data, len)) < 0)
-		return rc == -2 ? ab_fail(err, AB_EENGINE, "zlib failed") :
-		    fail_write(err, p->tmp);
+	p->in = data;
+	p->inleft = len;
+	if (ab_deflate(&p->z[len >= SMALL], &io, err) < 0)
+		return -1;
 	e->crc = p->crc;
 	p->added++;
 	return 0;
@@ -192,18 +252,18 @@ int ab_pack_add(struct ab_pack *p, struct ab_pack_ent *e, int type,
 static int cmp_ent(const void *a, const void *b)
 {
 	return memcmp(((const struct ab_pack_ent *)a)->id,
-	    ((const struct ab_pack_ent *)b)->id, 20);
+	    ((const struct ab_pack_ent *)b)->id, AB_OID_RAW);
 }
 
 /* Ends the file being written: its checksum last, read-only. */
-static int seal(struct ab_pack *p, unsigned char sum[20], const char *path,
-    struct ab_err *err)
+static int seal(struct ab_pack *p, unsigned char sum[AB_OID_RAW],
+    const char *path, struct ab_err *err)
 {
 	int rc = 0;
 
 	if (ab_sha1_out(&p->sha, sum) < 0)
 		rc = ab_fail(err, AB_EENGINE, "cannot hash %s", path);
-	else if (put(p, sum, 20) < 0 || flush(p) < 0 ||
+	else if (put(p, sum, AB_OID_RAW) < 0 || flush(p) < 0 ||
 	    fchmod(p->fd, 0444) < 0)
 		rc = fail_write(err, path);
 	if (close(p->fd) < 0 && rc == 0)
@@ -215,10 +275,10 @@ static int seal(struct ab_pack *p, unsigned char sum[20], const char *path,
 /* Index version 2: fan-out table, names, CRCs, 31-bit offsets, then the
  * 64-bit ones for a pack over 2 GiB, the pack's checksum, its own. */
 static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
-    size_t n, const unsigned char packsum[20], struct ab_err *err)
+    size_t n, const unsigned char packsum[AB_OID_RAW], struct ab_err *err)
 {
 	static const unsigned char head[8] = { 0xff, 't', 'O', 'c', 0, 0, 0, 2 };
-	unsigned char sum[20], b[8];
+	unsigned char sum[AB_OID_RAW], b[8];
 	size_t i, j, nbig = 0;
 	int rc;
 
@@ -231,7 +291,7 @@ static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
 		rc = emit32(p, (uint32_t)j);
 	}
 	for (i = 0; i < n && rc == 0; i++)
-		rc = emit(p, e[i].id, 20);
+		rc = emit(p, e[i].id, AB_OID_RAW);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = emit32(p, e[i].crc);
 	for (i = 0; i < n && rc == 0; i++)
@@ -245,7 +305,7 @@ static int write_idx(struct ab_pack *p, const struct ab_pack_ent *e,
 		rc = emit(p, b, 8);
 	}
 	if (rc == 0)
-		rc = emit(p, packsum, 20);
+		rc = emit(p, packsum, AB_OID_RAW);
 	if (rc < 0)
 		return fail_write(err, p->tmpidx);
 	return seal(p, sum, p->tmpidx, err);
@@ -265,8 +325,8 @@ static int place(const char *from, const char *dir, const char *hex,
 int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
     struct ab_err *err)
 {
-	unsigned char sum[20];
-	char hex[41];
+	unsigned char sum[AB_OID_RAW];
+	char hex[AB_OID_HEX + 1];
 	size_t i;
 	int rc;
 
@@ -278,13 +338,13 @@ int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
 	if (rc == 0) {
 		qsort(e, n, sizeof *e, cmp_ent);
 		for (i = 1; i < n && rc == 0; i++)
-			if (memcmp(e[i - 1].id, e[i].id, 20) == 0)
+			if (memcmp(e[i - 1].id, e[i].id, AB_OID_RAW) == 0)
 				rc = ab_fail(err, AB_EENGINE, "an object is "
 				    "in the pack twice");
 	}
 	if (rc == 0)
 		rc = write_idx(p, e, n, sum, err);
-	for (i = 0; i < 20 && rc == 0; i++)
+	for (i = 0; i < AB_OID_RAW && rc == 0; i++)
 		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
 	/* The index last: a pack is used only once its index is there. */
 	if (rc == 0 && (rc = place(p->tmp, p->dir, hex, "pack", err)) == 0) {

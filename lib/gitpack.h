@@ -12,11 +12,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <zlib.h>
 
 #include "err.h"
+#include "hash.h"
 
 struct ab_pack_ent {
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	uint32_t crc;		/* of the entry's bytes in the pack */
 	uint64_t off;
 };
@@ -40,5 +42,29 @@ int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
 size_t ab_pack_entry_head(unsigned char h[16], int type, size_t size);
 /* Removes what an unfinished pack wrote and frees P. */
 void ab_pack_abort(struct ab_pack *p);
+
+/* Where ab_deflate's bytes come from and where they go. */
+struct ab_deflate_io {
+	/* Points *P at the next piece of input (at most UINT_MAX bytes);
+	 * its length, 0 at the end, -1 with ERR set. */
+	long (*read)(void *arg, const unsigned char **p, struct ab_err *err);
+	/* Takes N deflated bytes, at most OUTCAP; 0, or -1 with ERR set. */
+	int (*write)(void *arg, const unsigned char *p, size_t n,
+	    struct ab_err *err);
+	void *arg;
+	unsigned char *out;	/* OUTCAP bytes, for the output */
+	size_t outcap;
+	/* Not 0: input that does not shrink by a tenth in its first PROBE
+	 * bytes (media, archives: compressed already) is stored from there
+	 * on, at memcpy speed; zlib's fastest level deflates such bytes at
+	 * about 40 MB/s.  Checked where a piece ends: zlib deflates the
+	 * rest of the piece before it stores. */
+	size_t probe;
+};
+
+/* One zlib stream of the input through Z (deflateInit'ed; reset here and
+ * back at zlib's fastest level, so one Z serves many streams). */
+int ab_deflate(z_stream *z, const struct ab_deflate_io *io,
+    struct ab_err *err);
 
 #endif

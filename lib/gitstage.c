@@ -43,110 +43,94 @@ struct stop_cb {
 
 /* --- the objects to copy -------------------------------------------- */
 
-/* A set of object IDs, open addressing; the all-zero ID is "empty" (no
- * object has it). */
-struct oidset {
-	git_oid *k;
-	size_t cap, n;
-};
-
-static size_t oid_hash(const git_oid *id)
-{
-	size_t h;
-
-	memcpy(&h, id->id, sizeof h);	/* SHA-1 bytes are uniform */
-	return h;
-}
-
-static int oidset_grow(struct oidset *s)
-{
-	size_t cap = s->cap ? s->cap * 2 : 1024, i, j;
-	git_oid *k = calloc(cap, sizeof *k);
-
-	if (k == NULL)
-		return -1;
-	for (i = 0; i < s->cap; i++) {
-		if (git_oid_is_zero(&s->k[i]))
-			continue;
-		for (j = oid_hash(&s->k[i]) & (cap - 1);
-		    !git_oid_is_zero(&k[j]); j = (j + 1) & (cap - 1))
-			;
-		k[j] = s->k[i];
-	}
-	free(s->k);
-	s->k = k;
-	s->cap = cap;
-	return 0;
-}
-
-/* 1: added; 0: already there; -1: out of memory. */
-static int oidset_add(struct oidset *s, const git_oid *id)
-{
-	size_t j;
-
-	if (2 * (s->n + 1) > s->cap && oidset_grow(s) < 0)
-		return -1;
-	for (j = oid_hash(id) & (s->cap - 1); !git_oid_is_zero(&s->k[j]);
-	    j = (j + 1) & (s->cap - 1))
-		if (git_oid_equal(&s->k[j], id))
-			return 0;
-	s->k[j] = *id;
-	s->n++;
-	return 1;
-}
-
-/* The tip's objects, for a pack of our own (gitpack.h): its entries, in
- * the order written, and a set of their indices (i + 1; 0 is empty) to
- * find one by ID. */
-struct tipset {
-	struct ab_pack_ent *e;
-	unsigned char *type;	/* GIT_OBJECT_COMMIT, _TREE or _BLOB */
-	size_t n, cap, nslot;
+/* A set of object IDs that the caller keeps in an array of elements
+ * STRIDE bytes long (BASE: the first element's raw ID): open addressing
+ * over their indices (i + 1; 0 is empty), at most half full. */
+struct idset {
 	uint32_t *slot;
+	size_t nslot;
 };
 
-static size_t tip_slot(const struct tipset *t, const git_oid *id)
+static const unsigned char *id_at(const void *base, size_t stride,
+    size_t i)
 {
-	size_t j;
+	return (const unsigned char *)base + i * stride;
+}
 
-	for (j = oid_hash(id) & (t->nslot - 1); t->slot[j] != 0;
-	    j = (j + 1) & (t->nslot - 1))
-		if (memcmp(t->e[t->slot[j] - 1].id, id->id, 20) == 0)
+/* The slot holding ID, or the empty one where it goes. */
+static size_t idset_slot(const struct idset *s, const void *base,
+    size_t stride, const unsigned char *id)
+{
+	size_t h, j;
+
+	memcpy(&h, id, sizeof h);	/* SHA-1 bytes are uniform */
+	for (j = h & (s->nslot - 1); s->slot[j] != 0;
+	    j = (j + 1) & (s->nslot - 1))
+		if (memcmp(id_at(base, stride, s->slot[j] - 1), id,
+		    AB_OID_RAW) == 0)
 			break;
 	return j;
 }
 
-static int tip_grow(struct tipset *t)
+/* ID's index in the array + 1, or 0 when the set has not got it. */
+static uint32_t idset_find(const struct idset *s, const void *base,
+    size_t stride, const unsigned char *id)
 {
-	size_t nslot = t->nslot ? t->nslot * 2 : 1024, i, j;
+	return s->nslot == 0 ? 0 :
+	    s->slot[idset_slot(s, base, stride, id)];
+}
+
+/* Twice the slots, for the first N elements. */
+static int idset_grow(struct idset *s, const void *base, size_t stride,
+    size_t n)
+{
+	size_t nslot = s->nslot ? s->nslot * 2 : 1024, i;
 	uint32_t *slot = calloc(nslot, sizeof *slot);
-	git_oid id;
 
 	if (slot == NULL)
 		return -1;
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = nslot;
-	for (i = 0; i < t->n; i++) {
-		memcpy(id.id, t->e[i].id, 20);
-		j = tip_slot(t, &id);
-		t->slot[j] = (uint32_t)(i + 1);
-	}
+	free(s->slot);
+	s->slot = slot;
+	s->nslot = nslot;
+	for (i = 0; i < n; i++)
+		s->slot[idset_slot(s, base, stride, id_at(base, stride, i))] =
+		    (uint32_t)(i + 1);
 	return 0;
 }
+
+/* Element N, just written after the N in the set: 1 added (the caller
+ * keeps it); 0 when its ID is there already; -1 out of memory. */
+static int idset_add(struct idset *s, const void *base, size_t stride,
+    size_t n)
+{
+	const unsigned char *id = id_at(base, stride, n);
+	size_t j;
+
+	if (n >= UINT32_MAX - 1 ||
+	    (2 * (n + 1) > s->nslot && idset_grow(s, base, stride, n) < 0))
+		return -1;
+	if (s->slot[j = idset_slot(s, base, stride, id)] != 0)
+		return 0;
+	s->slot[j] = (uint32_t)(n + 1);
+	return 1;
+}
+
+/* The tip's objects, for a pack of our own (gitpack.h): its entries, in
+ * the order written, and a set of them to find one by ID. */
+struct tipset {
+	struct ab_pack_ent *e;
+	unsigned char *type;	/* GIT_OBJECT_COMMIT, _TREE or _BLOB */
+	size_t n, cap;
+	struct idset set;
+};
 
 /* 1: added; 0: already there; -1: out of memory. */
 static int tip_add(struct tipset *t, const git_oid *id, git_object_t type)
 {
 	struct ab_pack_ent *e;
 	unsigned char *ty;
-	size_t j;
+	int rc;
 
-	if (t->n >= UINT32_MAX - 1 ||
-	    (2 * (t->n + 1) > t->nslot && tip_grow(t) < 0))
-		return -1;
-	if (t->slot[j = tip_slot(t, id)] != 0)
-		return 0;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 1024;
 		if ((e = realloc(t->e, t->cap * sizeof *e)) == NULL)
@@ -157,17 +141,17 @@ static int tip_add(struct tipset *t, const git_oid *id, git_object_t type)
 		t->type = ty;
 	}
 	memset(&t->e[t->n], 0, sizeof *t->e);
-	memcpy(t->e[t->n].id, id->id, 20);
-	t->type[t->n] = (unsigned char)type;
-	t->slot[j] = (uint32_t)++t->n;
-	return 1;
+	memcpy(t->e[t->n].id, id->id, AB_OID_RAW);
+	if ((rc = idset_add(&t->set, t->e[0].id, sizeof *t->e, t->n)) > 0)
+		t->type[t->n++] = (unsigned char)type;
+	return rc;
 }
 
 static void tip_free(struct tipset *t)
 {
 	free(t->e);
 	free(t->type);
-	free(t->slot);
+	free(t->set.slot);
 	memset(t, 0, sizeof *t);
 }
 
@@ -176,16 +160,18 @@ static int tip_copy(struct tipset *to, const struct tipset *from)
 	memset(to, 0, sizeof *to);
 	to->e = malloc((from->n ? from->n : 1) * sizeof *to->e);
 	to->type = malloc(from->n ? from->n : 1);
-	to->slot = malloc((from->nslot ? from->nslot : 1) * sizeof *to->slot);
-	if (to->e == NULL || to->type == NULL || to->slot == NULL) {
+	to->set.slot = malloc((from->set.nslot ? from->set.nslot : 1) *
+	    sizeof *to->set.slot);
+	if (to->e == NULL || to->type == NULL || to->set.slot == NULL) {
 		tip_free(to);
 		return -1;
 	}
 	memcpy(to->e, from->e, from->n * sizeof *to->e);
 	memcpy(to->type, from->type, from->n);
-	memcpy(to->slot, from->slot, from->nslot * sizeof *to->slot);
+	memcpy(to->set.slot, from->set.slot,
+	    from->set.nslot * sizeof *to->set.slot);
 	to->n = to->cap = from->n;
-	to->nslot = from->nslot;
+	to->set.nslot = from->set.nslot;
 	return 0;
 }
 
@@ -194,9 +180,9 @@ struct copy {
 	git_odb *odb;
 	struct stop_cb *cb;
 	struct tipset tip;
-	struct oidset bigs;
 	git_oid *big;		/* blobs above AB_GIT_BIG, to go loose */
 	size_t nbig, capbig;
+	struct idset bigs;	/* of big */
 	size_t ntipbig;		/* the first of them, the tip's */
 	struct ab_git_feed *feed;	/* what the upload read, or NULL */
 	struct ab_err *err;
@@ -214,15 +200,17 @@ static int add_big(struct copy *c, const git_oid *id)
 	git_oid *v;
 	int rc;
 
-	if ((rc = oidset_add(&c->bigs, id)) <= 0)
-		return rc < 0 ? oom(c) : 0;
 	if (c->nbig == c->capbig) {
 		c->capbig = c->capbig ? c->capbig * 2 : 16;
 		if ((v = realloc(c->big, c->capbig * sizeof *v)) == NULL)
 			return oom(c);
 		c->big = v;
 	}
-	c->big[c->nbig++] = *id;
+	c->big[c->nbig] = *id;
+	if ((rc = idset_add(&c->bigs, c->big[0].id, sizeof *c->big,
+	    c->nbig)) < 0)
+		return oom(c);
+	c->nbig += (size_t)rc;
 	return 0;
 }
 
@@ -323,13 +311,13 @@ static int list_tip_from(struct copy *c, const git_oid *tip,
 	size_t i;
 	int rc = 0;
 
-	memcpy(id.id, t->root, 20);
+	memcpy(id.id, t->root, AB_OID_RAW);
 	if (tip_add(&c->tip, tip, GIT_OBJECT_COMMIT) < 0 ||
 	    tip_add(&c->tip, &id, GIT_OBJECT_TREE) < 0)
 		return oom(c);
 	for (i = 0; i < t->n && rc == 0; i++) {
 		e = &t->e[i];
-		memcpy(id.id, e->oid, 20);
+		memcpy(id.id, e->oid, AB_OID_RAW);
 		if (e->type == AB_GIT_DIR)
 			rc = tip_add(&c->tip, &id, GIT_OBJECT_TREE) < 0 ? oom(c) : 0;
 		else if (e->type == AB_GIT_GITLINK)
@@ -420,10 +408,12 @@ static int push_shallow(struct shallow *sh, const git_oid *id)
 	return 0;
 }
 
-static int push_gen(struct gen **q, size_t *n, size_t *cap,
-    const git_oid *id, long d)
+/* Commit ID of generation D onto Q, unless IN (Q's set) has it. */
+static int push_gen(struct idset *in, struct gen **q, size_t *n,
+    size_t *cap, const git_oid *id, long d)
 {
 	struct gen *v;
+	int add;
 
 	if (*n == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
@@ -432,24 +422,23 @@ static int push_gen(struct gen **q, size_t *n, size_t *cap,
 		*q = v;
 	}
 	(*q)[*n].id = *id;
-	(*q)[(*n)++].d = d;
+	(*q)[*n].d = d;
+	if ((add = idset_add(in, (*q)[0].id.id, sizeof **q, *n)) < 0)
+		return -1;
+	*n += (size_t)add;
 	return 0;
 }
 
 /* The parents of generation-D commit C not met yet, as generation D+1. */
-static int push_parents(struct oidset *in, const git_commit *commit, long d,
+static int push_parents(struct idset *in, const git_commit *commit, long d,
     struct gen **q, size_t *nq, size_t *cap)
 {
 	unsigned k, np = git_commit_parentcount(commit);
-	const git_oid *p;
-	int add;
 
-	for (k = 0; k < np; k++) {
-		p = git_commit_parent_id(commit, k);
-		if ((add = oidset_add(in, p)) < 0 ||
-		    (add > 0 && push_gen(q, nq, cap, p, d + 1) < 0))
+	for (k = 0; k < np; k++)
+		if (push_gen(in, q, nq, cap, git_commit_parent_id(commit, k),
+		    d + 1) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -460,12 +449,12 @@ static int push_parents(struct oidset *in, const git_commit *commit, long d,
 static int walk_depth(struct copy *c, const git_oid *tip, long depth,
     struct gen **q, size_t *nq, struct shallow *sh, size_t max)
 {
-	struct oidset in = { NULL, 0, 0 };
+	struct idset in = { NULL, 0 };
 	git_commit *commit;
 	size_t cap = 0, i;
 	int rc = 0;
 
-	if (oidset_add(&in, tip) < 0 || push_gen(q, nq, &cap, tip, 1) < 0)
+	if (push_gen(&in, q, nq, &cap, tip, 1) < 0)
 		rc = oom(c);
 	for (i = 0; rc == 0 && i < *nq && (max == 0 || *nq <= max); i++) {
 		if (git_commit_lookup(&commit, c->src, &(*q)[i].id) < 0) {
@@ -481,7 +470,7 @@ static int walk_depth(struct copy *c, const git_oid *tip, long depth,
 		if (rc < 0)
 			rc = oom(c);
 	}
-	free(in.k);
+	free(in.slot);
 	return rc;
 }
 
@@ -535,7 +524,7 @@ static int tw_read(struct tipwriter *w, struct ab_pack *p, size_t i)
 	git_oid id;
 	int rc;
 
-	memcpy(id.id, w->tip.e[i].id, 20);
+	memcpy(id.id, w->tip.e[i].id, AB_OID_RAW);
 	if (git_odb_read(&o, w->odb, &id) < 0)
 		return ab_git_fail(w->err, AB_EENGINE, "cannot read an object");
 	rc = ab_pack_add(p, &w->tip.e[i], (int)git_odb_object_type(o),
@@ -548,11 +537,9 @@ static int tw_read(struct tipwriter *w, struct ab_pack *p, size_t i)
 static int tw_fed(struct tipwriter *w, struct ab_pack *p,
     const struct ab_git_fed *d, unsigned char *done)
 {
-	git_oid id;
-	uint32_t k;
+	uint32_t k = idset_find(&w->tip.set, w->tip.e[0].id,
+	    sizeof *w->tip.e, d->id);
 
-	memcpy(id.id, d->id, 20);
-	k = w->tip.slot[tip_slot(&w->tip, &id)];
 	if (k == 0 || done[k - 1] || w->tip.type[k - 1] != GIT_OBJECT_BLOB)
 		return 0;
 	done[k - 1] = 1;
@@ -696,42 +683,30 @@ static int tw_join(struct tipwriter *w, struct copy *c, int rc)
 
 #define ZCHUNK (1024 * 1024)
 
-static int zout(int fd, z_stream *z, unsigned char *out)
-{
-	int rc = ab_write_all(fd, out, ZCHUNK - z->avail_out);
-
-	z->next_out = out;
-	z->avail_out = ZCHUNK;
-	return rc;
-}
-
-/* From here on, store: zlib may need room to finish the current block. */
-static int zstore(int fd, z_stream *z, unsigned char *out)
-{
-	int zr;
-
-	while ((zr = deflateParams(z, Z_NO_COMPRESSION, Z_DEFAULT_STRATEGY)) ==
-	    Z_BUF_ERROR)
-		if (zout(fd, z, out) < 0)
-			return -1;
-	return zr == Z_OK ? 0 : -1;
-}
-
-/* Where a loose object's bytes come from: the blob whole, or a stream. */
+/* A loose object being written: its header, then the blob whole or a
+ * stream, deflated into fd. */
 struct zsrc {
+	const char *head;		/* headlen bytes, first */
+	size_t headlen;
 	const unsigned char *data;	/* the blob whole, size bytes, or */
 	size_t size, off;
 	struct ab_git_bstream *bs;	/* a stream */
 	unsigned char *buf;		/* for the stream */
+	int fd;
 };
 
 /* Points *p at the next piece; its length, 0 at the end, -1. */
-static long zsrc_next(struct zsrc *z, const unsigned char **p,
-    struct ab_err *err)
+static long zsrc_next(void *arg, const unsigned char **p, struct ab_err *err)
 {
+	struct zsrc *z = arg;
 	size_t left;
 	long k;
 
+	if (z->head != NULL) {
+		*p = (const unsigned char *)z->head;
+		z->head = NULL;
+		return (long)z->headlen;
+	}
 	if (z->bs != NULL) {
 		k = ab_git_bstream_read(z->bs, (char *)z->buf, ZCHUNK, err);
 		*p = z->buf;
@@ -745,54 +720,33 @@ static long zsrc_next(struct zsrc *z, const unsigned char **p,
 	return (long)left;
 }
 
-/* Deflates HEAD and then the blob into fd.  zlib's fastest level first;
- * a blob that does not shrink by a tenth in its first mebibyte (media,
- * archives: compressed already) is stored from there on, at memcpy
- * speed. */
-static int deflate_to(int fd, const char *head, size_t headlen,
-    struct zsrc *in, struct ab_err *err)
+static int zsrc_out(void *arg, const unsigned char *p, size_t n,
+    struct ab_err *err)
 {
-	unsigned char *out = malloc(ZCHUNK);
-	const unsigned char *piece;
-	int rc = 0, zr = Z_OK, probed = 0, end = 0;
+	if (ab_write_all(((struct zsrc *)arg)->fd, p, n) < 0)
+		return ab_fail_errno(err, AB_EENGINE, "cannot write a loose "
+		    "object");
+	return 0;
+}
+
+/* A blob that does not shrink in its first mebibyte is stored from
+ * there on (gitpack.h). */
+static int deflate_to(struct zsrc *in, struct ab_err *err)
+{
+	struct ab_deflate_io io = { .read = zsrc_next, .write = zsrc_out,
+	    .arg = in, .outcap = ZCHUNK, .probe = ZCHUNK };
 	z_stream z;
-	long k;
+	int rc;
 
 	memset(&z, 0, sizeof z);
-	if (out == NULL || deflateInit(&z, Z_BEST_SPEED) != Z_OK) {
-		free(out);
+	if ((io.out = malloc(ZCHUNK)) == NULL ||
+	    deflateInit(&z, Z_BEST_SPEED) != Z_OK) {
+		free(io.out);
 		return ab_fail(err, AB_EENGINE, "cannot start zlib");
 	}
-	z.next_in = (unsigned char *)head;
-	z.avail_in = (uInt)headlen;
-	z.next_out = out;
-	z.avail_out = ZCHUNK;
-	while (rc == 0 && zr != Z_STREAM_END) {
-		if (z.avail_in == 0 && !end) {
-			if ((k = zsrc_next(in, &piece, err)) < 0) {
-				rc = -1;
-				break;
-			}
-			end = k == 0;
-			z.next_in = (unsigned char *)piece;
-			z.avail_in = (uInt)k;
-		}
-		zr = deflate(&z, end ? Z_FINISH : Z_NO_FLUSH);
-		if (zr == Z_STREAM_ERROR)
-			rc = ab_fail(err, AB_EENGINE, "zlib failed");
-		else if ((z.avail_out == 0 || zr == Z_STREAM_END) &&
-		    zout(fd, &z, out) < 0)
-			rc = ab_fail_errno(err, AB_EENGINE, "cannot write a "
-			    "loose object");
-		if (rc == 0 && !probed && z.total_in >= ZCHUNK) {
-			probed = 1;
-			if (z.total_out * 10 > z.total_in * 9 &&
-			    zstore(fd, &z, out) < 0)
-				rc = ab_fail(err, AB_EENGINE, "zlib failed");
-		}
-	}
+	rc = ab_deflate(&z, &io, err);
 	deflateEnd(&z);
-	free(out);
+	free(io.out);
 	return rc;
 }
 
@@ -801,7 +755,7 @@ static int deflate_to(int fd, const char *head, size_t headlen,
 static int write_loose(const char *stage, const git_oid *id, size_t size,
     struct zsrc *in, struct ab_err *err)
 {
-	char hex[41], dir[4200], tmp[4300], path[4300], head[64];
+	char hex[AB_OID_HEX + 1], dir[4200], tmp[4300], path[4300], head[64];
 	size_t headlen;
 	int fd, rc;
 
@@ -814,7 +768,10 @@ static int write_loose(const char *stage, const git_oid *id, size_t size,
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
 	if ((fd = mkstemp(tmp)) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
-	rc = deflate_to(fd, head, headlen, in, err);
+	in->head = head;
+	in->headlen = headlen;
+	in->fd = fd;
+	rc = deflate_to(in, err);
 	if (rc == 0 && fchmod(fd, 0444) < 0)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot write %s", tmp);
 	if (close(fd) < 0 && rc == 0)
@@ -878,7 +835,7 @@ static int copy_fed(struct copy *c, const char *stage, const git_oid *id)
 				return copy_one(c, stage, id);
 			continue;
 		}
-		if (memcmp(b->id, id->id, 20) == 0)
+		if (memcmp(b->id, id->id, AB_OID_RAW) == 0)
 			break;
 		ab_git_feed_big_done(c->feed, b);
 	}
@@ -1050,7 +1007,7 @@ int ab_git_stage(const char *dir, const char *hex, const char *stage,
 	} else
 		rc = rc > 0 ? 0 : -1;
 	tip_free(&c.tip);
-	free(c.bigs.k);
+	free(c.bigs.slot);
 	free(c.big);
 	git_odb_free(c.odb);
 	git_repository_free(c.src);

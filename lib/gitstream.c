@@ -22,10 +22,8 @@
  * memLevel): objects under SMALL bytes get one with a 4 KiB table, as in
  * gitpack.c, where that was measured. */
 #define SMALL (2 * 1024)
-/* An object that does not shrink by a tenth in its first PROBE bytes
- * (media, archives: compressed already) is stored from there on, at
- * memcpy speed, as gitstage.c does: zlib's fastest level deflates such
- * bytes at about 40 MB/s here. */
+/* An object that does not shrink by a tenth in its first PROBE bytes is
+ * stored from there on (gitpack.h). */
 #define PROBE (1024 * 1024)
 /* git's base85 lines: a length character, then 5 characters for each 4
  * of at most 52 bytes. */
@@ -47,7 +45,7 @@ struct gs {
 	const char *what;		/* what FD receives, for errors */
 	/* The object being read. */
 	char hex[GIT_OID_HEXSZ + 1];
-	unsigned char id[20];
+	unsigned char id[AB_OID_RAW];
 	int fd;				/* its loose file, or -1 */
 	git_odb_object *whole;		/* or the object read whole */
 	int type;
@@ -61,7 +59,6 @@ struct gs {
 	/* What is written. */
 	z_stream def[2];		/* small objects, the rest */
 	int def_init;
-	int stored[2];			/* left storing by an object */
 	struct ab_sha1 packsum;		/* the pack's trailer */
 	int hashing;
 	unsigned char line[LINE_BYTES];	/* the next base85 line's bytes */
@@ -234,7 +231,7 @@ static int obj_open(struct gs *g, const git_oid *id, struct ab_err *err)
 
 	obj_close(g);
 	git_oid_tostr(g->hex, sizeof g->hex, id);
-	memcpy(g->id, id->id, 20);
+	memcpy(g->id, id->id, AB_OID_RAW);
 	g->pos = g->hpos = g->hlen = 0;
 	g->eof = g->ended = 0;
 	snprintf(path, sizeof path, "%s/%.2s/%s", g->objdir, g->hex,
@@ -319,64 +316,30 @@ static long obj_read(struct gs *g, unsigned char *p, size_t cap,
 
 /* -- Deflating one object (or nothing) into a sink. */
 
-typedef int (*sink_fn)(struct gs *g, const unsigned char *p, size_t n,
-    struct ab_err *err);
-
-/* From here on, stored: zlib may need room to end its current block. */
-static int store(struct gs *g, z_stream *z, sink_fn sink, struct ab_err *err)
+static long obj_piece(void *arg, const unsigned char **p, struct ab_err *err)
 {
-	int zr;
+	struct gs *g = arg;
 
-	g->stored[z == &g->def[1]] = 1;
-	do {
-		z->next_out = g->zout;
-		z->avail_out = CHUNK;
-		zr = deflateParams(z, Z_NO_COMPRESSION, Z_DEFAULT_STRATEGY);
-		if (sink(g, g->zout, CHUNK - z->avail_out, err) < 0)
-			return -1;
-	} while (zr == Z_BUF_ERROR);
-	return zr == Z_OK ? 0 : ab_fail(err, AB_EENGINE, "zlib failed");
+	*p = g->raw;
+	return obj_read(g, g->raw, CHUNK, err);
 }
 
-static int deflate_obj(struct gs *g, int empty, sink_fn sink,
+static long no_piece(void *arg, const unsigned char **p, struct ab_err *err)
+{
+	(void)err;
+	*p = ((struct gs *)arg)->raw;
+	return 0;
+}
+
+static int deflate_obj(struct gs *g, int empty,
+    int (*sink)(void *, const unsigned char *, size_t, struct ab_err *),
     struct ab_err *err)
 {
-	int big = !empty && g->size >= SMALL, zr, mode = Z_NO_FLUSH, probed = 0;
-	z_stream *z = &g->def[big];
-	long k;
+	struct ab_deflate_io io = { .read = empty ? no_piece : obj_piece,
+	    .write = sink, .arg = g, .out = g->zout, .outcap = CHUNK,
+	    .probe = PROBE };
 
-	if (deflateReset(z) != Z_OK)
-		return ab_fail(err, AB_EENGINE, "zlib failed");
-	/* Left storing by an object before: back to the fastest level. */
-	if (g->stored[big] && deflateParams(z, Z_BEST_SPEED,
-	    Z_DEFAULT_STRATEGY) != Z_OK)
-		return ab_fail(err, AB_EENGINE, "zlib failed");
-	g->stored[big] = 0;
-	z->avail_in = 0;
-	do {
-		if (z->avail_in == 0 && mode == Z_NO_FLUSH) {
-			k = empty ? 0 : obj_read(g, g->raw, CHUNK, err);
-			if (k < 0)
-				return -1;
-			z->next_in = g->raw;
-			z->avail_in = (uInt)k;
-			mode = k == 0 ? Z_FINISH : Z_NO_FLUSH;
-		}
-		z->next_out = g->zout;
-		z->avail_out = CHUNK;
-		zr = deflate(z, mode);
-		if (zr == Z_STREAM_ERROR)
-			return ab_fail(err, AB_EENGINE, "zlib failed");
-		if (sink(g, g->zout, CHUNK - z->avail_out, err) < 0)
-			return -1;
-		if (!probed && zr != Z_STREAM_END && z->total_in >= PROBE) {
-			probed = 1;
-			if (z->total_out * 10 > z->total_in * 9 &&
-			    store(g, z, sink, err) < 0)
-				return -1;
-		}
-	} while (zr != Z_STREAM_END);
-	return 0;
+	return ab_deflate(&g->def[!empty && g->size >= SMALL], &io, err);
 }
 
 /* -- git's base85: big-endian groups of 4 bytes, the last padded with
@@ -402,9 +365,10 @@ static int b85_line(struct gs *g, struct ab_err *err)
 	return put(g, t, k, err);
 }
 
-static int b85_sink(struct gs *g, const unsigned char *p, size_t n,
+static int b85_sink(void *arg, const unsigned char *p, size_t n,
     struct ab_err *err)
 {
+	struct gs *g = arg;
 	size_t k;
 
 	for (; n > 0; p += k, n -= k) {
@@ -517,6 +481,12 @@ static int distinct(const git_oid *ids, size_t n, struct ab_err *err)
 	return rc;
 }
 
+static int pack_sink(void *arg, const unsigned char *p, size_t n,
+    struct ab_err *err)
+{
+	return put(arg, p, n, err);
+}
+
 static void be32(unsigned char *b, uint32_t v)
 {
 	b[0] = (unsigned char)(v >> 24);
@@ -528,7 +498,7 @@ static void be32(unsigned char *b, uint32_t v)
 int ab_gitstream_pack(git_repository *repo, const git_oid *ids, size_t n,
     int fd, struct ab_err *err)
 {
-	unsigned char h[16], sum[20];
+	unsigned char h[16], sum[AB_OID_RAW];
 	struct gs *g = NULL;
 	size_t i;
 	int rc = -1;
@@ -549,7 +519,7 @@ int ab_gitstream_pack(git_repository *repo, const git_oid *ids, size_t n,
 	for (i = 0; i < n; i++)
 		if (obj_open(g, &ids[i], err) < 0 ||
 		    put(g, h, ab_pack_entry_head(h, g->type, g->size), err) < 0 ||
-		    deflate_obj(g, 0, put, err) < 0)
+		    deflate_obj(g, 0, pack_sink, err) < 0)
 			goto out;
 	/* The trailer is the checksum of all before it, not of itself. */
 	g->hashing = 0;

@@ -64,20 +64,20 @@ void ab_sha1_add(struct ab_sha1 *h, const void *p, size_t n)
 	}
 }
 
-int ab_sha1_out(struct ab_sha1 *h, unsigned char md[20])
+int ab_sha1_out(struct ab_sha1 *h, unsigned char md[AB_OID_RAW])
 {
 	unsigned int n = 0;
 	int ok;
 
 	ok = h->ctx != NULL && EVP_DigestFinal_ex(h->ctx, md, &n) == 1 &&
-	    n == 20;
+	    n == AB_OID_RAW;
 	ab_sha1_free(h);
 	return ok ? 0 : -1;
 }
 
-int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[20])
+int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[AB_OID_RAW])
 {
-	unsigned char md[20];
+	unsigned char md[AB_OID_RAW];
 
 	return ab_sha1_out(h, md) == 0 && memcmp(md, want, sizeof md) == 0;
 }

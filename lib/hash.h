@@ -6,6 +6,11 @@
 
 #include "err.h"
 
+/* A SHA-1 digest, which is how git names an object: its raw bytes, and
+ * the lowercase hex digits that spell it. */
+#define AB_OID_RAW 20
+#define AB_OID_HEX 40
+
 struct ab_sha256 {
 	void *ctx;	/* EVP_MD_CTX * */
 };
@@ -24,9 +29,9 @@ int ab_sha1_init(struct ab_sha1 *h, struct ab_err *err);
 void ab_sha1_add(struct ab_sha1 *h, const void *p, size_t n);
 /* Writes the digest: 0, or -1 when a step of it failed.  Both free the
  * context either way. */
-int ab_sha1_out(struct ab_sha1 *h, unsigned char md[20]);
+int ab_sha1_out(struct ab_sha1 *h, unsigned char md[AB_OID_RAW]);
 /* 1 when the digest is want. */
-int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[20]);
+int ab_sha1_is(struct ab_sha1 *h, const unsigned char want[AB_OID_RAW]);
 void ab_sha1_free(struct ab_sha1 *h);
 
 /* 1 when S is exactly N lowercase hex digits: an object name, a digest,

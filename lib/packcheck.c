@@ -34,7 +34,8 @@ static int ent_cmp(const void *a, const void *b)
 static int entries(const unsigned char *ix, size_t len, uint32_t n,
     struct ent *e)
 {
-	const unsigned char *offs = ix + 8 + 1024 + (size_t)n * 24;
+	const unsigned char *offs = ix + 8 + 1024 +
+	    (size_t)n * (AB_OID_RAW + 4);
 	const unsigned char *big = offs + (size_t)n * 4;
 	uint32_t k, o;
 	size_t at;
@@ -46,7 +47,7 @@ static int entries(const unsigned char *ix, size_t len, uint32_t n,
 		if (!(o & 0x80000000u))
 			continue;
 		at = (size_t)(o & 0x7fffffffu) * 8;
-		if (big + at + 8 > ix + len - 40)
+		if (big + at + 8 > ix + len - 2 * AB_OID_RAW)
 			return -1;
 		e[k].off = (uint64_t)be32(big + at) << 32 | be32(big + at + 4);
 	}
@@ -75,7 +76,7 @@ static int crc_of(int fd, uint64_t off, uint64_t len, uint32_t *out)
 }
 
 static int scan(int fd, uint64_t size, const unsigned char *ix, size_t len,
-    uint32_t n, char hex[41])
+    uint32_t n, char hex[AB_OID_HEX + 1])
 {
 	struct ent *e = calloc(n ? n : 1, sizeof *e);
 	uint64_t end;
@@ -87,15 +88,17 @@ static int scan(int fd, uint64_t size, const unsigned char *ix, size_t len,
 		return -1;
 	}
 	for (k = 0; k < n && rc == 0; k++) {
-		end = k + 1 < n ? e[k + 1].off : size - 20;
-		if (e[k].off < 12 || end <= e[k].off || end > size - 20 ||
+		end = k + 1 < n ? e[k + 1].off : size - AB_OID_RAW;
+		if (e[k].off < 12 || end <= e[k].off ||
+		    end > size - AB_OID_RAW ||
 		    crc_of(fd, e[k].off, end - e[k].off, &crc) < 0)
 			rc = -1;
-		else if (crc != be32(ix + 8 + 1024 + (size_t)n * 20 +
+		else if (crc != be32(ix + 8 + 1024 + (size_t)n * AB_OID_RAW +
 		    (size_t)e[k].i * 4)) {
-			for (j = 0; j < 20; j++)
+			for (j = 0; j < AB_OID_RAW; j++)
 				snprintf(hex + 2 * j, 3, "%02x",
-				    ix[8 + 1024 + (size_t)e[k].i * 20 + j]);
+				    ix[8 + 1024 +
+				    (size_t)e[k].i * AB_OID_RAW + j]);
 			rc = 1;
 		}
 	}
@@ -103,7 +106,8 @@ static int scan(int fd, uint64_t size, const unsigned char *ix, size_t len,
 	return rc;
 }
 
-int ab_pack_damaged(const char *idx, char hex[41], struct ab_err *err)
+int ab_pack_damaged(const char *idx, char hex[AB_OID_HEX + 1],
+    struct ab_err *err)
 {
 	char pack[4200];
 	struct ab_buf b;
@@ -124,16 +128,18 @@ int ab_pack_damaged(const char *idx, char hex[41], struct ab_err *err)
 		return -1;
 	}
 	rc = 0;
-	if (b.len < 8 + 1024 + 40 || memcmp(b.data, "\377tOc", 4) != 0 ||
+	if (b.len < 8 + 1024 + 2 * AB_OID_RAW ||
+	    memcmp(b.data, "\377tOc", 4) != 0 ||
 	    be32((unsigned char *)b.data + 4) != 2)
 		goto out;	/* version 1: no CRCs to compare */
 	n = be32((unsigned char *)b.data + 8 + 1020);
-	if ((uint64_t)b.len < 8 + 1024 + (uint64_t)n * 28 + 40) {
+	if ((uint64_t)b.len < 8 + 1024 + (uint64_t)n * (AB_OID_RAW + 8) +
+	    2 * AB_OID_RAW) {
 		rc = ab_fail(err, AB_EENGINE, "%s is truncated", idx);
 		goto out;
 	}
 	if ((fd = open(pack, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    fstat(fd, &st) < 0 || st.st_size < 32) {
+	    fstat(fd, &st) < 0 || st.st_size < 12 + AB_OID_RAW) {
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot read %s", pack);
 		if (fd >= 0)
 			close(fd);

@@ -13,10 +13,12 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "hash.h"
 
 /* 1 with HEX (41 bytes) the first object of the pack whose index is IDX
  * that does not match its CRC, 0 when all match (or the index is of
  * version 1, which has no CRCs), -1 when the pack cannot be read. */
-int ab_pack_damaged(const char *idx, char hex[41], struct ab_err *err);
+int ab_pack_damaged(const char *idx, char hex[AB_OID_HEX + 1],
+    struct ab_err *err);
 
 #endif

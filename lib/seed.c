@@ -250,7 +250,7 @@ static int pack_file(const char *n)
 
 static int loose_file(const char *n)
 {
-	return ab_is_hex(n, 38);
+	return ab_is_hex(n, AB_OID_HEX - 2);
 }
 
 /* The loose objects (blobs above AB_GIT_BIG): objects/XX/ and its files. */

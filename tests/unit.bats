@@ -19,6 +19,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/gitpack's deflate loop: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/gitpack-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/lockcheck: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/lockcheck-test" \
 		"$AB_ROOT/tests/unit/fixtures"
