@@ -118,7 +118,7 @@ int ab_err_wrap(struct ab_err *err, const char *fmt, ...)
 	return -1;
 }
 
-static int vfmt(char *dst, size_t n, const char *fmt, va_list ap)
+int ab_vfmt(char *dst, size_t n, const char *fmt, va_list ap)
 {
 	int k;
 
@@ -132,7 +132,7 @@ int ab_fmt(char *dst, size_t n, const char *fmt, ...)
 	int r;
 
 	va_start(ap, fmt);
-	r = vfmt(dst, n, fmt, ap);
+	r = ab_vfmt(dst, n, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -144,7 +144,7 @@ int ab_fmt_err(struct ab_err *err, char *dst, size_t n, const char *what,
 	int r;
 
 	va_start(ap, fmt);
-	r = vfmt(dst, n, fmt, ap);
+	r = ab_vfmt(dst, n, fmt, ap);
 	va_end(ap);
 	if (r < 0)
 		return ab_fail(err, AB_EUSAGE, "%s: longer than %zu bytes",

@@ -7,6 +7,7 @@
 #ifndef AB_ERR_H
 #define AB_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 enum {
@@ -52,6 +53,8 @@ int ab_err_wrap(struct ab_err *err, const char *fmt, ...)
  * name that does not fit is refused, never used cut. */
 int ab_fmt(char *dst, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+int ab_vfmt(char *dst, size_t n, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* ab_fmt, and on -1 err set (code AB_EUSAGE) to "WHAT: longer than N
  * bytes". */
 int ab_fmt_err(struct ab_err *err, char *dst, size_t n, const char *what,
