@@ -252,6 +252,12 @@ lint: test-deps
 	@$(MAKE) --no-print-directory analyze
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
+	@# A cut text is never used unseen: ab_fmt (err.h) says so.  Raw
+	@# calls only inside it (err.c) and ab_buf_addf's measure and fill.
+	@! grep -nE '\bv?snprintf\(' lib/*.c cmd/*.c | \
+		grep -v '^lib/err\.c:' | grep -vE \
+		'^lib/buf\.c:[0-9]+:.*vsnprintf\((NULL, 0|b->data \+ b->len),' || \
+		{ echo "lint: snprintf: use ab_fmt (err.h)" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run

@@ -341,9 +341,9 @@ static int from_context(struct ab_endpoint *ep, const char *dir,
 		    tls_files(ep, path, what, err) < 0)
 			return -1;
 	}
-	return ab_fmt_err(err, ep->where, sizeof ep->where, "the context's name",
-	    "%.250s (context %.100s)", ep->kind == AB_EP_TCP ? ep->base : host,
-	    name);
+	return ab_fmt_err(err, ep->where, sizeof ep->where,
+	    "the context's name", "%.250s (context %.100s)",
+	    ep->kind == AB_EP_TCP ? ep->base : host, name);
 }
 
 int ab_endpoint_find(struct ab_endpoint *ep, struct ab_err *err)

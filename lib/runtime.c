@@ -71,7 +71,7 @@ void ab_runtime_read(const struct ab_json *j, const char *name,
 
 	memset(rt, 0, sizeof *rt);
 	if (ab_fmt(rt->name, sizeof rt->name, "%s", name) < 0)
-		return;		/* no runtime is found under a cut name */
+		return;	/* no runtime is found under a cut name */
 	for (i = 0; (k = ab_json_member(j, all, i)) >= 0; i++) {
 		add_name(rt, j, k);
 		if (ab_json_str_eq(j, k, name) &&
