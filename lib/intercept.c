@@ -258,8 +258,9 @@ static int find_cred(struct sess *s, const struct ab_http_field *f,
 	memcpy(s->ph, tok, n);
 	/* The invocation the request is listed for (tally.h): a sign-in's
 	 * names itself, its placeholders changing at each refresh. */
-	/* Listed under a cut name, it would count for another. */
-	return ab_fmt(s->r.who, sizeof s->r.who, "%s", s->cred.who[0] != '\0' ?
+	/* The hash's first bytes, cut by the precision (vault.h). */
+	return ab_fmt(s->r.who, sizeof s->r.who, "%.*s",
+	    (int)sizeof s->r.who - 1, s->cred.who[0] != '\0' ?
 	    s->cred.who : strrchr(name, '.') + 1);
 }
 

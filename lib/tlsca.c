@@ -255,7 +255,7 @@ done:
 
 static X509 *ca_cert_new(const struct ab_tlsca *ca, const char *id)
 {
-	char cn[64];
+	char cn[65];	/* X.509's bound: 64 characters */
 	X509 *x;
 
 	if (ab_fmt(cn, sizeof cn, "agentbox allocation %s", id) < 0 ||
