@@ -282,7 +282,6 @@ void ab_egress_entry_text(const struct ab_egress_entry *e, char *buf,
 	const struct sockaddr_in *v4 = (const struct sockaddr_in *)&e->pin;
 	const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&e->pin;
 	char a[INET6_ADDRSTRLEN];
-
 	int r;
 
 	if (!e->pinned) {

@@ -375,5 +375,4 @@ int ab_endpoint_find(struct ab_endpoint *ep, struct ab_err *err)
 	/* tcp://: the URL dialled, port and scheme said. */
 	return ab_fmt_err(err, ep->where, sizeof ep->where, "DOCKER_HOST",
 	    "%s", ep->kind == AB_EP_TCP ? ep->base : h);
-
 }

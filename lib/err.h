@@ -53,6 +53,7 @@ int ab_err_wrap(struct ab_err *err, const char *fmt, ...)
  * name that does not fit is refused, never used cut. */
 int ab_fmt(char *dst, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same, with a va_list. */
 int ab_vfmt(char *dst, size_t n, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 /* ab_fmt, and on -1 err set (code AB_EUSAGE) to "WHAT: longer than N

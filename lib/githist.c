@@ -520,7 +520,6 @@ int ab_git_history(const struct ab_git_hist *h, struct ab_err *err)
 		return -1;
 	if (h->max_bytes <= 0)
 		ip_argv[13] = NULL;
-
 	for (i = 0; base_env[i] != NULL; i++)
 		po_env[i] = ip_env[i] = base_env[i];
 	po_env[i] = ip_env[i] = dir;

@@ -1019,7 +1019,6 @@ static int small_history(struct copy *c, const git_oid *tip, long depth,
 		if (ab_fmt_err(c->err, pack, sizeof pack,
 		    "the staging clone's path", "%s/objects/pack", stage) < 0 ||
 		    write_shallow(c, &sh, stage) < 0 ||
-
 		    write_tip_here(c, pack) < 0)
 			rc = -1;
 	}
