@@ -48,7 +48,7 @@ lib_c = $(foreach m,$(1),$(firstword $(wildcard lib/$(m).c lib/*/$(m).c)))
 # lib/'s folders from the bottom up: each may include only its own
 # headers and those of the folders before it (make lint checks).
 LIB_LAYERS = base format git engine box image egress agent step
-UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
+UNIT_TESTS = agent-test appserver-test egress-test err-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
 	gitpack-test intercept-test oauth-test signin-test tally-test tlsca-test \
 	zip-test
@@ -74,7 +74,7 @@ FUZZ_LDLIBS_roottar = -lgit2 -lcrypto
 FUZZ_LIB_json = json buf err
 FUZZ_LIB_agent = agent progress schema json buf err
 FUZZ_LIB_pathcheck = pathcheck err
-FUZZ_LIB_progress = progress buf
+FUZZ_LIB_progress = progress buf err
 FUZZ_LIB_listing = listing err
 FUZZ_LIB_secret = secret err
 FUZZ_LIB_oauth = oauth jwt secret vault egress hash json buf err
@@ -258,6 +258,12 @@ lint: test-deps
 	@sh tests/lib/layers.sh $(LIB_LAYERS)
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		$(LIB_SRC) cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
+	@# A cut text is never used unseen: ab_fmt (err.h) says so.  Raw
+	@# calls only inside it (err.c) and ab_buf_addf's measure and fill.
+	@! grep -nE '\bv?snprintf\(' $(LIB_SRC) cmd/*.c | \
+		grep -v '^lib/\(base/\)\?err\.c:' | grep -vE \
+		'^lib/(base/)?buf\.c:[0-9]+:.*vsnprintf\((NULL, 0|b->data \+ b->len),' || \
+		{ echo "lint: snprintf: use ab_fmt (err.h)" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run

@@ -237,9 +237,9 @@ static int images(struct ab_state *s, struct ab_engine *e, int *removed,
 		return -1;
 	for (i = 0; i < n; i++) {
 		memset(&h, 0, sizeof h);
-		snprintf(h.kind, sizeof h.kind, "image");
 		memcpy(h.id, ids[i], sizeof h.id);
-		if (ab_image_remove(s, e, &h, &one) < 0) {
+		if (ab_fmt_err(&one, h.kind, sizeof h.kind, "a kind",
+		    "image") < 0 || ab_image_remove(s, e, &h, &one) < 0) {
 			if (rc < 0)
 				ab_report(err);
 			*err = one;

@@ -127,7 +127,8 @@ static void trust_entry(const char *root)
 
 	if (home == NULL || home[0] != '/')
 		die(2, 0, "CODEX_HOME must be an absolute path");
-	snprintf(path, sizeof path, "%s/config.toml", home);
+	if (ab_fmt(path, sizeof path, "%s/config.toml", home) < 0)
+		die(2, 0, "CODEX_HOME is too long a path");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
 	if (fd < 0 || (f = fdopen(fd, "w")) == NULL)

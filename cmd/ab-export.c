@@ -115,11 +115,16 @@ static void say(const char *what, const char *path, const char *why)
 		    "%s\n", ab_prog, what, why);
 		return;
 	}
-	for (; *p != '\0'; p++)
-		if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
-			n += (size_t)snprintf(q + n, 5, "\\%03o", *p);
-		else
+	for (; *p != '\0'; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
 			q[n++] = (char)*p;
+			continue;
+		}
+		/* Room was made for it: cut, the name ends here. */
+		if (ab_fmt(q + n, 5, "\\%03o", *p) < 0)
+			break;
+		n += 4;
+	}
 	q[n] = '\0';
 	fprintf(stderr, "%s: %s \"%s\": %s\n", ab_prog, what, q, why);
 	free(q);

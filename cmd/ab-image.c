@@ -52,10 +52,13 @@ static const char *image_dir(const char *given)
 	exe[n] = '\0';
 	if ((slash = strrchr(exe, '/')) != NULL)
 		*slash = '\0';
-	snprintf(dir, sizeof dir, "%s/../share/agentbox/image", exe);
+	/* Too long a path is no image directory: the default's. */
+	if (ab_fmt(dir, sizeof dir, "%s/../share/agentbox/image", exe) < 0)
+		return "image";
 	if (access(dir, F_OK) == 0)
 		return dir;
-	snprintf(dir, sizeof dir, "%s/../image", exe);
+	if (ab_fmt(dir, sizeof dir, "%s/../image", exe) < 0)
+		return "image";
 	return dir;
 }
 

@@ -393,8 +393,10 @@ static int credential(const struct opts *o, struct ab_profile *p,
 	if (b.data != NULL)
 		explicit_bzero(b.data, b.len);
 	ab_buf_free(&b);
-	snprintf(p->cred_var, sizeof p->cred_var, "%s",
-	    strcmp(o->provider, "codex") == 0 ? "CODEX_API_KEY" : o->cred_var);
+	if (rc == 0)
+		rc = ab_fmt_err(err, p->cred_var, sizeof p->cred_var,
+		    "--cred-var", "%s", strcmp(o->provider, "codex") == 0 ?
+		    "CODEX_API_KEY" : o->cred_var);
 	return rc;
 }
 
@@ -528,9 +530,11 @@ static int snapshots(const struct opts *o, struct ab_state *s,
 	    p->prompt_sha, err) < 0 || credential(o, p, err) < 0 ||
 	    cred_route(o, a, p, err) < 0 || sign_in(o, a, p, err) < 0)
 		return -1;
-	snprintf(p->provider, sizeof p->provider, "%s", o->provider);
-	if (o->model != NULL)
-		snprintf(p->model, sizeof p->model, "%s", o->model);
+	if (ab_fmt_err(err, p->provider, sizeof p->provider, "--provider",
+	    "%s", o->provider) < 0 || (o->model != NULL &&
+	    ab_fmt_err(err, p->model, sizeof p->model, "--model", "%s",
+	    o->model) < 0))
+		return -1;
 	if (strcmp(p->provider, "codex") == 0 &&
 	    codex_rules(p, pins, err) < 0)
 		return -1;
@@ -596,8 +600,12 @@ static int capture_on(const struct opts *o, struct ab_state *s,
 	char sha[65], *pins[AB_MAX_ARGV + 1] = { NULL };
 	int i, rc;
 
-	snprintf(p->phase, sizeof p->phase, "%s", o->phase);
-	snprintf(p->attempt, sizeof p->attempt, "%s", o->attempt);
+	if (ab_fmt_err(err, p->phase, sizeof p->phase, "--phase", "%s",
+	    o->phase) < 0 || ab_fmt_err(err, p->attempt, sizeof p->attempt,
+	    "--attempt", "%s", o->attempt) < 0 ||
+	    ab_fmt_err(err, p->runtime, sizeof p->runtime, "--runtime", "%s",
+	    o->runtime ? o->runtime : AB_RUNTIME_DEFAULT) < 0)
+		return -1;
 	memcpy(p->alloc, a->id, sizeof p->alloc);
 	for (i = 0; i < o->argc; i++)
 		p->argv[i] = o->argv[i];
@@ -605,8 +613,6 @@ static int capture_on(const struct opts *o, struct ab_state *s,
 	for (i = 0; i < o->nallow; i++)
 		p->allow[i] = o->allow[i];
 	p->nallow = o->nallow;
-	snprintf(p->runtime, sizeof p->runtime, "%s", o->runtime ?
-	    o->runtime : AB_RUNTIME_DEFAULT);
 	if (runtime_ok(e, a, p, err) < 0 || limits(o, a, p, err) < 0 ||
 	    ab_image_path(s, a->image, p->path_env, sizeof p->path_env,
 	    err) < 0 || ab_new_id(p->id, err) < 0 ||

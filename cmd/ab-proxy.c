@@ -109,13 +109,14 @@ static void log_line(const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	/* A line cut short is still logged; one the format failed is not. */
+	line[0] = '\0';
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	(void)ab_vfmt(line, sizeof line - 1, fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (line[0] == '\0')
 		return;
-	if ((size_t)n > sizeof line - 2)
-		n = (int)sizeof line - 2;
+	n = (int)strlen(line);
 	line[n++] = '\n';
 	pthread_mutex_lock(&lock);
 	if (write(STDOUT_FILENO, line, (size_t)n) < 0) {
@@ -134,9 +135,12 @@ static void refuse(struct conn *c, int status, const char *reason,
 	    "Service Unavailable" : "Bad Request";
 	int n;
 
-	n = snprintf(msg, sizeof msg, "HTTP/1.1 %d %s\r\nConnection: close"
+	/* This file's words: cut, nothing is sent and the client sees the
+	 * connection close. */
+	n = ab_fmt(msg, sizeof msg, "HTTP/1.1 %d %s\r\nConnection: close"
 	    "\r\nContent-Length: 0\r\n\r\n", status, text);
-	if (send(c->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+	if (n == 0 && send(c->fd, msg, strlen(msg), MSG_NOSIGNAL |
+	    MSG_DONTWAIT) < 0) {
 		/* The client is gone; the decision is logged all the same. */
 	}
 	pthread_mutex_lock(&lock);
@@ -250,12 +254,14 @@ static void addr_text(const struct sockaddr *sa, char *buf, size_t cap)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
 		    a, sizeof a);
 		port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
-		snprintf(buf, cap, "%s:%d", a, port);
+		if (ab_fmt(buf, cap, "%s:%d", a, port) < 0)
+			buf[0] = '\0';	/* a cut address is none */
 	} else {
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->
 		    sin6_addr, a, sizeof a);
 		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-		snprintf(buf, cap, "[%s]:%d", a, port);
+		if (ab_fmt(buf, cap, "[%s]:%d", a, port) < 0)
+			buf[0] = '\0';
 	}
 }
 
@@ -282,8 +288,8 @@ static int dial(const struct ab_egress_entry *e, char *addr, size_t cap,
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof port, "%d", e->port);
-	if (getaddrinfo(e->host, port, &hints, &res) != 0) {
+	if (ab_fmt(port, sizeof port, "%d", e->port) < 0 ||
+	    getaddrinfo(e->host, port, &hints, &res) != 0) {
 		*reason = "resolve-failed";
 		*status = 502;
 		return -1;
@@ -314,10 +320,9 @@ static void tunnel(struct conn *c, const struct ab_egress_entry *e)
 
 	fd = dial(e, addr, sizeof addr, &reason, &status);
 	if (fd < 0) {
-		if (status == 403) {
-			snprintf(why, sizeof why, "address-%s", reason);
+		if (status == 403 &&
+		    ab_fmt(why, sizeof why, "address-%s", reason) == 0)
 			reason = why;
-		}
 		refuse(c, status, reason, e->host, e->port);
 		return;
 	}
@@ -388,8 +393,10 @@ static void on_request(void *ctx, const char *host, int port,
 	/* Listed for the invocation whose placeholder it carried. */
 	if (r->who[0] != '\0') {
 		memset(&q, 0, sizeof q);
-		snprintf(q.method, sizeof q.method, "%.11s", m);
-		snprintf(q.path, sizeof q.path, "%.159s", p);
+		/* Cut to fit by their precisions: a bug here when cut. */
+		if (ab_fmt(q.method, sizeof q.method, "%.11s", m) < 0 ||
+		    ab_fmt(q.path, sizeof q.path, "%.159s", p) < 0)
+			abort();
 		q.status = r->status;
 		q.up = r->up;
 		q.down = r->down;
@@ -443,8 +450,8 @@ static void tally_save(void)
 		    __ATOMIC_RELAXED);
 	}
 	ab_buf_init(&b, AB_TALLY_FILE_MAX);
-	snprintf(tmp, sizeof tmp, "%s.new", cf.tally);
-	ok = ab_tally_write(&snap, &b) == 0;
+	ok = ab_fmt(tmp, sizeof tmp, "%s.new", cf.tally) == 0 &&
+	    ab_tally_write(&snap, &b) == 0;
 	fd = ok ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0644) : -1;
 	ok = fd >= 0 && write_all(fd, b.data, b.len) == 0;
@@ -779,10 +786,15 @@ static int inside_start(void)
 		fprintf(stderr, "ab-proxy: cannot make its CA: %s\n", err.msg);
 		return 1;
 	}
-	snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(cf.socket, '/') ?
-	    strrchr(cf.socket, '/') - cf.socket : 1), cf.socket,
-	    AB_VAULT_CA_NAME);
-	snprintf(tmp, sizeof tmp, "%s.new", path);
+	if (ab_fmt(path, sizeof path, "%.*s/%s", (int)(strrchr(cf.socket,
+	    '/') ? strrchr(cf.socket, '/') - cf.socket : 1), cf.socket,
+	    AB_VAULT_CA_NAME) < 0 || ab_fmt(tmp, sizeof tmp, "%s.new",
+	    path) < 0) {
+		fprintf(stderr, "ab-proxy: the socket's path %.200s is too "
+		    "long\n", cf.socket);
+		ab_buf_free(&pem);
+		return 1;
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 	    0644);
 	ok = fd >= 0 && fchmod(fd, 0644) == 0 &&

@@ -297,7 +297,9 @@ static int progress_on(struct ctx *c, const struct opts *o,
 {
 	if (c->r.agent == NULL)
 		return 0;
-	snprintf(c->prefix, sizeof c->prefix, "%s: agent: ", ab_prog);
+	if (ab_fmt_err(err, c->prefix, sizeof c->prefix, "the tool's name",
+	    "%s: agent: ", ab_prog) < 0)
+		return -1;
 	ab_progress_init(&c->progress, o->quiet ? -1 : 2, c->prefix);
 	if (masked(c, err) < 0) {
 		ab_progress_free(&c->progress);
@@ -327,8 +329,9 @@ static void progress_end(struct ctx *c)
 
 	if (c->agent.progress == NULL)
 		return;
-	n = c->r.probe_ok ? snprintf(text, sizeof text, "finished (%s)",
-	    ab_agent_status(&c->agent)) : 0;
+	/* A status word always fits; cut, the line is not shown. */
+	n = c->r.probe_ok && ab_fmt(text, sizeof text, "finished (%s)",
+	    ab_agent_status(&c->agent)) == 0 ? (int)strlen(text) : 0;
 	ab_progress_end(&c->progress, n > 0 ? text : NULL, (size_t)n);
 }
 
@@ -374,9 +377,9 @@ static int load(struct ctx *c, const struct opts *o, struct ab_err *err)
 	    ab_state_open(&c->s, err) < 0 ||
 	    ab_ctr_load(&c->s, &h, &c->c, err) < 0)
 		return -1;
-	snprintf(h.kind, sizeof h.kind, "profile");
 	memcpy(h.id, c->c.profile, sizeof h.id);
-	if (ab_profile_open(&c->s, &h, &c->p, &c->a, c->body_sha, err) < 0)
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "profile") < 0 ||
+	    ab_profile_open(&c->s, &h, &c->p, &c->a, c->body_sha, err) < 0)
 		return -1;
 	if (strcmp(c->p.alloc, c->c.alloc) != 0)
 		return ab_fail(err, AB_EREFUSED, "ctr:%s is not bound to its "
@@ -571,9 +574,13 @@ static int run(struct ctx *c, const struct opts *o)
 	if (stop == NULL)
 		stop = ready(c, o, &err);
 	if (stop != NULL) {
-		snprintf(c->r.reason, sizeof c->r.reason, "%s", stop);
+		/* One of the fixed words: a bug here when cut. */
+		if (ab_fmt(c->r.reason, sizeof c->r.reason, "%s", stop) < 0)
+			abort();
+		/* As large as the message: a cut one still reads. */
 		if (strcmp(stop, "engine-error") == 0)
-			snprintf(c->r.error, sizeof c->r.error, "%s", err.msg);
+			(void)ab_fmt(c->r.error, sizeof c->r.error, "%s",
+			    err.msg);
 	} else {
 		ab_run_follow(&c->e, &c->r, &err);
 	}

@@ -166,8 +166,9 @@ static int create(struct ctx *c, struct ab_err *err)
 		return -1;
 	memcpy(r.profile, c->p.id, sizeof r.profile);
 	memcpy(r.alloc, c->a.id, sizeof r.alloc);
-	snprintf(r.name, sizeof r.name, "%s", c->k.name);
-	if (ab_inflight_begin(&c->s, "alloc", c->a.id, err) < 0)
+	if (ab_fmt_err(err, r.name, sizeof r.name, "the container's name",
+	    "%s", c->k.name) < 0 ||
+	    ab_inflight_begin(&c->s, "alloc", c->a.id, err) < 0)
 		return -1;
 	/* The credential's snapshot goes up while the container is made
 	 * (side.h); a refusal empties it (forget). */

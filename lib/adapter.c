@@ -109,11 +109,10 @@ static int claude_tools(struct argv_out *p, int allowed)
 	if (!allowed)
 		return push(p, "Bash");
 	for (i = 0; i < p->c->nallow; i++) {
-		snprintf(rule, sizeof rule, "Bash(%s)", p->c->allow[i]);
-		if (push(p, rule) < 0)
-			return -1;
-		snprintf(rule, sizeof rule, "Bash(%s *)", p->c->allow[i]);
-		if (push(p, rule) < 0)
+		if (ab_fmt(rule, sizeof rule, "Bash(%s)", p->c->allow[i]) < 0 ||
+		    push(p, rule) < 0 ||
+		    ab_fmt(rule, sizeof rule, "Bash(%s *)", p->c->allow[i]) < 0 ||
+		    push(p, rule) < 0)
 			return -1;
 	}
 	return 0;
@@ -310,7 +309,9 @@ void ab_adapter_first_word(const char *cmd, char *out, size_t cap)
 {
 	size_t n = strcspn(cmd, " ");
 
-	snprintf(out, cap, "%.*s", (int)n, cmd);
+	/* Callers' buffers hold a whole approval: a bug here when cut. */
+	if (ab_fmt(out, cap, "%.*s", (int)n, cmd) < 0)
+		abort();
 }
 
 /* One prefix_rule per approval: its words, as a Starlark list of

@@ -9,7 +9,9 @@ void ab_agent_init(struct ab_agent *a, const char *provider,
     const char *schema, size_t schema_len)
 {
 	memset(a, 0, sizeof *a);
-	snprintf(a->provider, sizeof a->provider, "%s", provider);
+	/* As large as the profile's: a bug here when cut. */
+	if (ab_fmt(a->provider, sizeof a->provider, "%s", provider) < 0)
+		abort();
 	a->schema = schema;
 	a->schema_len = schema_len;
 	ab_buf_init(&a->line, AB_AGENT_LINE_MAX);
@@ -279,7 +281,8 @@ static void codex_line(struct ab_agent *a, const struct ab_json *j)
 		keep_str(j, ab_json_get(j, 0, "error.message"), &a->error,
 		    &a->error_cut);
 		a->api_status = codex_status(&a->error);
-		snprintf(a->subtype, sizeof a->subtype, "turn.failed");
+		if (ab_fmt(a->subtype, sizeof a->subtype, "turn.failed") < 0)
+			abort();	/* a bug here */
 	} else if (ab_json_str_eq(j, type, "error")) {
 		keep_str(j, ab_json_key(j, 0, "message"), &a->error,
 		    &a->error_cut);
@@ -341,7 +344,8 @@ static void call(struct ab_agent *a, const char *id, const struct ab_buf *b)
 	say(a, b);
 	if (id == NULL || strlen(id) >= sizeof c->id)
 		return;
-	snprintf(c->id, sizeof c->id, "%s", id);
+	if (ab_fmt(c->id, sizeof c->id, "%s", id) < 0)
+		return;
 	ab_progress_clean(a->progress, b->data ? b->data : "", b->len,
 	    c->text);
 	a->next_call = (a->next_call + 1) % AB_AGENT_CALLS;
@@ -616,7 +620,8 @@ static const char *status(const struct ab_agent *a, char *why, size_t cap)
 	if (a->answer_over)
 		return "output-too-large";
 	if (a->answer_not_json) {
-		snprintf(why, cap, "the final message is not JSON");
+		/* A reason cut short still reads. */
+		(void)ab_fmt(why, cap, "the final message is not JSON");
 		return "invalid-answer";
 	}
 	if (a->answer.len == 0)
@@ -624,7 +629,7 @@ static const char *status(const struct ab_agent *a, char *why, size_t cap)
 	v = ab_schema_validate(a->schema, a->schema_len, a->answer.data,
 	    a->answer.len, why, cap, &err);
 	if (v < 0)
-		snprintf(why, cap, "%.400s", err.msg);
+		(void)ab_fmt(why, cap, "%.400s", err.msg);
 	return v == 1 ? "ok" : "invalid-answer";
 }
 

@@ -31,16 +31,21 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	int i;
 
 	memset(a, 0, sizeof *a);
-	snprintf(a->id, sizeof a->id, "%s", id);
+	/* ID and SID are IDs (callers check): a name that does not fit
+	 * is a bug here. */
+	if (ab_fmt(a->id, sizeof a->id, "%s", id) < 0)
+		abort();
 	for (i = 0; i < AB_NVOL; i++) {
 		a->vol[i].role = roles[i];
 		a->vol[i].target = targets[i];
 		a->vol[i].uid = AB_AGENT_UID;
-		snprintf(a->vol[i].name, sizeof a->vol[i].name,
-		    "agentbox-%s-%s", id, roles[i]);
+		if (ab_fmt(a->vol[i].name, sizeof a->vol[i].name,
+		    "agentbox-%s-%s", id, roles[i]) < 0)
+			abort();
 	}
-	snprintf(a->keeper, sizeof a->keeper, "agentbox-%s-keeper", id);
-	snprintf(a->status, sizeof a->status, "creating");
+	if (ab_fmt(a->keeper, sizeof a->keeper, "agentbox-%s-keeper",
+	    id) < 0 || ab_fmt(a->status, sizeof a->status, "creating") < 0)
+		abort();
 	/* Named even without egress: cleanup looks for them all. */
 	v->role = "egress";
 	v->target = AB_EGRESS_DIR;
@@ -50,12 +55,15 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	 * when it settles. */
 	v->bytes = 16LL << 20;
 	v->inodes = 4096;
-	snprintf(v->name, sizeof v->name, "agentbox-%s-egress", id);
-	snprintf(a->eg.proxy, sizeof a->eg.proxy, "agentbox-%s-proxy", id);
+	if (ab_fmt(v->name, sizeof v->name, "agentbox-%s-egress", id) < 0 ||
+	    ab_fmt(a->eg.proxy, sizeof a->eg.proxy, "agentbox-%s-proxy",
+	    id) < 0)
+		abort();
 	/* An older agentbox's network, the state directory's, unless
 	 * ab_alloc_create or the record says otherwise (allocrec.h). */
-	snprintf(a->eg.network, sizeof a->eg.network, "agentbox-%s-egress",
-	    sid);
+	if (ab_fmt(a->eg.network, sizeof a->eg.network, "agentbox-%s-egress",
+	    sid) < 0)
+		abort();
 	v = &a->auth;
 	v->role = "auth";
 	v->target = AB_AUTH_DIR;
@@ -66,7 +74,8 @@ void ab_alloc_init(struct ab_alloc *a, const char *id, const char *sid)
 	v->uid = 0;
 	v->bytes = 1LL << 20;
 	v->inodes = 64;
-	snprintf(v->name, sizeof v->name, "agentbox-%s-auth", id);
+	if (ab_fmt(v->name, sizeof v->name, "agentbox-%s-auth", id) < 0)
+		abort();
 }
 
 void ab_alloc_proxy(const struct ab_alloc *a, struct ab_proxy_of *px)
@@ -126,10 +135,12 @@ void ab_alloc_keeper_lock(const struct ab_alloc *a, const char *sid,
 	}
 }
 
+/* Numbers into a buffer sized for them: a bug here when cut. */
 static void vol_opts(const struct ab_volume *v, char *o, size_t cap)
 {
-	snprintf(o, cap, "size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=%04o",
-	    v->bytes, v->inodes, v->uid, v->uid, v->mode ? v->mode : 0755);
+	if (ab_fmt(o, cap, "size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=%04o",
+	    v->bytes, v->inodes, v->uid, v->uid, v->mode ? v->mode : 0755) < 0)
+		abort();
 }
 
 /* --- the record ---------------------------------------------------- */
@@ -208,10 +219,8 @@ static int get_str(const struct ab_json *j, int obj, const char *key,
     char *dst, size_t cap)
 {
 	char *v = ab_json_str(j, ab_json_key(j, obj, key));
-	int rc = v != NULL && strlen(v) < cap ? 0 : -1;
+	int rc = v != NULL ? ab_fmt(dst, cap, "%s", v) : -1;
 
-	if (rc == 0)
-		snprintf(dst, cap, "%s", v);
 	free(v);
 	return rc;
 }
@@ -392,7 +401,9 @@ int ab_alloc_on(struct ab_engine *e, const struct ab_alloc *a,
 {
 	char what[48];
 
-	snprintf(what, sizeof what, "alloc:%s", a->id);
+	if (ab_fmt_err(err, what, sizeof what, "an allocation's ID",
+	    "alloc:%s", a->id) < 0)
+		return -1;
 	return ab_engine_is(e, a->engine, what, err);
 }
 
@@ -529,8 +540,10 @@ static int publish_keeper(struct ab_state *s, struct ab_alloc *a,
 	int rc;
 
 	pthread_mutex_lock(&publish_lock);
-	snprintf(a->keeper_id, sizeof a->keeper_id, "%s", id);
-	rc = ab_alloc_save(s, a, err);
+	rc = ab_fmt_err(err, a->keeper_id, sizeof a->keeper_id,
+	    "the keeper's ID", "%s", id);
+	if (rc == 0)
+		rc = ab_alloc_save(s, a, err);
 	pthread_mutex_unlock(&publish_lock);
 	return rc;
 }
@@ -561,7 +574,9 @@ static int keeper_start(struct ab_state *s, struct ab_engine *e,
 	if (ab_ctr_create(e, &k.l, a->keeper, "create the keeper", id,
 	    &conflict, err) < 0 || publish_keeper(s, a, id, err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "/containers/%s/start", id);
+	if (ab_fmt_err(err, path, sizeof path, "the keeper's ID",
+	    "/containers/%s/start", id) < 0)
+		return -1;
 	rc = ab_engine_json(e, "POST", path, NULL, "start the keeper", &r,
 	    err);
 	if (rc == 0 && r.status != 204)
@@ -653,7 +668,9 @@ static int create_all(struct ab_state *s, struct ab_engine *e,
 	ab_test_pause("alloc-volumes-created");
 	if (containers_up(s, e, a, info.seccomp_keyword, err) < 0)
 		return -1;
-	snprintf(a->status, sizeof a->status, "ready");
+	if (ab_fmt_err(err, a->status, sizeof a->status, "a status",
+	    "ready") < 0)
+		return -1;
 	return ab_alloc_save(s, a, err);
 }
 
@@ -681,9 +698,10 @@ int ab_alloc_create(struct ab_state *s, struct ab_engine *e,
 		return 0;
 	}
 	if (alloc_remove(s, e, a, &cerr) == 0) {
-		snprintf(h.kind, sizeof h.kind, "alloc");
 		memcpy(h.id, a->id, sizeof h.id);
-		ab_record_remove(s, &h, &cerr);
+		if (ab_fmt_err(&cerr, h.kind, sizeof h.kind, "a kind",
+		    "alloc") == 0)
+			ab_record_remove(s, &h, &cerr);
 	}
 	ab_inflight_end(s, "alloc", a->id);
 	return -1;

@@ -106,8 +106,9 @@ void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 
 	if (s->state == AB_AS_ABORTED)
 		return;
+	/* A reason cut short still reads. */
 	va_start(ap, fmt);
-	vsnprintf(s->why, sizeof s->why, fmt, ap);
+	(void)ab_vfmt(s->why, sizeof s->why, fmt, ap);
 	va_end(ap);
 	/* One line of printable ASCII: it reaches a terminal as it is, and
 	 * a cut above may have split a character. */
@@ -116,7 +117,9 @@ void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 		    (unsigned char)s->why[i] >= 0x7f)
 			s->why[i] = '?';
 	s->state = AB_AS_ABORTED;
-	snprintf(msg, sizeof msg, "ab-codex stopped Codex: %s", s->why);
+	/* Sized for the reason: a bug here when cut. */
+	if (ab_fmt(msg, sizeof msg, "ab-codex stopped Codex: %s", s->why) < 0)
+		abort();
 	event_failed(s, msg, strlen(msg));
 }
 
@@ -268,8 +271,10 @@ static void reply(struct ab_as *s, const struct ab_json *j, int id,
 {
 	char member[128];
 
-	snprintf(member, sizeof member, "\"result\":%s", result_json);
-	answer(s, j, id, member);
+	if (ab_fmt(member, sizeof member, "\"result\":%s", result_json) < 0)
+		ab_as_abort(s, "an answer too long to send");
+	else
+		answer(s, j, id, member);
 }
 
 /* MESSAGE is one of this file's own, plain ASCII. */
@@ -278,9 +283,11 @@ static void reply_error(struct ab_as *s, const struct ab_json *j, int id,
 {
 	char member[160];
 
-	snprintf(member, sizeof member, "\"error\":{\"code\":-32000,"
-	    "\"message\":\"%s\"}", message);
-	answer(s, j, id, member);
+	if (ab_fmt(member, sizeof member, "\"error\":{\"code\":-32000,"
+	    "\"message\":\"%s\"}", message) < 0)
+		ab_as_abort(s, "an answer too long to send");
+	else
+		answer(s, j, id, member);
 }
 
 /* --- the file changes Codex announces --------------------------------- */
@@ -348,7 +355,8 @@ static void add_change(struct ab_as_item *it, const struct ab_json *j,
 	    AB_JSON_ABSENT && ab_json_type(j, move) != AB_JSON_NULL &&
 	    ch->move == NULL) || (strcmp(kt, "add") != 0 &&
 	    strcmp(kt, "update") != 0 && strcmp(kt, "delete") != 0) ||
-	    (ch->move != NULL && strcmp(kt, "update") != 0)) {
+	    (ch->move != NULL && strcmp(kt, "update") != 0) ||
+	    ab_fmt(ch->kind, sizeof ch->kind, "%s", kt) < 0) {
 		/* Kept as an overflow: declined whatever else it holds. */
 		free(ch->path);
 		free(ch->move);
@@ -356,7 +364,6 @@ static void add_change(struct ab_as_item *it, const struct ab_json *j,
 		it->overflow = 1;
 		return;
 	}
-	snprintf(ch->kind, sizeof ch->kind, "%s", kt);
 	free(kt);
 	it->nchanges++;
 }
@@ -390,7 +397,8 @@ static int why_set(char *why, size_t cap, const char *fmt, const char *path)
 	char q[SHOWN_MAX];
 
 	printable(path, q);
-	snprintf(why, cap, fmt, q);
+	/* A reason cut short still reads. */
+	(void)ab_fmt(why, cap, fmt, q);
 	return -1;
 }
 
@@ -404,16 +412,19 @@ static int walk_ok(const char *root, const char *rel,
 	struct stat st;
 	size_t n;
 
-	n = (size_t)snprintf(buf, sizeof buf, "%s", root);
-	if (lstat_fn(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (ab_fmt(buf, sizeof buf, "%s", root) < 0 ||
+	    lstat_fn(buf, &st) < 0 || !S_ISDIR(st.st_mode))
 		return why_set(why, cap, "the root %s is not a directory",
 		    root);
+	n = strlen(buf);
 	for (c = rel; *c != '\0'; c = *e ? e + 1 : e) {
 		e = strchr(c, '/');
 		if (e == NULL)
 			e = c + strlen(c);
-		n += (size_t)snprintf(buf + n, sizeof buf - n, "/%.*s",
-		    (int)(e - c), c);
+		if (ab_fmt(buf + n, sizeof buf - n, "/%.*s", (int)(e - c),
+		    c) < 0)
+			return why_set(why, cap, "%s is too long a path", rel);
+		n += strlen(buf + n);
 		if (lstat_fn(buf, &st) < 0) {
 			if (errno == ENOENT)
 				return 0;	/* Codex creates the rest */
@@ -442,12 +453,13 @@ int ab_as_path_ok(const char *root, const char *path,
 	    path[rl] != '/') {
 		printable(path, q);
 		printable(root, r);
-		snprintf(why, cap, "%s is not under %s", q, r);
+		/* A reason cut short still reads. */
+		(void)ab_fmt(why, cap, "%s is not under %s", q, r);
 		return -1;
 	}
 	rel = path + rl + 1;
 	if (ab_path_check(rel, &err) < 0) {
-		snprintf(why, cap, "%s", err.msg);
+		(void)ab_fmt(why, cap, "%s", err.msg);
 		return -1;
 	}
 	for (c = rel; *c != '\0'; c = *e ? e + 1 : e) {
@@ -543,17 +555,17 @@ static void decide_file_change(struct ab_as *s, const struct ab_json *j,
 	it = slot != NULL ? *slot : NULL;
 	if (it == NULL) {
 		ok = 0;
-		snprintf(why, sizeof why, "no file change was announced as "
-		    "this item");
+		(void)ab_fmt(why, sizeof why, "no file change was announced "
+		    "as this item");
 	} else if (it->overflow || it->nchanges == 0) {
 		ok = 0;
-		snprintf(why, sizeof why, "a change agentbox cannot read "
+		(void)ab_fmt(why, sizeof why, "a change agentbox cannot read "
 		    "whole");
 	} else if (ab_json_type(j, ab_json_key(j, params, "grantRoot")) !=
 	    AB_JSON_ABSENT && ab_json_type(j, ab_json_key(j, params,
 	    "grantRoot")) != AB_JSON_NULL) {
 		ok = 0;
-		snprintf(why, sizeof why, "it asks for a writable root");
+		(void)ab_fmt(why, sizeof why, "it asks for a writable root");
 	}
 	for (i = 0; ok && i < it->nchanges; i++)
 		if (ab_as_path_ok(s->root, it->c[i].path, s->lstat, why,

@@ -291,8 +291,10 @@ int ab_change_bundle(git_repository *repo, git_commit *parent, git_tree *tree,
 		goto out;
 	git_oid_tostr(pid, sizeof pid, git_commit_id(parent));
 	git_oid_tostr(nid, sizeof nid, &id);
-	snprintf(head, sizeof head, "# v2 git bundle\n-%s\n%s refs/heads/"
-	    "agentbox\n\n", pid, nid);
+	if (ab_fmt_err(err, head, sizeof head, "the bundle's header",
+	    "# v2 git bundle\n-%s\n%s refs/heads/agentbox\n\n", pid,
+	    nid) < 0)
+		goto out;
 	if (ab_write_all(fd, head, strlen(head)) < 0)
 		ab_fail_errno(err, AB_EENGINE, "cannot write the bundle");
 	else

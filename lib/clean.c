@@ -30,9 +30,13 @@ static int by_label(struct ab_state *s, struct ab_engine *e, const char *what,
 	char state[64], alloc[64];
 	const char *labels[3] = { state, NULL, NULL };
 
-	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
+	if (ab_fmt_err(err, state, sizeof state, "the state's ID",
+	    "org.agentbox.state=%s", s->sid) < 0)
+		return -1;
 	if (id != NULL) {
-		snprintf(alloc, sizeof alloc, "org.agentbox.alloc=%s", id);
+		if (ab_fmt_err(err, alloc, sizeof alloc, "an allocation's ID",
+		    "org.agentbox.alloc=%s", id) < 0)
+			return -1;
 		labels[1] = alloc;
 	}
 	return ab_engine_list(e, what, labels, j, list, err);
@@ -192,8 +196,8 @@ static int remove_children(struct ab_state *s, const char *kind,
 
 	if (ab_record_list(s, kind, &ids, &n, err) < 0)
 		return -1;
+	rc = ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "%s", kind);
 	for (i = 0; i < n && rc == 0; i++) {
-		snprintf(h.kind, sizeof h.kind, "%s", kind);
 		memcpy(h.id, ids[i], sizeof h.id);
 		if (ab_record_read(s, &h, &j, &skip) < 0)
 			continue;
@@ -227,9 +231,9 @@ static int remove_local(struct ab_state *s, const struct ab_alloc *a,
 		close(fd);
 	}
 	ab_inflight_any(s, "alloc", a->id, 1);
-	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, a->id, sizeof h.id);
-	if (ab_tombstone_set(s, "alloc", a->id, err) < 0)
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "alloc") < 0 ||
+	    ab_tombstone_set(s, "alloc", a->id, err) < 0)
 		return -1;
 	return ab_record_remove(s, &h, err);
 }
@@ -266,8 +270,9 @@ static int ours(struct ab_state *s, struct ab_engine *e, const char *id,
 	struct ab_handle h;
 	struct ab_json j;
 
-	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, id, sizeof h.id);
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "alloc") < 0)
+		return -1;
 	if (ab_record_exists(s, &h)) {
 		if (ab_record_read(s, &h, &j, err) < 0)
 			return -1;
@@ -306,8 +311,9 @@ int ab_clean_here(struct ab_state *s, struct ab_engine *e, const char *mark,
 	struct ab_handle h;
 	char engine[AB_ID_LEN + 1];
 
-	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, id, sizeof h.id);
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "alloc") < 0)
+		return -1;
 	if (!ab_record_exists(s, &h))
 		return 1;	/* found by its labels, on this engine */
 	if (ab_alloc_engine_of(s, &h, engine, err) < 0)
@@ -336,10 +342,10 @@ static int its_engine(struct ab_state *s, struct ab_engine *e, const char *id,
 		return -1;
 	if (k > 0)
 		return 0;
-	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, id, sizeof h.id);
 	ab_alloc_init(&a, id, s->sid);
-	if (ab_alloc_engine_of(s, &h, a.engine, err) < 0)
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "alloc") < 0 ||
+	    ab_alloc_engine_of(s, &h, a.engine, err) < 0)
 		return -1;
 	if (a.engine[0] != '\0')
 		return ab_alloc_on(e, &a, err);
@@ -411,7 +417,9 @@ static int clean_lock(struct ab_state *s, const struct ab_engine *e,
 	long long left = ab_deadline_left_ms(&e->dl);
 	int fd;
 
-	snprintf(name, cap, "alloc/.clean-%s", id);
+	if (ab_fmt_err(err, name, cap, "an allocation's ID",
+	    "alloc/.clean-%s", id) < 0)
+		return -1;
 	if (mkdirat(s->dirfd, "alloc", 0700) < 0 && errno != EEXIST)
 		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/alloc",
 		    s->path);
@@ -520,10 +528,10 @@ int ab_clean_expired(struct ab_state *s, const char *id, long long grace_ms)
 	struct ab_err err;
 
 	memset(&err, 0, sizeof err);
-	snprintf(h.kind, sizeof h.kind, "alloc");
 	memcpy(h.id, id, sizeof h.id);
 	/* No record (or one that is not ours): the objects belong to nobody. */
-	if (ab_alloc_load(s, &h, &a, &err) < 0)
+	if (ab_fmt_err(&err, h.kind, sizeof h.kind, "a kind", "alloc") < 0 ||
+	    ab_alloc_load(s, &h, &a, &err) < 0)
 		return err.code == AB_EREFUSED;
 	return a.lease.set && a.lease.at_ms + grace_ms < ab_now_ms();
 }

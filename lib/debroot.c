@@ -69,10 +69,9 @@ static int host_suite(char suite[64], struct ab_err *err)
 	if (p != NULL) {
 		p += 18;
 		e = p + strcspn(p, "\n\"'");
-		if (e > p && e - p < 64 && package_name(p, (size_t)(e - p))) {
-			snprintf(suite, 64, "%.*s", (int)(e - p), p);
+		if (e > p && e - p < 64 && package_name(p, (size_t)(e - p)) &&
+		    ab_fmt(suite, 64, "%.*s", (int)(e - p), p) == 0)
 			rc = 0;
-		}
 	}
 	ab_buf_free(&b);
 	return rc == 0 ? 0 : ab_fail(err, AB_EUSAGE, "--packages needs a "
@@ -253,7 +252,13 @@ static int pin(struct ab_debroot *d, struct ab_err *err)
 	ab_buf_init(&b, 0);
 	for (name = strtok_r(copy, ",", &save); name != NULL;
 	    name = strtok_r(NULL, ",", &save)) {
-		snprintf(want, sizeof want, "%s=", name);
+		if (ab_fmt(want, sizeof want, "%s=", name) < 0) {
+			ab_fail(err, AB_EUSAGE, "--packages: %.80s...: too "
+			    "long a name", name);
+			free(copy);
+			ab_buf_free(&b);
+			return -1;
+		}
 		for (at = d->set; (at = strstr(at, want)) != NULL; at++)
 			if (at == d->set || at[-1] == ' ')
 				break;
@@ -290,7 +295,8 @@ int ab_debroot_resolve(struct ab_debroot *d, const char *list,
 		d->include = NULL;
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	}
-	snprintf(opt, sizeof opt, "--include=%s", d->include);
+	if (ab_fmt(opt, sizeof opt, "--include=%s", d->include) < 0)
+		return ab_fail(err, AB_EUSAGE, "--packages: list too long");
 	ab_buf_init(&got, OUTPUT_MAX);
 	rc = run(d, opts, "/dev/null", &got, err);
 	if (rc == 1)
@@ -314,8 +320,7 @@ int ab_debroot_build(struct ab_debroot *d, const char *out,
 	struct ab_buf got;
 	int rc;
 
-	if (snprintf(opt, sizeof opt, "--include=%s", d->pinned) >=
-	    (int)sizeof opt)
+	if (ab_fmt(opt, sizeof opt, "--include=%s", d->pinned) < 0)
 		return ab_fail(err, AB_EUSAGE, "--packages: list too long");
 	ab_buf_init(&got, OUTPUT_MAX);
 	rc = run(d, opts, out, &got, err);

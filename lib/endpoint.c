@@ -34,9 +34,11 @@ static int tls_files(struct ab_endpoint *ep, const char *dir,
 	size_t n;
 	int i;
 
-	snprintf(ep->ca, sizeof ep->ca, "%s/ca.pem", dir);
-	snprintf(ep->cert, sizeof ep->cert, "%s/cert.pem", dir);
-	snprintf(ep->key, sizeof ep->key, "%s/key.pem", dir);
+	if (ab_fmt_err(err, ep->ca, sizeof ep->ca, whence, "%s/ca.pem",
+	    dir) < 0 || ab_fmt_err(err, ep->cert, sizeof ep->cert, whence,
+	    "%s/cert.pem", dir) < 0 || ab_fmt_err(err, ep->key,
+	    sizeof ep->key, whence, "%s/key.pem", dir) < 0)
+		return -1;
 	for (i = 0; i < 3; i++)
 		if (access(files[i], R_OK) < 0)
 			return ab_fail_errno(err, AB_EUSAGE, "%s: %s", whence,
@@ -57,11 +59,15 @@ static int env_tls(struct ab_endpoint *ep, struct ab_err *err)
 	const char *home = getenv("HOME");
 	char dir[400];
 
-	if (certdir != NULL && *certdir != '\0')
-		snprintf(dir, sizeof dir, "%s", certdir);
-	else if (home != NULL)
-		snprintf(dir, sizeof dir, "%s/.docker", home);
-	else
+	if (certdir != NULL && *certdir != '\0') {
+		if (ab_fmt_err(err, dir, sizeof dir, "DOCKER_CERT_PATH", "%s",
+		    certdir) < 0)
+			return -1;
+	} else if (home != NULL) {
+		if (ab_fmt_err(err, dir, sizeof dir, "HOME", "%s/.docker",
+		    home) < 0)
+			return -1;
+	} else
 		return ab_fail(err, AB_EUSAGE, "DOCKER_TLS_VERIFY is set but "
 		    "neither DOCKER_CERT_PATH nor HOME is");
 	return tls_files(ep, dir, "DOCKER_TLS_VERIFY", err);
@@ -93,12 +99,11 @@ static int parse_tcp(struct ab_endpoint *ep, const char *h, const char *what,
 		    strlen(colon + 1))
 			return ab_fail(err, AB_EUSAGE, "%s: a bad port",
 			    what);
-		snprintf(ep->base, sizeof ep->base, "%s://%s", tls ? "https" :
-		    "http", host);
-	} else
-		snprintf(ep->base, sizeof ep->base, "%s://%s:%d", tls ?
-		    "https" : "http", host, tls ? 2376 : 2375);
-	return 0;
+		return ab_fmt_err(err, ep->base, sizeof ep->base, what,
+		    "%s://%s", tls ? "https" : "http", host);
+	}
+	return ab_fmt_err(err, ep->base, sizeof ep->base, what, "%s://%s:%d",
+	    tls ? "https" : "http", host, tls ? 2376 : 2375);
 }
 
 /* A name ssh would take for an option, or one holding what no host or
@@ -122,7 +127,8 @@ static int parse_ssh(struct ab_endpoint *ep, const char *h, const char *what,
 {
 	char rest[300], *at, *host, *port = NULL, *end;
 
-	snprintf(rest, sizeof rest, "%s", h + 6);
+	if (ab_fmt_err(err, rest, sizeof rest, what, "%s", h + 6) < 0)
+		return -1;
 	if (strpbrk(rest, "/?#") != NULL)
 		return ab_fail(err, AB_EUSAGE, "%s: an ssh:// host takes no "
 		    "path or query", what);
@@ -148,10 +154,12 @@ static int parse_ssh(struct ab_endpoint *ep, const char *h, const char *what,
 		return ab_fail(err, AB_EUSAGE, "%s: not a host name agentbox "
 		    "gives ssh", what);
 	memcpy(ep->host, host, strlen(host) + 1);
-	snprintf(ep->port, sizeof ep->port, "%s", port ? port : "");
+	if (ab_fmt_err(err, ep->port, sizeof ep->port, what, "%s",
+	    port ? port : "") < 0)
+		return -1;
 	ep->kind = AB_EP_SSH;
-	snprintf(ep->base, sizeof ep->base, "http://docker");
-	return 0;
+	return ab_fmt_err(err, ep->base, sizeof ep->base, what,
+	    "http://docker");
 }
 
 /* Host H, which WHAT names in messages ("DOCKER_HOST H", or a
@@ -165,9 +173,11 @@ static int parse_host(struct ab_endpoint *ep, const char *h, const char *what,
 			return ab_fail(err, AB_EUSAGE,
 			    "%s: not an absolute socket path", what);
 		ep->kind = AB_EP_UNIX;
-		snprintf(ep->sock, sizeof ep->sock, "%s", h + 7);
-		snprintf(ep->base, sizeof ep->base, "http://localhost");
-		return 0;
+		if (ab_fmt_err(err, ep->sock, sizeof ep->sock, what, "%s",
+		    h + 7) < 0)
+			return -1;
+		return ab_fmt_err(err, ep->base, sizeof ep->base, what,
+		    "http://localhost");
 	}
 	if (strlen(h) > 250)
 		return ab_fail(err, AB_EUSAGE, "%.80s...: too long", what);
@@ -193,13 +203,11 @@ static int config_dir(char *out, size_t cap, struct ab_err *err)
 	const char *d = getenv("DOCKER_CONFIG"), *home = getenv("HOME");
 
 	if (d != NULL && *d != '\0')
-		snprintf(out, cap, "%s", d);
-	else if (home != NULL && *home != '\0')
-		snprintf(out, cap, "%s/.docker", home);
-	else
-		return ab_fail(err, AB_EUSAGE, "a docker context is asked for "
-		    "but neither DOCKER_CONFIG nor HOME is set");
-	return 0;
+		return ab_fmt_err(err, out, cap, "DOCKER_CONFIG", "%s", d);
+	if (home != NULL && *home != '\0')
+		return ab_fmt_err(err, out, cap, "HOME", "%s/.docker", home);
+	return ab_fail(err, AB_EUSAGE, "a docker context is asked for "
+	    "but neither DOCKER_CONFIG nor HOME is set");
 }
 
 static int read_json(const char *path, struct ab_json *j, struct ab_err *err)
@@ -225,7 +233,9 @@ static int current_context(const char *dir, char *name, size_t cap,
 	int t;
 
 	name[0] = '\0';
-	snprintf(path, sizeof path, "%s/config.json", dir);
+	if (ab_fmt_err(err, path, sizeof path, "the docker config's path",
+	    "%s/config.json", dir) < 0)
+		return -1;
 	if (access(path, F_OK) < 0 && errno == ENOENT)
 		return 0;
 	if (read_json(path, &j, err) < 0) {
@@ -240,10 +250,10 @@ static int current_context(const char *dir, char *name, size_t cap,
 		return ab_fail(err, AB_EUSAGE, "%s: currentContext is not a "
 		    "context's name", path);
 	}
-	snprintf(name, cap, "%s", v ? v : "");
+	t = ab_fmt_err(err, name, cap, "currentContext", "%s", v ? v : "");
 	free(v);
 	ab_json_free(&j);
-	return 0;
+	return t;
 }
 
 /* As the docker CLI names contexts; the name is hashed into a path, so
@@ -289,7 +299,8 @@ static int context_host(const char *path, const char *name, char *host,
 		    "engine it cannot verify; give the context its CA "
 		    "(docker context update --docker ...,ca=...)", name);
 	else
-		snprintf(host, cap, "%s", h);
+		rc = ab_fmt_err(err, host, cap, "Endpoints.docker.Host", "%s",
+		    h);
 	free(h);
 	ab_json_free(&j);
 	return rc;
@@ -311,24 +322,28 @@ static int from_context(struct ab_endpoint *ep, const char *dir,
 	ab_sha256_add(&sh, name, strlen(name));
 	if (ab_sha256_hex(&sh, hash, err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "%s/contexts/meta/%s/meta.json", dir, hash);
-	if (context_host(path, name, host, sizeof host, err) < 0)
+	if (ab_fmt_err(err, path, sizeof path, "the context's path",
+	    "%s/contexts/meta/%s/meta.json", dir, hash) < 0 ||
+	    context_host(path, name, host, sizeof host, err) < 0 ||
+	    ab_fmt_err(err, what, sizeof what, "the context's name",
+	    "context %.100s: host %.250s", name, host) < 0 ||
+	    ab_fmt_err(err, path, sizeof path, "the context's path",
+	    "%s/contexts/tls/%s/docker", dir, hash) < 0)
 		return -1;
-	snprintf(what, sizeof what, "context %.100s: host %.250s", name, host);
-	snprintf(path, sizeof path, "%s/contexts/tls/%s/docker", dir, hash);
 	if (strncmp(host, "tcp://", 6) != 0 ||
 	    (access(path, F_OK) < 0 && errno == ENOENT)) {
 		if (parse_host(ep, host, what, 0, err) < 0)
 			return -1;
 	} else {
-		snprintf(what, sizeof what, "context %.100s's TLS files", name);
-		if (parse_tcp(ep, host, what, 1, err) < 0 ||
+		if (ab_fmt_err(err, what, sizeof what, "the context's name",
+		    "context %.100s's TLS files", name) < 0 ||
+		    parse_tcp(ep, host, what, 1, err) < 0 ||
 		    tls_files(ep, path, what, err) < 0)
 			return -1;
 	}
-	snprintf(ep->where, sizeof ep->where, "%.250s (context %.100s)",
+	return ab_fmt_err(err, ep->where, sizeof ep->where,
+	    "the context's name", "%.250s (context %.100s)",
 	    ep->kind == AB_EP_TCP ? ep->base : host, name);
-	return 0;
 }
 
 int ab_endpoint_find(struct ab_endpoint *ep, struct ab_err *err)
@@ -339,9 +354,11 @@ int ab_endpoint_find(struct ab_endpoint *ep, struct ab_err *err)
 	memset(ep, 0, sizeof *ep);
 	name[0] = '\0';
 	if (h == NULL || *h == '\0') {
-		if (c != NULL && *c != '\0')
-			snprintf(name, sizeof name, "%s", c);
-		else if (config_dir(dir, sizeof dir, err) < 0)
+		if (c != NULL && *c != '\0') {
+			if (ab_fmt_err(err, name, sizeof name, "DOCKER_CONTEXT",
+			    "%s", c) < 0)
+				return -1;
+		} else if (config_dir(dir, sizeof dir, err) < 0)
 			name[0] = '\0';		/* no config: the default */
 		else if (current_context(dir, name, sizeof name, err) < 0)
 			return -1;
@@ -352,11 +369,10 @@ int ab_endpoint_find(struct ab_endpoint *ep, struct ab_err *err)
 		}
 		h = "unix://" DEFAULT_SOCKET;
 	}
-	snprintf(what, sizeof what, "DOCKER_HOST %.250s", h);
-	if (parse_host(ep, h, what, 1, err) < 0)
+	if (ab_fmt_err(err, what, sizeof what, "DOCKER_HOST",
+	    "DOCKER_HOST %.250s", h) < 0 || parse_host(ep, h, what, 1, err) < 0)
 		return -1;
 	/* tcp://: the URL dialled, port and scheme said. */
-	snprintf(ep->where, sizeof ep->where, "%s", ep->kind == AB_EP_TCP ?
-	    ep->base : h);
-	return 0;
+	return ab_fmt_err(err, ep->where, sizeof ep->where, "DOCKER_HOST",
+	    "%s", ep->kind == AB_EP_TCP ? ep->base : h);
 }

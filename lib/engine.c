@@ -56,13 +56,15 @@ static curl_socket_t ssh_open(void *arg, curlsocktype purpose,
 	for (i = 0; i < AB_SSH_MAX && e->ssh[i].pid > 0; i++)
 		;
 	if (i == AB_SSH_MAX) {
-		snprintf(e->ssh_said, sizeof e->ssh_said, "more than %d ssh "
-		    "connections at once", AB_SSH_MAX);
+		/* A reason cut short still reads. */
+		(void)ab_fmt(e->ssh_said, sizeof e->ssh_said, "more than %d "
+		    "ssh connections at once", AB_SSH_MAX);
 		return CURL_SOCKET_BAD;
 	}
 	if (ab_ssh_dial(&e->ep, secs < 1 ? 1 : secs, &e->ssh[i], &to, &len,
 	    &err) < 0) {
-		snprintf(e->ssh_said, sizeof e->ssh_said, "%.200s", err.msg);
+		(void)ab_fmt(e->ssh_said, sizeof e->ssh_said, "%.200s",
+		    err.msg);
 		return CURL_SOCKET_BAD;
 	}
 	/* libcurl connects to the address the callback leaves (its
@@ -226,11 +228,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 static int url_for(const struct ab_engine *e, const char *path, int versioned,
     char *out, size_t cap)
 {
-	int n;
-
-	n = snprintf(out, cap, "%s%s%s", e->ep.base,
+	return ab_fmt(out, cap, "%s%s%s", e->ep.base,
 	    versioned ? "/v" AB_API_VERSION : "", path);
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 static int set_method(CURL *h, const struct ab_req *q, struct call_ctx *c)
@@ -276,9 +275,9 @@ static struct curl_slist *req_headers(const struct ab_req *q)
 	if (l == NULL)
 		return NULL;
 	if (q->reader != NULL) {
-		snprintf(ct, sizeof ct, "Content-Type: %s", q->content_type ?
-		    q->content_type : "application/octet-stream");
-		t = curl_slist_append(l, ct);
+		t = ab_fmt(ct, sizeof ct, "Content-Type: %s", q->content_type ?
+		    q->content_type : "application/octet-stream") < 0 ? NULL :
+		    curl_slist_append(l, ct);
 		if (t != NULL && strcmp(q->method, "POST") == 0)
 			t = curl_slist_append(t, "Transfer-Encoding: chunked");
 	} else if (q->body != NULL) {

@@ -42,8 +42,10 @@ static int make_mark(struct ab_engine *e, struct ab_err *err)
 		return -1;
 	/* Two tools making it at once: the engine hands the second the
 	 * first one's volume, whose label is then read back. */
-	snprintf(body, sizeof body, "{\"Name\":\"" AB_ENGINE_MARK "\","
-	    "\"Labels\":{\"" AB_ENGINE_LABEL "\":\"%s\"}}", id);
+	if (ab_fmt_err(err, body, sizeof body, "the engine's mark",
+	    "{\"Name\":\"" AB_ENGINE_MARK "\","
+	    "\"Labels\":{\"" AB_ENGINE_LABEL "\":\"%s\"}}", id) < 0)
+		return -1;
 	rc = ab_engine_json(e, "POST", "/volumes/create", body,
 	    "mark the engine", &r, err);
 	if (rc == 0 && r.status != 201)
@@ -110,7 +112,9 @@ int ab_engine_is(struct ab_engine *e, const char *recorded, const char *what,
 	if (strcmp(here, recorded) != 0)
 		return ab_fail(err, AB_EREFUSED, "%s lives on engine %s, not "
 		    "on engine %s at %s", what, recorded, here, e->ep.where);
-	snprintf(e->mark, sizeof e->mark, "%s", here);
+	if (ab_fmt_err(err, e->mark, sizeof e->mark, "the engine's mark",
+	    "%s", here) < 0)
+		return -1;
 	e->mark_ms = ab_now_ms();
 	return 0;
 }

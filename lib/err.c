@@ -117,3 +117,37 @@ int ab_err_wrap(struct ab_err *err, const char *fmt, ...)
 	settle(err, text);
 	return -1;
 }
+
+int ab_vfmt(char *dst, size_t n, const char *fmt, va_list ap)
+{
+	int k;
+
+	k = vsnprintf(dst, n, fmt, ap);
+	return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+int ab_fmt(char *dst, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = ab_vfmt(dst, n, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ab_fmt_err(struct ab_err *err, char *dst, size_t n, const char *what,
+    const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = ab_vfmt(dst, n, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return ab_fail(err, AB_EUSAGE, "%s: longer than %zu bytes",
+		    what, n > 0 ? n - 1 : 0);
+	return 0;
+}

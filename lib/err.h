@@ -7,6 +7,7 @@
 #ifndef AB_ERR_H
 #define AB_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 enum {
@@ -45,5 +46,20 @@ size_t ab_quote(char *dst, size_t cap, const char *src, size_t n);
 /* Prefixes err->msg with "what: ", keeping its code; returns -1. */
 int ab_err_wrap(struct ab_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Formats into DST (N bytes) as snprintf does: 0, or -1 when the text
+ * did not fit (DST then holds it cut) or the format failed.  Every
+ * fixed-size text in lib/ and cmd/ is made through it, so a path or a
+ * name that does not fit is refused, never used cut. */
+int ab_fmt(char *dst, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same, with a va_list. */
+int ab_vfmt(char *dst, size_t n, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+/* ab_fmt, and on -1 err set (code AB_EUSAGE) to "WHAT: longer than N
+ * bytes". */
+int ab_fmt_err(struct ab_err *err, char *dst, size_t n, const char *what,
+    const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 #endif

@@ -350,7 +350,9 @@ static const char *rel_path(const char *name, char *buf, size_t cap)
 
 	if (strncmp(name, "work/", 5) != 0)
 		return strcmp(name, "work") == 0 ? NULL : name;
-	snprintf(buf, cap, "%s", name + 5);
+	/* Fits: BUF is as large as the archive name it comes from. */
+	if (ab_fmt(buf, cap, "%s", name + 5) < 0)
+		return NULL;
 	n = strlen(buf);
 	while (n > 0 && buf[n - 1] == '/')
 		buf[--n] = '\0';
@@ -391,7 +393,9 @@ static int archive_name(struct xp *x, const char *name, char *full,
 	size_t n = strcspn(name, "/");
 
 	if (x->prefix == NULL) {
-		snprintf(full, cap, "%s", name);
+		if (ab_fmt(full, cap, "%s", name) < 0)
+			return ab_fail(err, AB_EREFUSED, "the engine's archive "
+			    "named an entry longer than a path");
 		return 0;
 	}
 	as_engine_names(x->top, seen, sizeof seen);
@@ -399,7 +403,9 @@ static int archive_name(struct xp *x, const char *name, char *full,
 	    (strlen(seen) != n || strncmp(name, seen, n) != 0))
 		return ab_fail(err, AB_EREFUSED, "the engine's archive of one "
 		    "entry of /work named another");
-	snprintf(full, cap, "work/%s%s%s", x->prefix, x->top, name + n);
+	if (ab_fmt(full, cap, "work/%s%s%s", x->prefix, x->top, name + n) < 0)
+		return ab_fail(err, AB_EREFUSED, "the engine's archive named "
+		    "an entry longer than a path");
 	return 0;
 }
 
@@ -528,7 +534,9 @@ static int has_under(struct xp *x, const char *dir)
 {
 	char prefix[2 * AB_PATHCHECK_PATH_MAX + 16];
 
-	snprintf(prefix, sizeof prefix, "%s/", dir);
+	/* No index entry is longer than PREFIX holds. */
+	if (ab_fmt(prefix, sizeof prefix, "%s/", dir) < 0)
+		return 0;
 	return git_index_find_prefix(NULL, x->idx, prefix) == 0;
 }
 
@@ -569,7 +577,11 @@ static int gitlink_cb(const char *root, const git_tree_entry *te, void *ctx)
 
 	if (git_tree_entry_filemode(te) != GIT_FILEMODE_COMMIT)
 		return 0;
-	snprintf(path, sizeof path, "%s%s", root, git_tree_entry_name(te));
+	if (ab_fmt(path, sizeof path, "%s%s", root,
+	    git_tree_entry_name(te)) < 0) {
+		g->failed = 1;
+		return 0;
+	}
 	if (git_index_get_bypath(g->x->idx, path, 0) != NULL ||
 	    has_under(g->x, path))
 		return 0;
@@ -598,7 +610,9 @@ static int named_under(const struct xp *x, size_t n, const char *dir)
 	char key[2 * AB_PATHCHECK_PATH_MAX + 16];
 	size_t lo = 0, hi = n, mid;
 
-	snprintf(key, sizeof key, "%s/", dir);
+	/* No name is longer than KEY holds. */
+	if (ab_fmt(key, sizeof key, "%s/", dir) < 0)
+		return 0;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (strcmp(x->named[mid], key) < 0)
@@ -640,9 +654,10 @@ static int agent_running(struct ab_engine *e, const struct ab_alloc *a,
 	struct ab_json j;
 	int list, i, n, rc = 0;
 
-	snprintf(al, sizeof al, "org.agentbox.alloc=%s", a->id);
-	snprintf(st, sizeof st, "org.agentbox.state=%s", sid);
-	if (ab_engine_list(e, "containers", labels, &j, &list, err) < 0)
+	if (ab_fmt_err(err, al, sizeof al, "the allocation's ID",
+	    "org.agentbox.alloc=%s", a->id) < 0 || ab_fmt_err(err, st,
+	    sizeof st, "the state's ID", "org.agentbox.state=%s", sid) < 0 ||
+	    ab_engine_list(e, "containers", labels, &j, &list, err) < 0)
 		return -1;
 	n = ab_json_count(&j, list);
 	for (i = 0; i < n && rc == 0; i++)
@@ -675,8 +690,9 @@ static int not_read(struct xp *x, const char *rel, long status,
 	}
 	/* Its folder's archive was the last way to read it. */
 	if (x->want != NULL && status != 404) {
-		snprintf(why, sizeof why, "the engine could not archive it, "
-		    "alone or with its folder (it said %ld)", status);
+		/* A reason cut short still reads. */
+		(void)ab_fmt(why, sizeof why, "the engine could not archive "
+		    "it, alone or with its folder (it said %ld)", status);
 		skip(x, x->want, why);
 		return 0;
 	}
@@ -713,9 +729,10 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 	long refused;
 	int rc = -1;
 
+	if (slash != NULL && ab_fmt_err(err, prefix, sizeof prefix, "a path "
+	    "in /work", "%.*s/", (int)(slash - rel), rel) < 0)
+		return -1;
 	ab_buf_init(&url, 0);
-	if (slash != NULL)
-		snprintf(prefix, sizeof prefix, "%.*s/", (int)(slash - rel), rel);
 	x->prefix = rel[0] != '\0' ? prefix : NULL;
 	x->top = slash != NULL ? slash + 1 : rel;
 	x->want = want;
@@ -779,7 +796,10 @@ static int around(const struct xp *x, const char *path)
 
 	if (slash == NULL)
 		return x->nbig + x->ncrowd + x->nkeep > 0;
-	snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+	/* No split folder is longer than PARENT holds. */
+	if (ab_fmt(parent, sizeof parent, "%.*s", (int)(slash - path),
+	    path) < 0)
+		return 0;
 	return has(x->split, x->nsplit, parent);
 }
 
@@ -936,7 +956,10 @@ static int seed_cb(const char *root, const git_tree_entry *te, void *ctx)
 	n = strlen(root) + strlen(name) + 1;
 	if ((x->seed[x->nseed].path = malloc(n)) == NULL)
 		return GIT_EUSER;
-	snprintf(x->seed[x->nseed].path, n, "%s%s", root, name);
+	if (ab_fmt(x->seed[x->nseed].path, n, "%s%s", root, name) < 0) {
+		free(x->seed[x->nseed].path);
+		return GIT_EUSER;
+	}
 	git_oid_cpy(&x->seed[x->nseed].id, git_tree_entry_id(te));
 	x->seed[x->nseed++].mode = m;
 	return 0;
@@ -1170,14 +1193,15 @@ static void name_big(struct xp *x, const struct ab_alloc *a)
 		    ab_path_check(x->split[i], &why) < 0)
 			skip(x, x->split[i], why.msg);
 	ab_human_size(x->big_at, size, sizeof size);
+	/* Reasons: one cut short still reads. */
 	if (x->big_at == x->o->max_file)
-		snprintf(what, sizeof what, "larger than --max-file (%s): its "
-		    "bytes were not read", size);
+		(void)ab_fmt(what, sizeof what, "larger than --max-file (%s): "
+		    "its bytes were not read", size);
 	else
-		snprintf(what, sizeof what, "larger than /work can hold (%s): "
-		    "holes, its bytes were not read", size);
+		(void)ab_fmt(what, sizeof what, "larger than /work can hold "
+		    "(%s): holes, its bytes were not read", size);
 	ab_human_size(a->vol[AB_VOL_TASK].bytes, size, sizeof size);
-	snprintf(crowd, sizeof crowd, "among the largest files, which "
+	(void)ab_fmt(crowd, sizeof crowd, "among the largest files, which "
 	    "together pass what /work can hold (%s): holes, its bytes were "
 	    "not read", size);
 	for (i = 0; i < x->nbig; i++)
@@ -1198,7 +1222,9 @@ static int at_or_under(char **v, size_t n, const char *path)
 
 	if (has(v, n, path))
 		return 1;
-	snprintf(buf, sizeof buf, "%s", path);
+	/* Too long to look at: read around, as if under. */
+	if (ab_fmt(buf, sizeof buf, "%s", path) < 0)
+		return 1;
 	while ((slash = strrchr(buf, '/')) != NULL) {
 		*slash = '\0';
 		if (has(v, n, buf))
@@ -1329,8 +1355,9 @@ static void too_costly(struct xp *x, const char *path)
 	const char *name = last(path);
 
 	ab_human_size(x->budget, size, sizeof size);
-	snprintf(why, sizeof why, "%s, and that folder holds more than is "
-	    "left to read (%s)", ab_json_text_ok(name, strlen(name)) ?
+	/* A reason cut short still reads. */
+	(void)ab_fmt(why, sizeof why, "%s, and that folder holds more than "
+	    "is left to read (%s)", ab_json_text_ok(name, strlen(name)) ?
 	    "the engine could not archive it alone" : "its name is not "
 	    "UTF-8, which the engine's archive carries only with its folder",
 	    size);
@@ -1374,8 +1401,10 @@ static int read_deferred(struct xp *x, struct ab_engine *e,
 	sort_uniq(x->defer, &x->ndefer);
 	for (i = 0; i < x->ndefer; i++) {
 		slash = strrchr(x->defer[i], '/');
-		snprintf(dir, sizeof dir, "%.*s", slash != NULL ?
-		    (int)(slash - x->defer[i]) : 0, x->defer[i]);
+		if (ab_fmt_err(err, dir, sizeof dir, "a path in /work", "%.*s",
+		    slash != NULL ? (int)(slash - x->defer[i]) : 0,
+		    x->defer[i]) < 0)
+			return -1;
 		if (cost_of(x, a, dir) > x->budget)
 			too_costly(x, x->defer[i]);
 		else if (read_archive(x, e, a, dir, x->defer[i], err) < 0 ||
@@ -1489,9 +1518,8 @@ static int restore_cb(const char *root, const git_tree_entry *te, void *ctx)
 	struct restore *r = ctx;
 	char path[3 * AB_PATHCHECK_PATH_MAX + 8];
 
-	snprintf(path, sizeof path, "%s/%s%s", r->at, root,
-	    git_tree_entry_name(te));
-	if (restore_one(r->x, path, te) < 0)
+	if (ab_fmt(path, sizeof path, "%s/%s%s", r->at, root,
+	    git_tree_entry_name(te)) < 0 || restore_one(r->x, path, te) < 0)
 		r->failed = 1;
 	return 0;
 }
@@ -1717,7 +1745,10 @@ static int latest_result(struct ab_state *s, const char *alloc,
 
 	if (ab_record_list(s, "result", &ids, &n, err) < 0)
 		return -1;
-	snprintf(c.kind, sizeof c.kind, "result");
+	if (ab_fmt_err(err, c.kind, sizeof c.kind, "a kind", "result") < 0) {
+		free(ids);
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		memcpy(c.id, ids[i], sizeof c.id);
 		if (ab_record_read(s, &c, &j, err) < 0)

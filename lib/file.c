@@ -126,10 +126,11 @@ int ab_file_write_at(int dirfd, const char *name, const void *data,
 	/* Temporary names start with a dot: never a handle, never listed.
 	 * The writer's PID in them lets a sweep tell a crash's leftover from
 	 * a write in progress. */
-	snprintf(tmp, sizeof tmp,
+	if (ab_fmt_err(err, tmp, sizeof tmp, "a file's name",
 	    ".tmp-%ld-%02x%02x%02x%02x%02x%02x%02x%02x-%s", (long)getpid(),
 	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7],
-	    name);
+	    name) < 0)
+		return -1;
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, mode);
 	if (fd < 0)

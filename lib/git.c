@@ -459,7 +459,11 @@ int ab_git_bstream_open(struct ab_git_bstream *b, git_odb *odb,
 		return -1;
 	}
 	b->size = len;
-	n = snprintf(head, sizeof head, "blob %zu", len);
+	if (ab_fmt(head, sizeof head, "blob %zu", len) < 0) {
+		ab_git_bstream_close(b);
+		return ab_fail(err, AB_EREFUSED, "a blob too large");
+	}
+	n = (int)strlen(head);
 	ab_sha1_add(&b->sha, head, (size_t)n + 1);
 	return 1;
 }

@@ -64,8 +64,8 @@ static int find_git(char *out, size_t cap, struct ab_err *err)
 		e = strchr(p, ':');
 		if (e == NULL)
 			e = p + strlen(p);
-		if (e > p && snprintf(out, cap, "%.*s/git", (int)(e - p), p) <
-		    (int)cap && *p == '/' && stat(out, &st) == 0 &&
+		if (e > p && ab_fmt(out, cap, "%.*s/git", (int)(e - p), p) ==
+		    0 && *p == '/' && stat(out, &st) == 0 &&
 		    S_ISREG(st.st_mode) && access(out, X_OK) == 0)
 			return 0;
 		if (*e == ':')
@@ -213,7 +213,8 @@ static void progress(struct relay *r)
 		return;
 	r->shown = now;
 	c->s.fresh = 0;
-	snprintf(line, sizeof line, "history: %s", c->s.progress);
+	/* A cut line still shows progress. */
+	(void)ab_fmt(line, sizeof line, "history: %s", c->s.progress);
 	r->h->progress(line);
 }
 
@@ -328,17 +329,16 @@ static int damaged_entry(const char *objects, char hex[AB_OID_HEX + 1],
 	DIR *dp;
 	int rc = 0;
 
-	snprintf(dir, sizeof dir, "%s/pack", objects);
-	if ((dp = opendir(dir)) == NULL)
+	if (ab_fmt(dir, sizeof dir, "%s/pack", objects) < 0 ||
+	    (dp = opendir(dir)) == NULL)
 		return 0;
 	while (rc == 0 && (d = readdir(dp)) != NULL) {
 		k = strlen(d->d_name);
-		if (k < 5 || strcmp(d->d_name + k - 4, ".idx") != 0)
+		if (k < 5 || strcmp(d->d_name + k - 4, ".idx") != 0 ||
+		    ab_fmt(idx, sizeof idx, "%s/%s", dir, d->d_name) < 0)
 			continue;
-		snprintf(idx, sizeof idx, "%s/%s", dir, d->d_name);
-		if ((rc = ab_pack_damaged(idx, hex, &ignored)) == 1)
-			snprintf(pack, cap, "%.*s.pack", (int)(k - 4), d->d_name);
-		else
+		if ((rc = ab_pack_damaged(idx, hex, &ignored)) != 1 ||
+		    ab_fmt(pack, cap, "%.*s.pack", (int)(k - 4), d->d_name) < 0)
 			rc = 0;
 	}
 	closedir(dp);
@@ -378,8 +378,10 @@ static int revs(int fd, const struct ab_git_hist *h, struct ab_err *err)
 
 	ab_buf_init(&sh, (size_t)1 << 30);
 	ab_buf_init(&out, 0);
-	snprintf(path, sizeof path, "%s/shallow", h->stage);
-	if (access(path, F_OK) == 0 &&
+	if (ab_fmt_err(err, path, sizeof path, "the staging clone's path",
+	    "%s/shallow", h->stage) < 0)
+		rc = -1;
+	else if (access(path, F_OK) == 0 &&
 	    ab_file_read_at(AT_FDCWD, path, &sh, NULL, err) < 0)
 		rc = -1;
 	for (p = sh.data; rc == 0 && p != NULL && *p != '\0'; p = e + 1) {
@@ -407,8 +409,8 @@ static void remove_tmp(const char *stage)
 	DIR *dp;
 	int fd;
 
-	snprintf(dir, sizeof dir, "%s/objects/pack", stage);
-	if ((dp = opendir(dir)) == NULL)
+	if (ab_fmt(dir, sizeof dir, "%s/objects/pack", stage) < 0 ||
+	    (dp = opendir(dir)) == NULL)
 		return;
 	fd = dirfd(dp);
 	while ((d = readdir(dp)) != NULL)
@@ -507,12 +509,16 @@ int ab_git_history(const struct ab_git_hist *h, struct ab_err *err)
 
 	if (find_git(git, sizeof git, err) < 0)
 		return -1;
-	snprintf(dir, sizeof dir, "GIT_DIR=%s", h->stage);
-	snprintf(objs, sizeof objs, "GIT_OBJECT_DIRECTORY=%s", h->objects);
-	snprintf(path, sizeof path, "PATH=%s", p != NULL ? p : "/usr/bin:/bin");
-	if (h->max_bytes > 0)
-		snprintf(max, sizeof max, "--max-input-size=%lld", h->max_bytes);
-	else
+	if (ab_fmt_err(err, dir, sizeof dir, "the staging clone's path",
+	    "GIT_DIR=%s", h->stage) < 0 ||
+	    ab_fmt_err(err, objs, sizeof objs, "the objects' path",
+	    "GIT_OBJECT_DIRECTORY=%s", h->objects) < 0 ||
+	    ab_fmt_err(err, path, sizeof path, "PATH", "PATH=%s",
+	    p != NULL ? p : "/usr/bin:/bin") < 0 ||
+	    ab_fmt_err(err, max, sizeof max, "git's input ceiling",
+	    "--max-input-size=%lld", h->max_bytes) < 0)
+		return -1;
+	if (h->max_bytes <= 0)
 		ip_argv[13] = NULL;
 	for (i = 0; base_env[i] != NULL; i++)
 		po_env[i] = ip_env[i] = base_env[i];

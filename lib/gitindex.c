@@ -131,10 +131,12 @@ static void put_tree(struct out *o, const char *name, uint32_t ents,
     uint32_t subs, const unsigned char oid[AB_OID_RAW])
 {
 	char num[32];
-	int n = snprintf(num, sizeof num, "%u %u\n", ents, subs);
 
+	/* Two numbers into room for them: a bug here when cut. */
+	if (ab_fmt(num, sizeof num, "%u %u\n", ents, subs) < 0)
+		abort();
 	put(o, name, strlen(name) + 1);
-	put(o, num, (size_t)n);
+	put(o, num, strlen(num));
 	put(o, oid, AB_OID_RAW);
 }
 
@@ -227,8 +229,10 @@ int ab_git_index_write(const struct ab_git_tree *t, const char *stage,
 
 	if (t->n > UINT32_MAX)
 		return ab_fail(err, AB_EREFUSED, "too many files for a git index");
-	snprintf(path, sizeof path, "%s/index", stage);
-	snprintf(tmp, sizeof tmp, "%s/index.XXXXXX", stage);
+	if (ab_fmt_err(err, path, sizeof path, "the staging clone's path",
+	    "%s/index", stage) < 0 || ab_fmt_err(err, tmp, sizeof tmp,
+	    "the staging clone's path", "%s/index.XXXXXX", stage) < 0)
+		return -1;
 	if ((fd = mkstemp(tmp)) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
 	e = write_all(fd, t);

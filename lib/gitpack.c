@@ -83,7 +83,11 @@ static int fail_write(struct ab_err *err, const char *path)
 static int open_tmp(struct ab_pack *p, char *path, size_t size,
     const char *stem, struct ab_err *err)
 {
-	snprintf(path, size, "%s/%s_XXXXXX", p->dir, stem);
+	if (ab_fmt_err(err, path, size, "the pack's directory",
+	    "%s/%s_XXXXXX", p->dir, stem) < 0) {
+		path[0] = '\0';
+		return -1;
+	}
 	if ((p->fd = mkstemp(path)) < 0) {
 		path[0] = '\0';
 		return ab_fail_errno(err, AB_EENGINE, "cannot create a file "
@@ -103,7 +107,11 @@ int ab_pack_start(struct ab_pack **pp, const char *dir, size_t n,
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	p->fd = -1;
 	p->n = n;
-	snprintf(p->dir, sizeof p->dir, "%s", dir);
+	if (ab_fmt(p->dir, sizeof p->dir, "%s", dir) < 0) {
+		free(p);
+		return ab_fail(err, AB_EUSAGE, "the pack's directory: longer "
+		    "than %zu bytes", sizeof p->dir - 1);
+	}
 	if (n > UINT32_MAX) {
 		free(p);
 		return ab_fail(err, AB_EREFUSED, "more objects than a pack "
@@ -316,7 +324,9 @@ static int place(const char *from, const char *dir, const char *hex,
 {
 	char to[4300];
 
-	snprintf(to, sizeof to, "%s/pack-%s.%s", dir, hex, ext);
+	if (ab_fmt_err(err, to, sizeof to, "the pack's directory",
+	    "%s/pack-%s.%s", dir, hex, ext) < 0)
+		return -1;
 	if (rename(from, to) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot rename %s", from);
 	return 0;
@@ -345,14 +355,17 @@ int ab_pack_end(struct ab_pack *p, struct ab_pack_ent *e, size_t n,
 	if (rc == 0)
 		rc = write_idx(p, e, n, sum, err);
 	for (i = 0; i < AB_OID_RAW && rc == 0; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+		rc = ab_fmt_err(err, hex + 2 * i, 3, "a pack's name", "%02x",
+		    sum[i]);
 	/* The index last: a pack is used only once its index is there. */
 	if (rc == 0 && (rc = place(p->tmp, p->dir, hex, "pack", err)) == 0) {
 		p->tmp[0] = '\0';
-		if ((rc = place(p->tmpidx, p->dir, hex, "idx", err)) < 0)
-			snprintf(p->tmp, sizeof p->tmp, "%s/pack-%s.pack",
-			    p->dir, hex);
-		else
+		/* Placed just now under that name: it fits. */
+		if ((rc = place(p->tmpidx, p->dir, hex, "idx", err)) < 0 &&
+		    ab_fmt(p->tmp, sizeof p->tmp, "%s/pack-%s.pack", p->dir,
+		    hex) < 0)
+			p->tmp[0] = '\0';
+		else if (rc == 0)
 			p->tmpidx[0] = '\0';
 	}
 	ab_pack_abort(p);

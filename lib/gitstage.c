@@ -760,10 +760,16 @@ static int write_loose(const char *stage, const git_oid *id, size_t size,
 	int fd, rc;
 
 	git_oid_tostr(hex, sizeof hex, id);
-	snprintf(dir, sizeof dir, "%s/objects/%.2s", stage, hex);
-	snprintf(path, sizeof path, "%s/%s", dir, hex + 2);
-	snprintf(tmp, sizeof tmp, "%s/tmp_obj_XXXXXX", dir);
-	headlen = (size_t)snprintf(head, sizeof head, "blob %zu", size) + 1;
+	if (ab_fmt_err(err, dir, sizeof dir, "the staging clone's path",
+	    "%s/objects/%.2s", stage, hex) < 0 ||
+	    ab_fmt_err(err, path, sizeof path, "the staging clone's path",
+	    "%s/%s", dir, hex + 2) < 0 ||
+	    ab_fmt_err(err, tmp, sizeof tmp, "the staging clone's path",
+	    "%s/tmp_obj_XXXXXX", dir) < 0 ||
+	    ab_fmt_err(err, head, sizeof head, "a blob's header",
+	    "blob %zu", size) < 0)
+		return -1;
+	headlen = strlen(head) + 1;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
 	if ((fd = mkstemp(tmp)) < 0)
@@ -892,8 +898,8 @@ static int stage_tip(struct copy *c, const char *dir, const git_oid *tip,
 	char pack[4200];
 	int rc, tw;
 
-	snprintf(pack, sizeof pack, "%s/objects/pack", stage);
-	if (tip_objects(c, tip, io) < 0 ||
+	if (ab_fmt_err(c->err, pack, sizeof pack, "the staging clone's path",
+	    "%s/objects/pack", stage) < 0 || tip_objects(c, tip, io) < 0 ||
 	    (tw = tw_start(&w, c, dir, pack, io->feed)) < 0)
 		return -1;
 	rc = shallow_file(c, tip, 1, stage);
@@ -967,8 +973,9 @@ static int small_history(struct copy *c, const git_oid *tip, long depth,
 	if (rc == 0 && (over_small(c) || nq > SMALL_OBJECTS))
 		rc = 1;		/* git's */
 	else if (rc == 0) {
-		snprintf(pack, sizeof pack, "%s/objects/pack", stage);
-		if (write_shallow(c, &sh, stage) < 0 ||
+		if (ab_fmt_err(c->err, pack, sizeof pack,
+		    "the staging clone's path", "%s/objects/pack", stage) < 0 ||
+		    write_shallow(c, &sh, stage) < 0 ||
 		    write_tip_here(c, pack) < 0)
 			rc = -1;
 	}

@@ -210,7 +210,8 @@ static int open_whole(struct gs *g, const git_oid *id, struct ab_err *err)
 
 	if ((rc = git_odb_read(&g->whole, g->odb, id)) < 0) {
 		g->whole = NULL;
-		snprintf(head, sizeof head, "object %s", g->hex);
+		/* A name cut short still reads. */
+		(void)ab_fmt(head, sizeof head, "object %s", g->hex);
 		return ab_git_read_fail(err, rc, head);
 	}
 	g->type = (int)git_odb_object_type(g->whole);
@@ -219,7 +220,10 @@ static int open_whole(struct gs *g, const git_oid *id, struct ab_err *err)
 		return damaged(g, "has no type of its own", err);
 	if (ab_sha1_init(&g->sha, err) < 0)
 		return -1;
-	n = snprintf(head, sizeof head, "%s %zu", type_name[g->type], g->size);
+	if (ab_fmt(head, sizeof head, "%s %zu", type_name[g->type],
+	    g->size) < 0)
+		return damaged(g, "has a header too long", err);
+	n = (int)strlen(head);
 	ab_sha1_add(&g->sha, head, (size_t)n + 1);
 	return 0;
 }
@@ -234,8 +238,10 @@ static int obj_open(struct gs *g, const git_oid *id, struct ab_err *err)
 	memcpy(g->id, id->id, AB_OID_RAW);
 	g->pos = g->hpos = g->hlen = 0;
 	g->eof = g->ended = 0;
-	snprintf(path, sizeof path, "%s/%.2s/%s", g->objdir, g->hex,
-	    g->hex + 2);
+	if (ab_fmt(path, sizeof path, "%s/%.2s/%s", g->objdir, g->hex,
+	    g->hex + 2) < 0)
+		return ab_fail(err, AB_EENGINE, "the repository's path is too "
+		    "long");
 	g->fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (g->fd < 0 && errno == ENOENT)
 		return open_whole(g, id, err);
@@ -413,8 +419,8 @@ static int gs_start(struct gs **gp, git_repository *repo, int fd,
 		    "repository");
 	/* libgit2's loose objects live under the common directory. */
 	dir = git_repository_commondir(repo);
-	if (dir == NULL || (size_t)snprintf(g->objdir, sizeof g->objdir,
-	    "%sobjects", dir) >= sizeof g->objdir)
+	if (dir == NULL || ab_fmt(g->objdir, sizeof g->objdir, "%sobjects",
+	    dir) < 0)
 		return ab_fail(err, AB_EENGINE, "the repository's path is too "
 		    "long");
 	if (deflateInit2(&g->def[0], Z_BEST_SPEED, Z_DEFLATED, 15, 4,
@@ -444,7 +450,11 @@ int ab_gitstream_literal(git_repository *repo, const git_oid *id, int fd,
 		    g->hex, type_name[g->type]);
 		goto out;
 	}
-	snprintf(head, sizeof head, "literal %zu\n", empty ? 0 : g->size);
+	if (ab_fmt(head, sizeof head, "literal %zu\n", empty ? 0 :
+	    g->size) < 0) {
+		ab_fail(err, AB_EENGINE, "object %s: too large", g->hex);
+		goto out;
+	}
 	if (put(g, (const unsigned char *)head, strlen(head), err) == 0 &&
 	    deflate_obj(g, empty, b85_sink, err) == 0 &&
 	    (g->nline == 0 || b85_line(g, err) == 0) &&

@@ -33,7 +33,10 @@ int ab_sha256_hex(struct ab_sha256 *h, char out[65], struct ab_err *err)
 		return ab_fail(err, AB_EENGINE, "SHA-256 failed");
 	}
 	for (i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+		if (ab_fmt(out + 2 * i, 3, "%02x", md[i]) < 0) {
+			ab_sha256_free(h);
+			return ab_fail(err, AB_EENGINE, "SHA-256 failed");
+		}
 	ab_sha256_free(h);
 	return 0;
 }

@@ -73,8 +73,11 @@ static int spec_add_version(struct spec *sp, const char *n, const char *v,
 	    strlen(v) >= sizeof sp->vvalue[0] || !plain(n) || !plain(v))
 		return ab_fail(err, AB_EUSAGE, "bad pinned version %.60s=%.60s",
 		    n, v);
-	snprintf(sp->vname[sp->nv], sizeof sp->vname[0], "%s", n);
-	snprintf(sp->vvalue[sp->nv], sizeof sp->vvalue[0], "%s", v);
+	if (ab_fmt_err(err, sp->vname[sp->nv], sizeof sp->vname[0],
+	    "a pinned version's name", "%s", n) < 0 ||
+	    ab_fmt_err(err, sp->vvalue[sp->nv], sizeof sp->vvalue[0],
+	    "a pinned version", "%s", v) < 0)
+		return -1;
 	sp->nv++;
 	return 0;
 }
@@ -96,9 +99,11 @@ static void labels_json(struct ab_jw *w, const struct spec *sp)
 	if (sp->packages[0] != '\0')
 		ab_jw_kstr(w, "org.agentbox.packages", sp->packages);
 	for (i = 0; i < sp->nv; i++) {
-		snprintf(key, sizeof key, "org.agentbox.version.%s",
-		    sp->vname[i]);
-		ab_jw_kstr(w, key, sp->vvalue[i]);
+		/* Fits: a name is under 64 bytes; a label not written
+		 * fails the image's check. */
+		if (ab_fmt(key, sizeof key, "org.agentbox.version.%s",
+		    sp->vname[i]) == 0)
+			ab_jw_kstr(w, key, sp->vvalue[i]);
 	}
 	ab_jw_obj_end(w);
 }
@@ -165,7 +170,9 @@ static int check_config(const struct ab_json *j, const struct spec *sp,
 	    ab_json_elem(j, ep, 0), AB_IMAGE_ENTRYPOINT))
 		return ab_fail(err, AB_EREFUSED, "image entrypoint is not %s",
 		    AB_IMAGE_ENTRYPOINT);
-	snprintf(want, sizeof want, "PATH=%s", sp->path_env);
+	if (ab_fmt_err(err, want, sizeof want, "the image's PATH", "PATH=%s",
+	    sp->path_env) < 0)
+		return -1;
 	n = ab_json_count(j, env);
 	for (i = 0; i < n; i++)
 		path_ok += ab_json_str_eq(j, ab_json_elem(j, env, i), want);
@@ -183,8 +190,9 @@ static int inspect_image(struct ab_engine *e, const struct spec *sp,
 	char path[160];
 	int rc = -1;
 
-	snprintf(path, sizeof path, "/images/%s/json", sp->digest);
-	if (ab_engine_json(e, "GET", path, NULL, "inspect the image", &r,
+	if (ab_fmt_err(err, path, sizeof path, "the image's digest",
+	    "/images/%s/json", sp->digest) < 0 ||
+	    ab_engine_json(e, "GET", path, NULL, "inspect the image", &r,
 	    err) < 0)
 		goto out;
 	if (r.status == 404) {
@@ -222,8 +230,9 @@ static int probe_output(const struct ab_oneshot *o, const struct spec *sp,
 	if (o->out.over)
 		return ab_fail(err, AB_EREFUSED, "version probe said too much");
 	for (i = 0; i < sp->nv; i++) {
-		snprintf(want, sizeof want, "%s %s\n", sp->vname[i],
-		    sp->vvalue[i]);
+		if (ab_fmt_err(err, want, sizeof want, "a pinned version",
+		    "%s %s\n", sp->vname[i], sp->vvalue[i]) < 0)
+			return -1;
 		k = strlen(want);
 		if (strncmp(p, want, k) != 0)
 			return ab_fail(err, AB_EREFUSED,
@@ -254,7 +263,11 @@ static int version_probe(struct ab_engine *e, const struct spec *sp,
 	for (i = 0; i < sp->nv; i++)
 		cmd[i] = sp->vname[i];
 	cmd[i] = NULL;
-	snprintf(pathvar, sizeof pathvar, "PATH=%s", sp->path_env);
+	if (ab_fmt_err(err, pathvar, sizeof pathvar, "the image's PATH",
+	    "PATH=%s", sp->path_env) < 0 ||
+	    ab_fmt_err(err, name, sizeof name, "the probe's name",
+	    "agentbox-probe-%s", rnd) < 0)
+		return -1;
 	env[0] = pathvar;
 	env[1] = NULL;
 	labels[0] = "org.agentbox.state";
@@ -272,7 +285,6 @@ static int version_probe(struct ab_engine *e, const struct spec *sp,
 	l.labels = labels;
 	ab_oneshot_limits(&l);
 	l.seccomp_keyword = info.seccomp_keyword;
-	snprintf(name, sizeof name, "agentbox-probe-%s", rnd);
 	rc = ab_oneshot_run(e, &l, name, &o, err);
 	if (rc == 0 && o.status != 0)
 		rc = ab_fail(err, AB_EREFUSED,
@@ -327,10 +339,8 @@ static int copy_field(const struct ab_json *j, const char *key, char *dst,
 	char *v = ab_json_str(j, ab_json_key(j, 0, key));
 	int rc = -1;
 
-	if (v != NULL && strlen(v) < cap) {
-		snprintf(dst, cap, "%s", v);
-		rc = 0;
-	}
+	if (v != NULL)
+		rc = ab_fmt(dst, cap, "%s", v);
 	free(v);
 	return rc;
 }
@@ -438,7 +448,9 @@ static int on_engine(struct ab_engine *e, const struct spec *sp,
 		    "before agentbox recorded engines: build the image again "
 		    "(ab-image build) and remove this one (ab-image remove) on the "
 		    "engine that holds it", sp->id);
-	snprintf(what, sizeof what, "image:%s", sp->id);
+	if (ab_fmt_err(err, what, sizeof what, "the image's ID", "image:%s",
+	    sp->id) < 0)
+		return -1;
 	return ab_engine_is(e, sp->engine, what, err);
 }
 
@@ -453,7 +465,8 @@ int ab_image_verify(struct ab_state *s, struct ab_engine *e,
 	if (probe && version_probe(e, &sp, err) < 0)
 		return -1;
 	if (digest != NULL)
-		snprintf(digest, 80, "%s", sp.digest);
+		return ab_fmt_err(err, digest, 80, "the image's digest", "%s",
+		    sp.digest);
 	return 0;
 }
 
@@ -504,8 +517,10 @@ struct progress {
 
 static void set_id(struct progress *pg, const char *v)
 {
-	if (v != NULL && strncmp(v, "sha256:", 7) == 0 && strlen(v) == 71)
-		snprintf(pg->id, sizeof pg->id, "%s", v);
+	/* A cut ID is none: the build then fails as naming no image. */
+	if (v != NULL && strncmp(v, "sha256:", 7) == 0 && strlen(v) == 71 &&
+	    ab_fmt(pg->id, sizeof pg->id, "%s", v) < 0)
+		pg->id[0] = '\0';
 }
 
 static void show_stream(struct progress *pg, const char *s)
@@ -517,8 +532,9 @@ static void show_stream(struct progress *pg, const char *s)
 	if (pg->show == NULL || strncmp(s, "Step ", 5) != 0)
 		return;
 	n = strcspn(s, "\r\n");
-	snprintf(line, sizeof line, "%.*s", (int)(n < 400 ? n : 400), s);
-	pg->show(line);
+	if (ab_fmt(line, sizeof line, "%.*s", (int)(n < 400 ? n : 400),
+	    s) == 0)
+		pg->show(line);
 }
 
 static int progress_line(struct progress *pg, const char *p, size_t n,
@@ -546,8 +562,9 @@ static int progress_line(struct progress *pg, const char *p, size_t n,
 	if ((v = ab_json_str(&j, ab_json_key(&j, 0, "stream"))) != NULL)
 		show_stream(pg, v);
 	free(v);
+	/* The engine's message, cut if need be: it is only shown. */
 	if ((v = ab_json_str(&j, ab_json_key(&j, 0, "message"))) != NULL)
-		snprintf(pg->msg, sizeof pg->msg, "%s", v);
+		(void)ab_fmt(pg->msg, sizeof pg->msg, "%s", v);
 	free(v);
 	v = ab_json_str(&j, ab_json_key(&j, 0, "status"));
 	set_id(pg, v);
@@ -611,7 +628,7 @@ static int send_body(struct ab_engine *e, const char *path, ab_reader rd,
 		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine named no image",
 		    what);
 	if (rc == 0)
-		snprintf(digest, 80, "%s", pg.id);
+		rc = ab_fmt_err(err, digest, 80, "the image's ID", "%s", pg.id);
 	ab_resp_free(&r);
 	ab_buf_free(&pg.line);
 	return rc;
@@ -772,8 +789,7 @@ static int resolve_base(struct ab_engine *e, const char *ref, char id[80],
 	char url[600], *v = NULL;
 	int env, i, rc = -1;
 
-	if (snprintf(url, sizeof url, "/images/%s/json", ref) >=
-	    (int)sizeof url)
+	if (ab_fmt(url, sizeof url, "/images/%s/json", ref) < 0)
 		return ab_fail(err, AB_EUSAGE, "base %.100s...: name too long",
 		    ref);
 	if (ab_engine_json(e, "GET", url, NULL, "inspect the base image", &r,
@@ -795,13 +811,13 @@ static int resolve_base(struct ab_engine *e, const char *ref, char id[80],
 	if (copy_field(&j, "Id", id, 80) < 0 || strncmp(id, "sha256:", 7) ||
 	    !ab_is_hex(id + 7, 64)) {
 		ab_fail(err, AB_EENGINE, "the engine names base %s oddly", ref);
-	} else {
-		snprintf(path, 256, "%s", DEFAULT_PATH);
+	} else if (ab_fmt_err(err, path, 256, "the default PATH", "%s",
+	    DEFAULT_PATH) == 0) {
 		env = ab_json_get(&j, 0, "Config.Env");
 		for (i = 0; (v = ab_json_str(&j, ab_json_elem(&j, env, i)));
 		    i++) {
 			if (strncmp(v, "PATH=", 5) == 0 &&
-			    snprintf(path, 256, "%s", v + 5) >= 256)
+			    ab_fmt(path, 256, "%s", v + 5) < 0)
 				path[0] = '\0';
 			free(v);
 		}
@@ -886,10 +902,11 @@ static int export_base(struct ab_engine *e, const struct spec *sp, int fd,
 		ab_buf_free(&body);
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	}
-	snprintf(url, sizeof url, "/containers/create?name=agentbox-export-%s",
-	    rnd);
-	rc = ab_engine_json(e, "POST", url, body.data,
-	    "create the base's export container", &r, err);
+	rc = ab_fmt_err(err, url, sizeof url, "the export container's name",
+	    "/containers/create?name=agentbox-export-%s", rnd);
+	if (rc == 0)
+		rc = ab_engine_json(e, "POST", url, body.data,
+		    "create the base's export container", &r, err);
 	ab_buf_free(&body);
 	if (rc < 0)
 		return -1;
@@ -907,7 +924,9 @@ static int export_base(struct ab_engine *e, const struct spec *sp, int fd,
 		return ab_fail(err, AB_EENGINE, "cannot create the base's "
 		    "export container");
 	memset(&q, 0, sizeof q);
-	snprintf(url, sizeof url, "/containers/%s/export", cid);
+	if (ab_fmt_err(err, url, sizeof url, "the export container's ID",
+	    "/containers/%s/export", cid) < 0)
+		return -1;
 	q.method = "GET";
 	q.path = url;
 	q.sink = write_sink;
@@ -936,11 +955,17 @@ static int debian_root(struct ab_debroot *d, int *fdp, struct ab_err *err)
 
 	if (tmp == NULL || *tmp != '/')
 		tmp = "/var/tmp";
-	snprintf(dir, sizeof dir, "%s/agentbox-root.XXXXXX", tmp);
+	if (ab_fmt_err(err, dir, sizeof dir, "TMPDIR",
+	    "%s/agentbox-root.XXXXXX", tmp) < 0)
+		return -1;
 	if (mkdtemp(dir) == NULL)
 		return ab_fail_errno(err, AB_EENGINE, "cannot make a directory "
 		    "in %s", tmp);
-	snprintf(out, sizeof out, "%s/root.tar", dir);
+	if (ab_fmt_err(err, out, sizeof out, "TMPDIR", "%s/root.tar",
+	    dir) < 0) {
+		rmdir(dir);
+		return -1;
+	}
 	rc = ab_debroot_build(d, out, err);
 	if (rc == 0 && (*fdp = open(out, O_RDONLY | O_CLOEXEC)) < 0)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot open %s", out);
@@ -964,8 +989,10 @@ static void remove_by_label(struct ab_engine *e, const char *sid,
 	int i, t, list;
 	char *v;
 
-	snprintf(label, sizeof label, "org.agentbox.image=%s", id);
-	snprintf(state, sizeof state, "org.agentbox.state=%s", sid);
+	/* Fits: IDs are AB_ID_LEN; a cut label would match others'. */
+	if (ab_fmt(label, sizeof label, "org.agentbox.image=%s", id) < 0 ||
+	    ab_fmt(state, sizeof state, "org.agentbox.state=%s", sid) < 0)
+		return;
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	if (ab_engine_list(e, "images", labels, &j, &list, &err) == 0) {
 		for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
@@ -994,7 +1021,7 @@ static int find_registered(struct ab_state *s, struct ab_engine *e,
 	if (ab_record_list(s, "image", &ids, &n, err) < 0)
 		return -1;
 	for (i = 0; i < n && !found; i++) {
-		snprintf(h.kind, sizeof h.kind, "image");
+		memcpy(h.kind, "image", sizeof "image");
 		memcpy(h.id, ids[i], sizeof h.id);
 		if (read_spec(s, &h, &sp, &skip) < 0 ||
 		    strcmp(sp.engine, want->engine) != 0 ||
@@ -1031,8 +1058,9 @@ static int rootfs_spec(const struct ab_image_opts *o, struct ab_rootfs *rf,
 	if (agents) {
 		if ((w = malloc(sizeof *w)) == NULL)
 			return ab_fail(err, AB_EENGINE, "out of memory");
-		snprintf(lock, sizeof lock, "%s/agents.lock", o->dir);
-		if (ab_wheels_init(w, lock, o->wheels, &o->dl, err) < 0) {
+		if (ab_fmt_err(err, lock, sizeof lock, "the recipe's path",
+		    "%s/agents.lock", o->dir) < 0 ||
+		    ab_wheels_init(w, lock, o->wheels, &o->dl, err) < 0) {
 			free(w);
 			return -1;
 		}
@@ -1052,10 +1080,12 @@ static int rootfs_spec(const struct ab_image_opts *o, struct ab_rootfs *rf,
 		if (spec_add_version(sp, rf->v[i].name, rf->v[i].value,
 		    err) < 0)
 			return -1;
-	snprintf(sp->kind, sizeof sp->kind, "%s", o->recipe);
-	snprintf(sp->recipe, sizeof sp->recipe, "%s", rf->recipe);
-	snprintf(sp->path_env, sizeof sp->path_env, "%s", rf->path_env);
-	return 0;
+	if (ab_fmt_err(err, sp->kind, sizeof sp->kind, "the recipe's name",
+	    "%s", o->recipe) < 0 || ab_fmt_err(err, sp->recipe,
+	    sizeof sp->recipe, "the recipe's hash", "%s", rf->recipe) < 0)
+		return -1;
+	return ab_fmt_err(err, sp->path_env, sizeof sp->path_env,
+	    "the recipe's PATH", "%s", rf->path_env);
 }
 
 static void say(ab_progress show, const char *fmt, const char *a,
@@ -1065,7 +1095,8 @@ static void say(ab_progress show, const char *fmt, const char *a,
 
 	if (show == NULL)
 		return;
-	snprintf(line, sizeof line, fmt, a, n);
+	/* A cut line still shows progress. */
+	(void)ab_fmt(line, sizeof line, fmt, a, n);
 	show(line);
 }
 
@@ -1107,7 +1138,9 @@ static int root_key(struct ab_image_plan *p, struct ab_err *err)
 	if (strlen(set) >= sizeof sp->packages)
 		return ab_fail(err, AB_EUSAGE, "--packages: %zu packages are "
 		    "more than an image's record holds", p->deb.count);
-	snprintf(sp->packages, sizeof sp->packages, "%s", set);
+	if (ab_fmt_err(err, sp->packages, sizeof sp->packages, "--packages",
+	    "%s", set) < 0)
+		return -1;
 	if (p->root_path[0] != '/' || strlen(p->rf.path_env) +
 	    strlen(p->root_path) + 2 > sizeof sp->path_env)
 		return ab_fail(err, AB_EUSAGE, "the root's PATH %.200s is not "
@@ -1117,8 +1150,8 @@ static int root_key(struct ab_image_plan *p, struct ab_err *err)
 		    (*c >= '0' && *c <= '9') || strchr("/:._-", *c)))
 			return ab_fail(err, AB_EUSAGE, "the root's PATH %.200s "
 			    "is not one agentbox can pin", p->root_path);
-	if (snprintf(sp->path_env, sizeof sp->path_env, "%s:%s",
-	    p->rf.path_env, p->root_path) >= (int)sizeof sp->path_env)
+	if (ab_fmt(sp->path_env, sizeof sp->path_env, "%s:%s",
+	    p->rf.path_env, p->root_path) < 0)
 		return ab_fail(err, AB_EUSAGE, "the root's PATH is too long");
 	if (ab_sha256_init(&h, err) < 0)
 		return -1;
@@ -1192,8 +1225,9 @@ int ab_image_plan(const struct ab_state *s, const struct ab_image_opts *o,
 			o->progress("resolving the packages with mmdebstrap");
 		rc = ab_debroot_resolve(&p->deb, o->packages, DEBROOT_NEEDS,
 		    &o->dl, err);
-		snprintf(p->root_path, sizeof p->root_path, "%s",
-		    DEFAULT_PATH);
+		if (rc == 0)
+			rc = ab_fmt_err(err, p->root_path, sizeof p->root_path,
+			    "the root's PATH", "%s", DEFAULT_PATH);
 		if (rc == 0)
 			rc = root_key(p, err);
 	}
@@ -1318,7 +1352,7 @@ static int kept(struct ab_state *s, const char *id, const char *digest,
 		return 0;
 	if (ab_inflight_any(s, "image", id, AB_INFLIGHT_LIVE))
 		return 1;
-	snprintf(h.kind, sizeof h.kind, "image");
+	memcpy(h.kind, "image", sizeof "image");
 	memcpy(h.id, id, sizeof h.id);
 	return digest != NULL && read_spec(s, &h, &sp, &skip) == 0 &&
 	    strcmp(sp.digest, digest) == 0 &&
@@ -1365,9 +1399,10 @@ int ab_image_sweep(struct ab_state *s, struct ab_engine *e, const char *mark,
 	    NULL };
 	const char *images[2] = { state, NULL };
 
-	snprintf(state, sizeof state, "org.agentbox.state=%s", s->sid);
 	/* Containers first: an image in use cannot go. */
-	if (sweep_list(s, e, AB_CONTAINER, probes, mark, n, err) < 0 ||
+	if (ab_fmt_err(err, state, sizeof state, "the state's ID",
+	    "org.agentbox.state=%s", s->sid) < 0 ||
+	    sweep_list(s, e, AB_CONTAINER, probes, mark, n, err) < 0 ||
 	    sweep_list(s, e, AB_CONTAINER, exports, mark, n, err) < 0)
 		return -1;
 	return sweep_list(s, e, AB_IMAGE, images, mark, n, err);
@@ -1380,14 +1415,15 @@ int ab_image_version(struct ab_state *s, const char *id,
 	struct spec sp;
 	int i;
 
-	snprintf(h.kind, sizeof h.kind, "image");
-	snprintf(h.id, sizeof h.id, "%s", id);
-	if (read_spec(s, &h, &sp, err) < 0)
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "image") < 0 ||
+	    ab_fmt_err(err, h.id, sizeof h.id, "an image's ID", "%s",
+	    id) < 0 || read_spec(s, &h, &sp, err) < 0)
 		return -1;
 	for (i = 0; i < sp.nv; i++)
 		if (strcmp(sp.vname[i], component) == 0) {
-			if (out != NULL)
-				snprintf(out, cap, "%s", sp.vvalue[i]);
+			if (out != NULL && ab_fmt_err(err, out, cap,
+			    "a pinned version", "%s", sp.vvalue[i]) < 0)
+				return -1;
 			return 1;
 		}
 	return 0;
@@ -1405,12 +1441,12 @@ int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
 	struct ab_handle h;
 	struct spec sp;
 
-	snprintf(h.kind, sizeof h.kind, "image");
-	snprintf(h.id, sizeof h.id, "%s", id);
-	if (read_spec(s, &h, &sp, err) < 0)
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "image") < 0 ||
+	    ab_fmt_err(err, h.id, sizeof h.id, "an image's ID", "%s",
+	    id) < 0 || read_spec(s, &h, &sp, err) < 0)
 		return -1;
-	snprintf(path, cap, "%s", sp.path_env);
-	return 0;
+	return ab_fmt_err(err, path, cap, "the image's PATH", "%s",
+	    sp.path_env);
 }
 
 /* --- which program a name runs --------------------------------------- */
@@ -1489,16 +1525,17 @@ static int ctr_executable(struct ab_engine *e, const char *ctr,
 	unsigned long long mode = 0;
 	int hops, rc;
 
-	snprintf(cur, sizeof cur, "%s", path);
+	if (ab_fmt(cur, sizeof cur, "%s", path) < 0)
+		return 0;	/* no such file in the image */
 	for (hops = 0; hops < 8; hops++) {
 		rc = ctr_stat(e, ctr, cur, &mode, target, sizeof target, err);
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 		if (!(mode & GO_MODE_SYMLINK))
 			return (mode & GO_MODE_TYPE) == 0 && (mode & 0111) != 0;
-		if (target[0] != '/')
+		if (target[0] != '/' ||
+		    ab_fmt(cur, sizeof cur, "%s", target) < 0)
 			return 0;
-		snprintf(cur, sizeof cur, "%s", target);
 	}
 	return 0;
 }
@@ -1516,8 +1553,7 @@ int ab_image_which(struct ab_engine *e, const char *ctr,
 			end = d + strlen(d);
 		if (*d != '/')
 			continue;	/* a relative entry names no file */
-		if (snprintf(out, cap, "%.*s/%s", (int)(end - d), d, name) >=
-		    (int)cap)
+		if (ab_fmt(out, cap, "%.*s/%s", (int)(end - d), d, name) < 0)
 			continue;
 		rc = ctr_executable(e, ctr, out, err);
 		if (rc != 0)

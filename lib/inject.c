@@ -41,7 +41,9 @@ static int vault_file(const struct ab_profile *p, const char *ph, size_t n,
 		return ab_fail(err, AB_EUSAGE, "provider %s has no API host",
 		    p->provider);
 	f->dir = AB_EGRESS_DIR;
-	snprintf(f->sub, sizeof f->sub, "%s", AB_VAULT_NAME);
+	if (ab_fmt_err(err, f->sub, sizeof f->sub, "the vault's name", "%s",
+	    AB_VAULT_NAME) < 0)
+		return -1;
 	f->uid = f->gid = AB_PROXY_UID;
 	f->sub_mode = 0700;
 	f->mode = 0400;
@@ -131,8 +133,8 @@ int ab_inject_who(const struct ab_profile *p, const char *ph, size_t n,
 
 	if (vault_file(p, ph, n, &f, err) < 0)
 		return -1;
-	snprintf(who, cap, "%.*s", AB_TALLY_WHO, strrchr(f.name, '.') + 1);
-	return 0;
+	return ab_fmt_err(err, who, cap, "a vault name", "%.*s", AB_TALLY_WHO,
+	    strrchr(f.name, '.') + 1);
 }
 
 int ab_inject_forget(struct ab_state *s, struct ab_engine *e,
@@ -170,8 +172,9 @@ static int held_by(struct ab_state *s, const char *alloc, const char *id,
 	char *prof = NULL, body[65];
 	int rc = 0;
 
-	snprintf(h.kind, sizeof h.kind, "result");
-	snprintf(h.id, sizeof h.id, "%s", id);
+	if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind", "result") < 0 ||
+	    ab_fmt_err(err, h.id, sizeof h.id, "a result's ID", "%s", id) < 0)
+		return -1;
 	if (ab_record_read(s, &h, &j, err) < 0)
 		return 0;	/* another's to judge: ab-run --show says */
 	if (ab_json_str_eq(&j, ab_json_key(&j, 0, "alloc"), alloc) &&
@@ -180,11 +183,12 @@ static int held_by(struct ab_state *s, const char *alloc, const char *id,
 	ab_json_free(&j);
 	if (prof == NULL)
 		return 0;
-	snprintf(h.kind, sizeof h.kind, "profile");
 	if (!ab_is_id(prof))
 		rc = ab_fail(err, AB_EREFUSED, "result:%s names no profile", id);
-	else
-		snprintf(h.id, sizeof h.id, "%s", prof);
+	else if (ab_fmt_err(err, h.kind, sizeof h.kind, "a kind",
+	    "profile") < 0 || ab_fmt_err(err, h.id, sizeof h.id,
+	    "a profile's ID", "%s", prof) < 0)
+		rc = -1;
 	free(prof);
 	if (rc == 0 && ab_profile_load(s, &h, p, body, err) < 0)
 		return ab_err_wrap(err, "the profile of result:%s", id), -1;
@@ -238,9 +242,11 @@ static void vault_put(struct ab_keeper_item *k, const char *name,
 {
 	memset(k, 0, sizeof *k);
 	k->f.dir = AB_EGRESS_DIR;
-	snprintf(k->f.sub, sizeof k->f.sub, "%s", AB_VAULT_NAME);
-	snprintf(k->f.name, sizeof k->f.name, "%.*s",
-	    (int)sizeof k->f.name - 1, name);
+	/* Fixed, and cut to fit by its precision: a bug here. */
+	if (ab_fmt(k->f.sub, sizeof k->f.sub, "%s", AB_VAULT_NAME) < 0 ||
+	    ab_fmt(k->f.name, sizeof k->f.name, "%.*s",
+	    (int)sizeof k->f.name - 1, name) < 0)
+		abort();
 	k->f.uid = k->f.gid = AB_PROXY_UID;
 	k->f.sub_mode = 0700;
 	k->f.mode = 0400;
@@ -260,8 +266,8 @@ int ab_inject_signin_who(const struct ab_profile *p, char *who, size_t cap,
 	ab_sha256_add(&h, p->id, strlen(p->id));
 	if (ab_sha256_hex(&h, hex, err) < 0)
 		return -1;
-	snprintf(who, cap, "%.*s", AB_TALLY_WHO, hex);
-	return 0;
+	return ab_fmt_err(err, who, cap, "a sign-in's name", "%.*s",
+	    AB_TALLY_WHO, hex);
 }
 
 /* The state of a sign-in just read: DOC, its real tokens R, the files
@@ -278,11 +284,13 @@ static int first_state(enum ab_oauth_kind kind, const struct ab_buf *doc, struct
 	st.doc = doc->data;
 	st.doc_len = doc->len;
 	st.t = *r;
-	snprintf(st.who, sizeof st.who, "%s", who);
-	for (i = 0; i < n; i++)
-		snprintf(st.live[st.nlive++], sizeof st.live[0], "%.*s",
-		    AB_OAUTH_NAME_MAX - 1, f[i].name);
-	rc = ab_oauth_state_encode(&st, out, err);
+	rc = ab_fmt_err(err, st.who, sizeof st.who, "a sign-in's name", "%s",
+	    who);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = ab_fmt_err(err, st.live[st.nlive++], sizeof st.live[0],
+		    "a vault name", "%.*s", AB_OAUTH_NAME_MAX - 1, f[i].name);
+	if (rc == 0)
+		rc = ab_oauth_state_encode(&st, out, err);
 	explicit_bzero(&st, sizeof st);
 	return rc;
 }
@@ -376,8 +384,9 @@ static int signin_state(struct ab_engine *e, const struct ab_alloc *a,
 
 	if (ab_oauth_state_name(p->id, name, sizeof name, err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "%s/%s/%s", AB_EGRESS_DIR, AB_VAULT_NAME,
-	    name);
+	if (ab_fmt_err(err, path, sizeof path, "the vault's path", "%s/%s/%s",
+	    AB_EGRESS_DIR, AB_VAULT_NAME, name) < 0)
+		return -1;
 	ab_buf_init(&b, AB_OAUTH_STATE_MAX);
 	rc = ab_proxy_get(e, a, path, &b, err);
 	if (rc == 0 && b.len == 0)
@@ -403,19 +412,21 @@ static void write_back(struct ab_state *s, const struct ab_profile *p,
 	o->refreshed = st->refreshes > 0;
 	if (o->refreshed && ab_signin_splice(kind, st->doc, st->doc_len,
 	    &st->t, 1, &doc, &err) < 0)
-		snprintf(o->problem, sizeof o->problem, "%.250s", err.msg);
+		(void)ab_fmt(o->problem, sizeof o->problem, "%.250s",
+		    err.msg);	/* a reason cut short still reads */
 	else if (o->refreshed && ab_signin_write_back(path, sn, doc.data,
 	    doc.len, &err) != 0)
-		snprintf(o->problem, sizeof o->problem, "not written back: "
-		    "%.250s", err.msg);
+		(void)ab_fmt(o->problem, sizeof o->problem, "not written "
+		    "back: %.250s", err.msg);
 	else
 		o->written = o->refreshed;
-	snprintf(name, sizeof name, "%s.json", p->id);
 	if (o->refreshed && !o->written && doc.len > 0 &&
-	    ab_signin_keep(s, name, doc.data, doc.len, kept, cap, &err) < 0)
+	    (ab_fmt(name, sizeof name, "%s.json", p->id) < 0 ||
+	    ab_signin_keep(s, name, doc.data, doc.len, kept, cap, &err) < 0))
 		kept[0] = '\0';
 	if (!o->refreshed && st->problem[0] != '\0')
-		snprintf(o->problem, sizeof o->problem, "%s", st->problem);
+		(void)ab_fmt(o->problem, sizeof o->problem, "%s",
+		    st->problem);
 	wipe(&doc);
 }
 
@@ -460,8 +471,8 @@ int ab_inject_signin_settle(struct ab_state *s, struct ab_engine *e,
 	memset(o, 0, sizeof *o);
 	kept[0] = '\0';
 	if (signin_state(e, a, p, &st, &rerr) < 0) {
-		snprintf(o->problem, sizeof o->problem, "the proxy's tokens "
-		    "could not be read back: %.220s", rerr.msg);
+		(void)ab_fmt(o->problem, sizeof o->problem, "the proxy's "
+		    "tokens could not be read back: %.220s", rerr.msg);
 		return empty(s, e, a, p, NULL, err);
 	}
 	write_back(s, p, sn, &st, o, kept, cap);

@@ -75,9 +75,10 @@ int ab_icept_on(const char *vault, const char *host, int port)
 	int on = 0;
 	size_t n;
 
-	n = (size_t)snprintf(prefix, sizeof prefix, "%s:%d.", host, port);
-	if ((dir = opendir(vault)) == NULL)
-		return 0;
+	if (ab_fmt(prefix, sizeof prefix, "%s:%d.", host, port) < 0 ||
+	    (dir = opendir(vault)) == NULL)
+		return 0;	/* no vault name is that long */
+	n = strlen(prefix);
 	while (!on && (d = readdir(dir)) != NULL)
 		on = strncmp(d->d_name, prefix, n) == 0 &&
 		    fstatat(dirfd(dir), d->d_name, &st,
@@ -127,9 +128,12 @@ static void answer(struct sess *s, int status, const char *reason)
 
 	s->r.status = status;
 	s->r.reason = reason;
-	n = snprintf(msg, sizeof msg, "HTTP/1.1 %d %s\r\nConnection: close\r\n"
+	/* The reasons are this file's words: a bug here when cut. */
+	if (ab_fmt(msg, sizeof msg, "HTTP/1.1 %d %s\r\nConnection: close\r\n"
 	    "Content-Length: 0\r\nX-Agentbox-Refused: %s\r\n\r\n", status, text,
-	    reason);
+	    reason) < 0)
+		abort();
+	n = (int)strlen(msg);
 	timeout_ms(s->cfd, 1000);
 	put(s->c, msg, (size_t)n);
 }
@@ -230,8 +234,8 @@ static int find_cred(struct sess *s, const struct ab_http_field *f,
 	    ab_vault_name(s->host, s->port, tok, n, name, sizeof name,
 	    &err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "%s/%s", s->ic->vault, name);
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if (ab_fmt(path, sizeof path, "%s/%s", s->ic->vault, name) < 0 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
 	if ((buf = malloc(AB_VAULT_FILE_MAX)) != NULL) {
 		while (got < AB_VAULT_FILE_MAX && (k = read(fd, buf + got,
@@ -254,9 +258,10 @@ static int find_cred(struct sess *s, const struct ab_http_field *f,
 	memcpy(s->ph, tok, n);
 	/* The invocation the request is listed for (tally.h): a sign-in's
 	 * names itself, its placeholders changing at each refresh. */
-	snprintf(s->r.who, sizeof s->r.who, "%s", s->cred.who[0] != '\0' ?
+	/* The hash's first bytes, cut by the precision (vault.h). */
+	return ab_fmt(s->r.who, sizeof s->r.who, "%.*s",
+	    (int)sizeof s->r.who - 1, s->cred.who[0] != '\0' ?
 	    s->cred.who : strrchr(name, '.') + 1);
-	return 0;
 }
 
 static char *cat(char *o, const char *p, size_t n)
@@ -317,7 +322,9 @@ static int upstream(struct sess *s, const char *ca, size_t ca_len)
 	if (s->uctx == NULL || (s->u = SSL_new(s->uctx)) == NULL ||
 	    SSL_set_fd(s->u, s->ufd) != 1 ||
 	    ab_tls_client_host(s->u, s->host, &err) < 0) {
-		snprintf(s->r.detail, sizeof s->r.detail, "%.159s", err.msg);
+		/* A detail cut short still reads. */
+		(void)ab_fmt(s->r.detail, sizeof s->r.detail, "%.159s",
+		    err.msg);
 		return -1;
 	}
 	timeout_ms(s->ufd, AB_ICEPT_HANDSHAKE_MS);
@@ -421,7 +428,9 @@ static int chunk_put(struct sess *s, char *data, size_t m)
 	char line[LINE_ROOM];
 	int k;
 
-	k = snprintf(line, sizeof line, "%zx\r\n", m);
+	if (ab_fmt(line, sizeof line, "%zx\r\n", m) < 0)
+		return -1;
+	k = (int)strlen(line);
 	memcpy(data - k, line, (size_t)k);
 	memcpy(data + m, "\r\n", 2);
 	s->r.down += (long long)m + k + 2;
@@ -691,8 +700,11 @@ static size_t refresh_head(struct sess *s, const struct ab_http_head *h,
 		o = cat(o, f->value, f->value_len);
 		o = cat(o, "\r\n", 2);
 	}
-	k = snprintf(o, 96, "Content-Length: %zu\r\nAccept-Encoding: identity"
-	    "\r\nConnection: close\r\n\r\n", len);
+	/* The 96 bytes were kept for it: a bug here when cut. */
+	if (ab_fmt(o, 96, "Content-Length: %zu\r\nAccept-Encoding: identity"
+	    "\r\nConnection: close\r\n\r\n", len) < 0)
+		abort();
+	k = (int)strlen(o);
 	return (size_t)(o + k - s->out);
 }
 
@@ -720,10 +732,12 @@ static int refresh_reply(struct sess *s, int status, const struct ab_buf *b)
 	char head[200];
 	int n;
 
-	n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: "
+	if (ab_fmt(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: "
 	    "application/json\r\nContent-Length: %zu\r\nCache-Control: "
 	    "no-store\r\nConnection: close\r\n\r\n", status,
-	    status == 200 ? "OK" : "Refused", b->len);
+	    status == 200 ? "OK" : "Refused", b->len) < 0)
+		return -1;
+	n = (int)strlen(head);
 	s->r.status = status;
 	s->r.down = n + (long long)b->len;
 	return put(s->c, head, (size_t)n) < 0 || put(s->c, b->data, b->len) <
@@ -811,13 +825,15 @@ static int one(struct sess *s, int *keep)
 	if ((why = ab_http_request(s->head, (size_t)hlen, &h, &status)) !=
 	    NULL)
 		return answer(s, status, why), report(s), -1;
-	snprintf(s->r.method, sizeof s->r.method, "%.*s",
-	    (int)(h.method_len < 15 ? h.method_len : 15), h.method);
 	q = strcspn(h.target, "?# ");
 	if (q > h.target_len)
 		q = h.target_len;
-	snprintf(s->r.path, sizeof s->r.path, "%.*s", (int)(q < 255 ? q : 255),
-	    h.target);
+	/* Cut to fit by their precisions: a bug here when cut. */
+	if (ab_fmt(s->r.method, sizeof s->r.method, "%.*s",
+	    (int)(h.method_len < 15 ? h.method_len : 15), h.method) < 0 ||
+	    ab_fmt(s->r.path, sizeof s->r.path, "%.*s",
+	    (int)(q < 255 ? q : 255), h.target) < 0)
+		abort();
 	if ((si = ab_egress_token_host(s->host, s->port)) != NULL)
 		return *keep = 0, refresh_one(s, si, &h, (size_t)hlen);
 	if ((at = cred_field(&h, &tok, &n)) < 0 ||
@@ -868,7 +884,8 @@ void ab_icept_serve(const struct ab_icept *ic, int cfd, int ufd,
 	}
 	if (s->c == NULL || SSL_set_fd(s->c, cfd) != 1) {
 		s->r.reason = "proxy-tls";
-		snprintf(s->r.detail, sizeof s->r.detail, "%.159s", err.msg);
+		(void)ab_fmt(s->r.detail, sizeof s->r.detail, "%.159s",
+		    err.msg);	/* a detail cut short still reads */
 		report(s);
 		goto out;
 	}

@@ -215,8 +215,9 @@ static int c_hostname(struct ctx *c, int t)
 		free(id);
 		return 0;
 	}
-	snprintf(want, sizeof want, "%.12s", id);
-	ok = ab_json_str_eq(c->j, t, want);
+	/* Cut to fit by its precision: cut otherwise, it matches nothing. */
+	ok = ab_fmt(want, sizeof want, "%.12s", id) == 0 &&
+	    ab_json_str_eq(c->j, t, want);
 	free(id);
 	return ok;
 }
@@ -249,8 +250,8 @@ static int aliases_ok(struct ctx *c, int t)
 		free(id);
 		return 1;
 	}
-	snprintf(want, sizeof want, "%.12s", id ? id : "");
-	ok = ab_json_type(c->j, t) == AB_JSON_ARRAY &&
+	ok = ab_fmt(want, sizeof want, "%.12s", id ? id : "") == 0 &&
+	    ab_json_type(c->j, t) == AB_JSON_ARRAY &&
 	    ab_json_count(c->j, t) == 1 &&
 	    ab_json_str_eq(c->j, ab_json_elem(c->j, t, 0), want);
 	free(id);
@@ -305,14 +306,15 @@ static int c_labels(struct ctx *c, int t)
 	il = c->img ? ab_json_get(c->img, 0, "Config.Labels") : -1;
 	for (p = c->l->labels; p != NULL && p[0] != NULL; p += 2)
 		if (!ab_json_str_eq(j, ab_json_key(j, t, p[0]), p[1])) {
-			snprintf(c->detail, 128, ".%.100s", p[0]);
+			/* A detail cut short still reads. */
+			(void)ab_fmt(c->detail, 128, ".%.100s", p[0]);
 			return 0;
 		}
 	for (i = 0; i < n; i++) {
 		key = ab_json_str(j, ab_json_member(j, t, i));
 		if (key == NULL)
 			return 0;
-		snprintf(c->detail, 128, ".%.100s", key);
+		(void)ab_fmt(c->detail, 128, ".%.100s", key);
 		want = label_of(c->l, key);
 		if (want != NULL) {
 			free(key);
@@ -693,11 +695,11 @@ static int walk(struct ctx *c, int t, char *path, size_t len,
 		m = ab_json_member(c->j, t, i);
 		key = ab_json_str(c->j, m);
 		if (key == NULL || strchr(key, '.') != NULL ||
-		    len + 1 + strlen(key) >= 256) {
+		    len + 1 + strlen(key) >= 256 || ab_fmt(path + len,
+		    256 - len, "%s%s", len ? "." : "", key) < 0) {
 			free(key);
 			return drift(path[0] ? path : "(root)", err);
 		}
-		snprintf(path + len, 256 - len, "%s%s", len ? "." : "", key);
 		free(key);
 		r = rule_of(path);
 		if (r != NULL && apply(c, r, m + 1, err) < 0)

@@ -42,9 +42,7 @@ void ab_oauth_tokens_free(struct ab_oauth_tokens *t)
 int ab_oauth_state_name(const char *name, char *out, size_t cap,
     struct ab_err *err)
 {
-	int k = snprintf(out, cap, "signin.%s", name);
-
-	if (k < 0 || (size_t)k >= cap)
+	if (ab_fmt(out, cap, "signin.%s", name) < 0)
 		return ab_fail(err, AB_EUSAGE, "a sign-in's name is too long");
 	return 0;
 }
@@ -229,7 +227,8 @@ int ab_oauth_files(const struct ab_egress_signin *si, const char *name,
 	memset(f, 0, sizeof *f * AB_OAUTH_FILES);
 	v.ca = ca;
 	v.ca_len = ca_len;
-	snprintf(v.who, sizeof v.who, "%s", who);
+	rc = ab_fmt_err(err, v.who, sizeof v.who, "a sign-in's name", "%s",
+	    who);
 	v.header = AB_VAULT_BEARER;
 	v.cred = r->access;
 	v.cred_len = strlen(r->access);
@@ -238,9 +237,8 @@ int ab_oauth_files(const struct ab_egress_signin *si, const char *name,
 	v.header = AB_VAULT_REFRESH;
 	v.cred = r->refresh;
 	v.cred_len = strlen(r->refresh);
-	if (strlen(name) >= sizeof v.signin)
+	if (rc == 0 && ab_fmt(v.signin, sizeof v.signin, "%s", name) < 0)
 		rc = ab_fail(err, AB_EUSAGE, "a sign-in's name is too long");
-	snprintf(v.signin, sizeof v.signin, "%s", name);
 	if (rc == 0)
 		rc = one_file(&f[(*n)++], si->token_host, ph->refresh, &v, err);
 	if (rc < 0)
@@ -266,8 +264,7 @@ static int vault_read(const char *vault, const char *name, struct ab_buf *b,
 	int fd, rc = 0;
 
 	ab_buf_init(b, max);
-	if (snprintf(path, sizeof path, "%s/%s", vault, name) >=
-	    (int)sizeof path ||
+	if (ab_fmt(path, sizeof path, "%s/%s", vault, name) < 0 ||
 	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -1;
 	while (rc == 0 && (k = read(fd, piece, sizeof piece)) != 0)
@@ -287,9 +284,8 @@ static int vault_write(const char *vault, const char *name, const char *p,
 	ssize_t k;
 	int fd, rc = 0;
 
-	if (snprintf(path, sizeof path, "%s/%s", vault, name) >=
-	    (int)sizeof path || snprintf(tmp, sizeof tmp, "%s/.oauth.tmp",
-	    vault) >= (int)sizeof tmp)
+	if (ab_fmt(path, sizeof path, "%s/%s", vault, name) < 0 ||
+	    ab_fmt(tmp, sizeof tmp, "%s/.oauth.tmp", vault) < 0)
 		return -1;
 	unlink(tmp);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -460,23 +456,26 @@ static int rotate(struct ab_oauth_op *op, struct ab_oauth_tokens *r,
     const struct ab_oauth_file *f, int nf,
     char (*old)[AB_OAUTH_NAME_MAX], int *nold)
 {
-	int i;
+	int i, cut = 0;
 
+	/* Names from arrays of the same size: a cut is a bug here. */
 	*nold = 0;
 	for (i = 0; i < op->st.nprev; i++)
-		snprintf(old[(*nold)++], AB_OAUTH_NAME_MAX, "%s",
+		cut |= ab_fmt(old[(*nold)++], AB_OAUTH_NAME_MAX, "%s",
 		    op->st.prev[i]);
 	op->st.nprev = 0;
 	for (i = 0; i < op->st.nlive; i++)
 		if (strcmp(op->st.live[i], op->entry) != 0)
-			snprintf(op->st.prev[op->st.nprev++],
+			cut |= ab_fmt(op->st.prev[op->st.nprev++],
 			    AB_OAUTH_NAME_MAX, "%s", op->st.live[i]);
 		else if (strcmp(op->entry, f[nf - 1].name) != 0)
-			snprintf(old[(*nold)++], AB_OAUTH_NAME_MAX, "%s",
+			cut |= ab_fmt(old[(*nold)++], AB_OAUTH_NAME_MAX, "%s",
 			    op->entry);
 	for (op->st.nlive = 0; op->st.nlive < nf; op->st.nlive++)
-		snprintf(op->st.live[op->st.nlive], AB_OAUTH_NAME_MAX, "%s",
-		    f[op->st.nlive].name);
+		cut |= ab_fmt(op->st.live[op->st.nlive], AB_OAUTH_NAME_MAX,
+		    "%s", f[op->st.nlive].name);
+	if (cut)
+		abort();
 	ab_oauth_tokens_free(&op->st.t);
 	op->st.t = *r;
 	memset(r, 0, sizeof *r);
@@ -521,8 +520,9 @@ static void kept_alone(struct ab_oauth_op *op, struct ab_oauth_tokens *r,
 	op->st.t = *r;
 	memset(r, 0, sizeof *r);
 	op->st.refreshes++;
-	snprintf(op->st.problem, sizeof op->st.problem, "a refresh was kept, "
-	    "but its placeholders could not be made: %.120s", err->msg);
+	/* A reason cut short still reads. */
+	(void)ab_fmt(op->st.problem, sizeof op->st.problem, "a refresh was "
+	    "kept, but its placeholders could not be made: %.120s", err->msg);
 	state_write(op, &skip);
 }
 
@@ -533,8 +533,9 @@ static int refused(struct ab_oauth_op *op, int status, const char *body,
 {
 	char *at;
 
-	snprintf(op->st.problem, sizeof op->st.problem, "the vendor refused "
-	    "a refresh: HTTP %d", status);
+	/* A reason cut short still reads. */
+	(void)ab_fmt(op->st.problem, sizeof op->st.problem, "the vendor "
+	    "refused a refresh: HTTP %d", status);
 	if (ab_buf_add(agent, body, n) < 0)
 		return ab_fail(err, AB_EREFUSED, "an answer past %d bytes",
 		    AB_OAUTH_BODY_MAX);
@@ -556,8 +557,9 @@ int ab_oauth_end(struct ab_oauth_op *op, int status, const char *body,
 		return refused(op, status, body, n, agent, err);
 	if (ab_json_parse(&j, body, n, err) < 0 || new_tokens(op, &j, &r) < 0) {
 		ab_json_free(&j);
-		snprintf(op->st.problem, sizeof op->st.problem, "a refresh "
-		    "answered without tokens");
+		/* A reason cut short still reads. */
+		(void)ab_fmt(op->st.problem, sizeof op->st.problem, "a "
+		    "refresh answered without tokens");
 		state_write(op, err);
 		return ab_fail(err, AB_EREFUSED, "a refresh answered without "
 		    "tokens");

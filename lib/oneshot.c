@@ -54,8 +54,8 @@ int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
 		ab_fail(err, AB_EENGINE, "engine sent no container id");
 		goto resp;
 	}
-	snprintf(id, 80, "%s", s);
-	rc = 0;
+	if (ab_fmt_err(err, id, 80, "the container's ID", "%s", s) == 0)
+		rc = 0;
 resp:
 	ab_resp_free(&r);
 out:
@@ -74,7 +74,9 @@ int ab_ctr_inspect(struct ab_engine *e, const char *id, struct ab_json *j,
 	int rc = -1;
 
 	memset(j, 0, sizeof *j);
-	snprintf(path, sizeof path, "/containers/%s/json", id);
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/containers/%s/json", id) < 0)
+		return -1;
 	if (ab_engine_json(e, "GET", path, NULL, "inspect a container", &r,
 	    err) < 0)
 		goto out;
@@ -112,7 +114,8 @@ void ab_image_keep(struct ab_engine *e, const char *id, const char *body,
 	if (!content_addressed(id) || strlen(id) >= sizeof e->img_id ||
 	    ab_buf_add(&e->img, body, len) < 0)
 		return;
-	snprintf(e->img_id, sizeof e->img_id, "%s", id);
+	if (ab_fmt(e->img_id, sizeof e->img_id, "%s", id) < 0)
+		e->img_id[0] = '\0';	/* not kept */
 }
 
 /* The image by its ID.  Its configuration cannot change under that ID,
@@ -132,7 +135,9 @@ static int image_inspect(struct ab_engine *e, const char *digest,
 			err->code = AB_EENGINE;
 		return rc;
 	}
-	snprintf(path, sizeof path, "/images/%s/json", digest);
+	if (ab_fmt_err(err, path, sizeof path, "the image's ID",
+	    "/images/%s/json", digest) < 0)
+		return -1;
 	if (ab_engine_json(e, "GET", path, NULL, "inspect the image", &r,
 	    err) < 0)
 		goto out;
@@ -204,21 +209,23 @@ static int start_and_wait(struct ab_engine *e, const char *id,
 	int rc = -1;
 
 	/* The wait is registered before the start, so no exit is missed. */
-	snprintf(path, sizeof path, "/containers/%s/wait?condition=next-exit",
-	    id);
-	if (ab_stream_open(e, &w, "POST", path, NULL, NULL,
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/containers/%s/wait?condition=next-exit", id) < 0 ||
+	    ab_stream_open(e, &w, "POST", path, NULL, NULL,
 	    "wait for the probe container", err) < 0)
 		return -1;
 	ab_mux_init(&m, collect, o);
-	snprintf(path, sizeof path,
-	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", id);
-	if (ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", id) < 0 ||
+	    ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
 	    "read the probe's output", err) < 0) {
 		ab_stream_close(&w);
 		return -1;
 	}
-	snprintf(path, sizeof path, "/containers/%s/start", id);
-	if (ab_engine_json(e, "POST", path, NULL, "start the probe container",
+	memset(&r, 0, sizeof r);	/* freed at resp whatever fails */
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/containers/%s/start", id) < 0 ||
+	    ab_engine_json(e, "POST", path, NULL, "start the probe container",
 	    &r, err) < 0)
 		goto resp;
 	if (r.status != 204) {

@@ -15,8 +15,7 @@ static int replace(struct ab_outfile *o, const char *shown,
 {
 	mode_t mask;
 
-	if (snprintf(o->tmp, sizeof o->tmp, "%s.ab-XXXXXX", o->target) >=
-	    (int)sizeof o->tmp)
+	if (ab_fmt(o->tmp, sizeof o->tmp, "%s.ab-XXXXXX", o->target) < 0)
 		return ab_fail(err, AB_EUSAGE, "%.200s: path too long", shown);
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0)
@@ -59,12 +58,11 @@ int ab_outfile_open(struct ab_outfile *o, const char *path,
 	o->fd = -1;
 	if (strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
-		snprintf(o->target, sizeof o->target, "standard output");
-		return 0;
+		return ab_fmt_err(err, o->target, sizeof o->target,
+		    "the output's name", "standard output");
 	}
 	if (lstat(path, &st) < 0 && errno == ENOENT) {
-		if (snprintf(o->target, sizeof o->target, "%s", path) >=
-		    (int)sizeof o->target)
+		if (ab_fmt(o->target, sizeof o->target, "%s", path) < 0)
 			return ab_fail(err, AB_EUSAGE, "%.200s: path too long",
 			    path);
 		return replace(o, path, err);

@@ -64,7 +64,9 @@ int ab_owned_lookup(struct ab_engine *e, enum ab_kind kind, const char *ref,
 	if (!plain_ref(ref))
 		return ab_fail(err, AB_EREFUSED, "%s name %.80s is not one "
 		    "agentbox makes", k->name, ref);
-	snprintf(path, sizeof path, k->inspect, ref);
+	if (ab_fmt_err(err, path, sizeof path, "an object's name", k->inspect,
+	    ref) < 0)
+		return -1;
 	if (ab_engine_json(e, "GET", path, NULL, "inspect an object", &r,
 	    err) < 0) {
 		ab_resp_free(&r);
@@ -105,8 +107,10 @@ static int remove_id(struct ab_engine *e, const struct kind_api *k,
 	char path[300], what[40];
 	int rc;
 
-	snprintf(path, sizeof path, k->remove, id);
-	snprintf(what, sizeof what, "remove a %s", k->name);
+	if (ab_fmt_err(err, path, sizeof path, "an object's ID", k->remove,
+	    id) < 0 || ab_fmt_err(err, what, sizeof what, "a kind's name",
+	    "remove a %s", k->name) < 0)
+		return -1;
 	rc = ab_engine_json(e, "DELETE", path, NULL, what, &r, err);
 	/* 409: still in use (a volume by a container); the caller names
 	 * what remains. */

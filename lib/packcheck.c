@@ -95,11 +95,12 @@ static int scan(int fd, uint64_t size, const unsigned char *ix, size_t len,
 			rc = -1;
 		else if (crc != be32(ix + 8 + 1024 + (size_t)n * AB_OID_RAW +
 		    (size_t)e[k].i * 4)) {
-			for (j = 0; j < AB_OID_RAW; j++)
-				snprintf(hex + 2 * j, 3, "%02x",
-				    ix[8 + 1024 +
-				    (size_t)e[k].i * AB_OID_RAW + j]);
 			rc = 1;
+			for (j = 0; j < AB_OID_RAW && rc == 1; j++)
+				if (ab_fmt(hex + 2 * j, 3, "%02x",
+				    ix[8 + 1024 + (size_t)e[k].i * AB_OID_RAW +
+				    j]) < 0)
+					rc = -1;
 		}
 	}
 	free(e);
@@ -117,8 +118,7 @@ int ab_pack_damaged(const char *idx, char hex[AB_OID_HEX + 1],
 	int fd, rc;
 
 	if (k < 4 || strcmp(idx + k - 4, ".idx") != 0 ||
-	    snprintf(pack, sizeof pack, "%.*s.pack", (int)(k - 4), idx) >=
-	    (int)sizeof pack)
+	    ab_fmt(pack, sizeof pack, "%.*s.pack", (int)(k - 4), idx) < 0)
 		return ab_fail(err, AB_EENGINE, "%s is not a pack index", idx);
 	/* 28 bytes an object and 8 more for a large offset: 2^32 objects
 	 * would not fit the index format's 32-bit counts anyway. */

@@ -259,7 +259,9 @@ int ab_link_chain_check(const char *path, const char *target,
 	size_t len;
 	char *slash;
 
-	snprintf(cur, sizeof cur, "%s", path);
+	if (ab_fmt(cur, sizeof cur, "%s", path) < 0)
+		return ab_fail(err, AB_EREFUSED, "symlink \"%.200s\": too "
+		    "long to check", path);
 	slash = strrchr(cur, '/');
 	len = slash ? (size_t)(slash - cur) : 0;
 	cur[len] = '\0';
@@ -280,10 +282,14 @@ int ab_link_chain_check(const char *path, const char *target,
 			cur[len] = '\0';
 			continue;
 		}
-		len += (size_t)snprintf(cur + len, sizeof cur - len, "%s%s",
-		    len ? "/" : "", c);
-		if (len >= sizeof cur - 1)
-			break;
+		/* Too long to follow is refused, never taken as safe. */
+		if (ab_fmt(cur + len, sizeof cur - len, "%s%s",
+		    len ? "/" : "", c) < 0) {
+			free(t);
+			return ab_fail(err, AB_EREFUSED, "symlink \"%.200s\": "
+			    "too long to check", path);
+		}
+		len += strlen(cur + len);
 	}
 	free(t);
 	return 0;

@@ -26,14 +26,11 @@
 void ab_profile_env(struct ab_profile_lock *k, int *n, const char *name,
     const char *value)
 {
-	int w;
-
 	/* The list is fixed by this code: a full table is a bug here. */
 	if (*n >= AB_PROFILE_ENV_MAX)
 		abort();
-	w = snprintf(k->env_text[*n], sizeof k->env_text[0], "%s=%s", name,
-	    value);
-	if (w < 0 || (size_t)w >= sizeof k->env_text[0]) {
+	if (ab_fmt(k->env_text[*n], sizeof k->env_text[0], "%s=%s", name,
+	    value) < 0) {
 		k->env_cut = 1;
 		return;
 	}
@@ -46,7 +43,10 @@ void ab_profile_env_int(struct ab_profile_lock *k, int *n, const char *name,
 {
 	char text[24];
 
-	snprintf(text, sizeof text, "%lld", value);
+	if (ab_fmt(text, sizeof text, "%lld", value) < 0) {
+		k->env_cut = 1;
+		return;
+	}
 	ab_profile_env(k, n, name, text);
 }
 
@@ -58,8 +58,10 @@ void ab_profile_input(const struct ab_profile *p, enum ab_input in,
 {
 	memset(f, 0, sizeof *f);
 	f->dir = in == AB_IN_AUTH ? AB_AUTH_DIR : AB_INPUTS_DIR;
-	snprintf(f->sub, sizeof f->sub, "%s", p->id);
-	snprintf(f->name, sizeof f->name, "%s", input_names[in]);
+	/* An ID and a name of the table always fit: a bug here. */
+	if (ab_fmt(f->sub, sizeof f->sub, "%s", p->id) < 0 ||
+	    ab_fmt(f->name, sizeof f->name, "%s", input_names[in]) < 0)
+		abort();
 	/* Root's, so that no agent (all are 10001) opens it as its owner;
 	 * the group's, so that this invocation's agent does. */
 	f->uid = 0;
@@ -85,7 +87,9 @@ void ab_profile_input_path(const struct ab_profile *p, enum ab_input in,
 	struct ab_keeper_file f;
 
 	ab_profile_input(p, in, &f);
-	snprintf(out, cap, "%s/%s/%s", f.dir, f.sub, f.name);
+	/* Callers' buffers are sized for it: a bug here. */
+	if (ab_fmt(out, cap, "%s/%s/%s", f.dir, f.sub, f.name) < 0)
+		abort();
 }
 
 void ab_profile_call(const struct ab_profile *p, struct ab_profile_call *pc)
@@ -124,9 +128,9 @@ static long long group_of(struct ab_state *s, const char *id,
 	struct ab_err skip;
 	long long g = 0;
 
-	snprintf(h.kind, sizeof h.kind, "profile");
-	snprintf(h.id, sizeof h.id, "%s", id);
-	if (ab_record_read(s, &h, &j, &skip) < 0)
+	if (ab_fmt(h.kind, sizeof h.kind, "profile") < 0 ||
+	    ab_fmt(h.id, sizeof h.id, "%s", id) < 0 ||
+	    ab_record_read(s, &h, &j, &skip) < 0)
 		return 0;
 	if (ab_json_str_eq(&j, ab_json_key(&j, 0, "alloc"), alloc) &&
 	    ab_json_int(&j, ab_json_key(&j, 0, "group"), &g) < 0)
@@ -413,8 +417,10 @@ static void runsc_lock(const struct ab_profile *p, struct ab_profile_lock *k)
 
 	for (i = 0; i < 2; i++) {
 		v = &k->vols[i];
-		snprintf(v->name, sizeof v->name, "agentbox-%s-%s", p->id,
-		    roles[i]);
+		/* An ID always fits: a bug here. */
+		if (ab_fmt(v->name, sizeof v->name, "agentbox-%s-%s", p->id,
+		    roles[i]) < 0)
+			abort();
 		v->role = roles[i];
 		v->target = targets[i];
 		v->bytes = bytes[i];
@@ -453,19 +459,22 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 		k->mounts[i].readonly = i != AB_VOL_TASK ||
 		    strcmp(p->phase, "execution") != 0;
 	}
-	snprintf(k->tmpfs_text[0], sizeof k->tmpfs_text[0],
+	/* Numbers and an ID always fit: a bug here. */
+	if (ab_fmt(k->tmpfs_text[0], sizeof k->tmpfs_text[0],
 	    "rw,nosuid,nodev,size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=1777",
-	    p->tmp_bytes, p->tmp_inodes, AB_AGENT_UID, AB_AGENT_UID);
-	snprintf(k->tmpfs_text[1], sizeof k->tmpfs_text[1],
+	    p->tmp_bytes, p->tmp_inodes, AB_AGENT_UID, AB_AGENT_UID) < 0 ||
+	    ab_fmt(k->tmpfs_text[1], sizeof k->tmpfs_text[1],
 	    "rw,nosuid,nodev,size=%lld,nr_inodes=%lld,uid=%d,gid=%d,mode=0700",
-	    p->home_bytes, p->home_inodes, AB_AGENT_UID, AB_AGENT_UID);
+	    p->home_bytes, p->home_inodes, AB_AGENT_UID, AB_AGENT_UID) < 0)
+		abort();
 	k->tmpfs[0] = "/tmp";
 	k->tmpfs[1] = k->tmpfs_text[0];
 	k->tmpfs[2] = AB_HOME;
 	k->tmpfs[3] = k->tmpfs_text[1];
 	k->l.tmpfs = k->tmpfs;
 	k->entry[0] = "/usr/lib/agentbox/probe.sh";
-	snprintf(k->name, sizeof k->name, "agentbox-%s", p->id);
+	if (ab_fmt(k->name, sizeof k->name, "agentbox-%s", p->id) < 0)
+		abort();
 	k->l.image = digest;
 	k->l.entrypoint = k->entry;
 	k->l.cmd = (const char *const *)p->argv;
@@ -496,7 +505,9 @@ void ab_profile_lock(const struct ab_profile *p, const struct ab_alloc *a,
 		runsc_lock(p, k);
 	k->l.shm_size = 64LL << 20;
 	k->l.nofile = 1024;
-	snprintf(k->group_text, sizeof k->group_text, "%lld", p->group);
+	if (ab_fmt(k->group_text, sizeof k->group_text, "%lld",
+	    p->group) < 0)
+		abort();
 	k->group_add[0] = k->group_text;
 	k->l.group_add = k->group_add;
 }
@@ -586,10 +597,8 @@ static int copy_str(const struct ab_json *j, const char *key, char *dst,
     size_t cap)
 {
 	char *v = ab_json_str(j, ab_json_key(j, 0, key));
-	int rc = v != NULL && strlen(v) < cap ? 0 : -1;
+	int rc = v != NULL ? ab_fmt(dst, cap, "%s", v) : -1;
 
-	if (rc == 0)
-		snprintf(dst, cap, "%s", v);
 	free(v);
 	return rc;
 }
@@ -692,7 +701,8 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 		    h->id);
 	ab_json_free(&j);
 	if (rc == 0 && p->runtime[0] == '\0')
-		snprintf(p->runtime, sizeof p->runtime, AB_RUNTIME_DEFAULT);
+		rc = ab_fmt_err(err, p->runtime, sizeof p->runtime,
+		    "the default runtime", AB_RUNTIME_DEFAULT);
 	if (rc < 0)
 		ab_profile_free(p);
 	return rc;
@@ -729,9 +739,11 @@ int ab_attempt_claim(struct ab_state *s, const char *attempt,
 		return ab_fail_errno(err, AB_EENGINE, "cannot open the ledger");
 	}
 	/* One ID a line: look for "\nID\n" in "\n" + the ledger. */
-	snprintf(line, sizeof line, "\n%s\n", attempt);
 	ab_buf_init(&b, LEDGER_MAX);
-	if (ab_buf_addc(&b, '\n') < 0)
+	if (ab_fmt_err(err, line, sizeof line, "--attempt", "\n%s\n",
+	    attempt) < 0)
+		rc = -1;
+	else if (ab_buf_addc(&b, '\n') < 0)
 		rc = ab_fail(err, AB_EENGINE, "out of memory");
 	else if (ab_file_read_at(s->dirfd, LEDGER, &b, NULL, err) < 0)
 		rc = -1;
@@ -758,9 +770,9 @@ int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
 
 	if (ab_profile_load(s, h, p, body_sha, err) < 0)
 		return -1;
-	snprintf(ah.kind, sizeof ah.kind, "alloc");
 	memcpy(ah.id, p->alloc, sizeof ah.id);
-	if (ab_alloc_load(s, &ah, a, err) < 0)
+	if (ab_fmt_err(err, ah.kind, sizeof ah.kind, "a kind", "alloc") < 0 ||
+	    ab_alloc_load(s, &ah, a, err) < 0)
 		return -1;
 	k = malloc(sizeof *k);
 	if (k == NULL)
@@ -869,9 +881,9 @@ int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
 	struct ab_handle img;
 	struct ab_info info;
 
-	snprintf(img.kind, sizeof img.kind, "image");
 	memcpy(img.id, a->image, sizeof img.id);
-	if (ab_alloc_on(e, a, err) < 0 ||
+	if (ab_fmt_err(err, img.kind, sizeof img.kind, "a kind", "image") < 0 ||
+	    ab_alloc_on(e, a, err) < 0 ||
 	    ab_image_verify(s, e, &img, 0, NULL, err) < 0 ||
 	    ab_engine_info_rt(e, &info, p->runtime, &rt, err) < 0 ||
 	    ab_lock_host_check(&info, err) < 0 ||

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "progress.h"
 
 static long long monotonic_ms(void)
@@ -345,10 +346,10 @@ static int put(struct ab_progress *p, const char *text, size_t n)
 	size_t len, off = 0;
 	ssize_t w;
 
-	len = (size_t)snprintf(line, sizeof line, "%s%.*s\n", p->prefix,
-	    (int)n, text);
-	if (len >= sizeof line)
+	if (ab_fmt(line, sizeof line, "%s%.*s\n", p->prefix, (int)n,
+	    text) < 0)
 		return -1;
+	len = strlen(line);
 	if (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT))
 		return -1;
 	while (off < len) {
@@ -367,8 +368,10 @@ static int count_line(struct ab_progress *p)
 	char text[64];
 	int n;
 
-	n = snprintf(text, sizeof text, "%lld line%s not shown", p->hidden,
-	    p->hidden == 1 ? "" : "s");
+	if (ab_fmt(text, sizeof text, "%lld line%s not shown", p->hidden,
+	    p->hidden == 1 ? "" : "s") < 0)
+		return -1;
+	n = (int)strlen(text);
 	if (put(p, text, (size_t)n) < 0)
 		return -1;
 	p->hidden = 0;

@@ -47,7 +47,9 @@ struct ab_proxy_lock {
 static void arg(struct ab_proxy_lock *k, int *n, const char *fmt,
     const char *s, long long v)
 {
-	snprintf(k->text[*n], sizeof k->text[0], fmt, s, v);
+	/* Fixed names and numbers: a bug here when cut. */
+	if (ab_fmt(k->text[*n], sizeof k->text[0], fmt, s, v) < 0)
+		abort();
 	k->cmd[*n] = k->text[*n];
 	(*n)++;
 }
@@ -149,8 +151,9 @@ static int network_find(struct ab_engine *e, const struct ab_proxy_of *a,
 	struct ab_json j;
 	int list, i, t;
 
-	snprintf(label, sizeof label, AB_ENGINE_LABEL "=%s", a->engine);
-	if (ab_engine_list(e, "networks", labels, &j, &list, err) < 0)
+	if (ab_fmt_err(err, label, sizeof label, "the engine's mark",
+	    AB_ENGINE_LABEL "=%s", a->engine) < 0 ||
+	    ab_engine_list(e, "networks", labels, &j, &list, err) < 0)
 		return -1;
 	eg->network_id[0] = '\0';
 	for (i = 0; (t = ab_json_elem(&j, list, i)) >= 0; i++) {
@@ -161,11 +164,10 @@ static int network_find(struct ab_engine *e, const struct ab_proxy_of *a,
 		    ab_egress_network_named(name, a->engine) &&
 		    network_is_ours(&j, t, AB_ENGINE_LABEL, a->engine) &&
 		    (!eg->network_id[0] ||
-		    strcmp(id, eg->network_id) < 0)) {
+		    strcmp(id, eg->network_id) < 0) &&
+		    ab_fmt(eg->network, sizeof eg->network, "%s",
+		    name) == 0)
 			memcpy(eg->network_id, id, 65);
-			snprintf(eg->network, sizeof eg->network, "%s",
-			    name);
-		}
 		free(id);
 		free(name);
 	}
@@ -208,7 +210,9 @@ static int network_create(struct ab_engine *e, const struct ab_proxy_of *a,
 	char name[sizeof a->eg->network];
 	int rc = -1;
 
-	snprintf(name, sizeof name, EGRESS_PREFIX "%s-%s", a->engine, a->id);
+	if (ab_fmt_err(err, name, sizeof name, "the egress network's name",
+	    EGRESS_PREFIX "%s-%s", a->engine, a->id) < 0)
+		return -1;
 	ab_buf_init(&b, 0);
 	network_body(&b, name, a->engine);
 	if (b.data == NULL) {
@@ -299,7 +303,8 @@ static int network_drop_empty(struct ab_state *s, struct ab_engine *e,
 	char path[160];
 	int empty = 0;
 
-	snprintf(path, sizeof path, "/networks/%s", id);
+	if (ab_fmt(path, sizeof path, "/networks/%s", id) < 0)
+		return 0;	/* not a network's ID */
 	if (ab_engine_json(e, "GET", path, NULL, "inspect the egress network",
 	    &r, &err) == 0 && r.status == 200 &&
 	    ab_json_parse(&j, r.body.data, r.body.len, &err) == 0) {
@@ -326,8 +331,9 @@ int ab_egress_network_release(struct ab_state *s, struct ab_engine *e)
 	struct ab_err err;
 	int fd, list, i, n, gone = 0;
 
-	snprintf(name, sizeof name, "agentbox-%s-egress", s->sid);
-	snprintf(label, sizeof label, "org.agentbox.state=%s", s->sid);
+	if (ab_fmt(name, sizeof name, "agentbox-%s-egress", s->sid) < 0 ||
+	    ab_fmt(label, sizeof label, "org.agentbox.state=%s", s->sid) < 0)
+		return 0;	/* a state's ID fits: nothing of ours */
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	/* Most cleans are of allocations in a state with no egress at all:
 	 * they look once and never wait for the lock. */
@@ -392,7 +398,9 @@ static int start(struct ab_engine *e, const char *id, struct ab_err *err)
 	char path[160];
 	int rc;
 
-	snprintf(path, sizeof path, "/containers/%s/start", id);
+	if (ab_fmt_err(err, path, sizeof path, "the proxy's ID",
+	    "/containers/%s/start", id) < 0)
+		return -1;
 	rc = ab_engine_json(e, "POST", path, NULL, "start the proxy", &r, err);
 	if (rc == 0 && r.status != 204)
 		rc = ab_engine_fail(&r, AB_EENGINE, "start the proxy", err);
@@ -465,8 +473,10 @@ int ab_proxy_tally(struct ab_engine *e, const struct ab_proxy_of *a,
 	char path[200];
 	int i, rc = -1;
 
-	snprintf(path, sizeof path, "/containers/%s/archive?path=%s",
-	    a->eg->proxy_id, AB_EGRESS_TALLY);
+	if (ab_fmt_err(err, path, sizeof path, "the proxy's ID",
+	    "/containers/%s/archive?path=%s", a->eg->proxy_id,
+	    AB_EGRESS_TALLY) < 0)
+		return -1;
 	for (i = 0; i < TALLY_READS && rc < 0; i++) {
 		if (i > 0) {
 			if (ab_deadline_left_ms(&e->dl) <= TALLY_READ_GAP_MS)
@@ -507,8 +517,8 @@ static int overlapped(struct ab_engine *e, const struct ab_proxy_of *a,
 	int list, i, t, other = 0;
 	char *id, *st, *fi;
 
-	snprintf(label, sizeof label, "org.agentbox.alloc=%s", a->id);
-	if (ab_engine_list(e, "containers", labels, &j, &list, &skip) < 0)
+	if (ab_fmt(label, sizeof label, "org.agentbox.alloc=%s", a->id) < 0 ||
+	    ab_engine_list(e, "containers", labels, &j, &list, &skip) < 0)
 		return 1;	/* unknown: say allocation-wide */
 	for (i = 0; !other && (t = ab_json_elem(&j, list, i)) >= 0; i++) {
 		id = ab_json_str(&j, ab_json_key(&j, t, "Id"));
@@ -563,10 +573,9 @@ static void ask_tally(struct ab_engine *e, const struct ab_proxy_of *a)
 	struct ab_err skip;
 	char path[160];
 
-	snprintf(path, sizeof path, "/containers/%s/kill?signal=SIGUSR1",
-	    a->eg->proxy_id);
-	if (ab_engine_json(e, "POST", path, NULL, "ask the proxy for its "
-	    "tally", &r, &skip) == 0)
+	if (ab_fmt(path, sizeof path, "/containers/%s/kill?signal=SIGUSR1",
+	    a->eg->proxy_id) == 0 && ab_engine_json(e, "POST", path, NULL,
+	    "ask the proxy for its tally", &r, &skip) == 0)
 		ab_resp_free(&r);
 }
 

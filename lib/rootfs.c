@@ -91,27 +91,25 @@ static int find_lib(const char *name, char *out, size_t cap)
 {
 	int i;
 
-	for (i = 0; libdirs[i] != NULL; i++) {
-		snprintf(out, cap, "%s/%s", libdirs[i], name);
-		if (access(out, R_OK) == 0)
+	for (i = 0; libdirs[i] != NULL; i++)
+		if (ab_fmt(out, cap, "%s/%s", libdirs[i], name) == 0 &&
+		    access(out, R_OK) == 0)
 			return 0;
-	}
 	return -1;
 }
 
 /* Where a host library goes in the image: its own path, or with a
  * "libdir" directive that directory, so a layer put on another base
  * never replaces the base's own libraries. */
-static const char *beside(const struct ab_rootfs *r, const char *lib,
-    char *out, size_t cap)
+static int beside(const struct ab_rootfs *r, const char *lib, char *out,
+    size_t cap, struct ab_err *err)
 {
 	const char *base = strrchr(lib, '/');
 
 	if (r->libdir[0] == '\0')
-		snprintf(out, cap, "%s", lib);
-	else
-		snprintf(out, cap, "%s/%s", r->libdir, base ? base + 1 : lib);
-	return out;
+		return ab_fmt_err(err, out, cap, lib, "%s", lib);
+	return ab_fmt_err(err, out, cap, lib, "%s/%s", r->libdir,
+	    base ? base + 1 : lib);
 }
 
 static int add_elf(struct ab_rootfs *r, const char *path, unsigned mode,
@@ -128,8 +126,9 @@ static int add_elf(struct ab_rootfs *r, const char *path, unsigned mode,
 	if (add_host(r, path, mode, src, err) < 0 ||
 	    ab_elf_deps(src, &d, err) < 0)
 		return -1;
-	if (d.interp != NULL && !have_path(r, beside(r, d.interp, to,
-	    sizeof to)))
+	if (d.interp != NULL && beside(r, d.interp, to, sizeof to, err) < 0)
+		rc = -1;
+	else if (d.interp != NULL && !have_path(r, to))
 		rc = add_host(r, to, 0755, d.interp, err);
 	for (i = 0; rc == 0 && i < d.n; i++) {
 		if (strchr(d.needed[i], '/') != NULL ||
@@ -139,7 +138,9 @@ static int add_elf(struct ab_rootfs *r, const char *path, unsigned mode,
 			    d.needed[i]);
 			break;
 		}
-		if (!have_path(r, beside(r, lib, to, sizeof to)))
+		if (beside(r, lib, to, sizeof to, err) < 0)
+			rc = -1;
+		else if (!have_path(r, to))
 			rc = add_elf(r, to, 0755, lib, depth + 1, err);
 	}
 	ab_elf_deps_free(&d);
@@ -192,10 +193,10 @@ static int tool_path(const char *name, char *out, size_t cap,
 		*slash = '\0';
 	if (strlen(exe) + strlen(name) + 20 > cap)
 		return ab_fail(err, AB_EUSAGE, "tool %s: path too long", name);
-	if (snprintf(out, cap, "%s/%s", exe, name) > 0 &&
+	if (ab_fmt(out, cap, "%s/%s", exe, name) == 0 &&
 	    access(out, R_OK) == 0)
 		return 0;
-	if (snprintf(out, cap, "%s/../lib/agentbox/%s", exe, name) > 0 &&
+	if (ab_fmt(out, cap, "%s/../lib/agentbox/%s", exe, name) == 0 &&
 	    access(out, R_OK) == 0)
 		return 0;
 	return ab_fail(err, AB_EUSAGE, "tool %s is neither beside %s nor in "
@@ -237,10 +238,9 @@ static int add_version(struct ab_rootfs *r, const char *name,
 
 static int set_str(char *dst, size_t cap, const char *v)
 {
-	if (strlen(v) >= cap || *v != '/')
+	if (*v != '/')
 		return -1;
-	snprintf(dst, cap, "%s", v);
-	return 0;
+	return ab_fmt(dst, cap, "%s", v);
 }
 
 /* wheel PATH MODE DIST MEMBER [elf]: a file out of a pinned wheel, with
@@ -275,10 +275,8 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 	    strcmp(f[0], "version") != 0 && parse_mode(f[2], &mode) < 0)
 		return bad(p, "bad mode", err);
 	if (strcmp(f[0], "user") == 0 && nf == 2 &&
-	    strlen(f[1]) < sizeof r->user) {
-		snprintf(r->user, sizeof r->user, "%s", f[1]);
+	    ab_fmt(r->user, sizeof r->user, "%s", f[1]) == 0)
 		return 0;
-	}
 	if (strcmp(f[0], "path") == 0 && nf == 2)
 		return set_str(r->path_env, sizeof r->path_env, f[1]) < 0 ?
 		    bad(p, "bad path", err) : 0;
@@ -308,7 +306,9 @@ static int directive(struct parse *p, char **f, int nf, struct ab_err *err)
 		if (strchr(f[3], '/') != NULL)
 			return bad(p, "recipe files are named without '/'",
 			    err);
-		snprintf(src, sizeof src, "%s/%s", p->dir, f[3]);
+		if (ab_fmt(src, sizeof src, "%s/%s", p->dir, f[3]) < 0)
+			return bad(p, "the recipe file's path is too long",
+			    err);
 		return add_host(r, f[1], mode, src, err);
 	}
 	if (strcmp(f[0], "link") == 0 && nf == 3) {
@@ -451,8 +451,10 @@ static int hash_all(struct ab_rootfs *r, const char *manifest,
 		struct ab_rentry *e = &r->e[i];
 
 		ab_sha256_add(&h, e->path, strlen(e->path) + 1);
-		snprintf(meta, sizeof meta, "%d %o %u", (int)e->type, e->mode,
-		    e->uid);
+		/* Three numbers into room for them: a bug here when cut. */
+		if (ab_fmt(meta, sizeof meta, "%d %o %u", (int)e->type,
+		    e->mode, e->uid) < 0)
+			abort();
 		ab_sha256_add(&h, meta, strlen(meta) + 1);
 		if (e->link != NULL)
 			ab_sha256_add(&h, e->link, strlen(e->link) + 1);
@@ -478,7 +480,9 @@ int ab_rootfs_load(struct ab_rootfs *r, const char *dir,
 
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	snprintf(path, sizeof path, "%s/%s", dir, manifest);
+	if (ab_fmt_err(err, path, sizeof path, "the recipe's path", "%s/%s",
+	    dir, manifest) < 0)
+		return -1;
 	ab_buf_init(&b, MANIFEST_MAX);
 	if (ab_file_read_at(AT_FDCWD, path, &b, NULL, err) < 0) {
 		ab_buf_free(&b);
@@ -634,7 +638,9 @@ static int deb_version(const char *pkg, char **out, struct ab_err *err)
 	int rc = -1;
 
 	*out = NULL;
-	snprintf(want, sizeof want, "Package: %s\n", pkg);
+	if (ab_fmt_err(err, want, sizeof want, "a package's name",
+	    "Package: %s\n", pkg) < 0)
+		return -1;
 	ab_buf_init(&b, 256u << 20);
 	if (ab_file_read_at(AT_FDCWD, DPKG_STATUS, &b, NULL, err) < 0) {
 		ab_buf_free(&b);

@@ -111,7 +111,7 @@ static int read_full(int fd, char *p, size_t n, struct ab_err *err)
 }
 
 /* "./etc/passwd", "/etc/passwd", "etc/passwd/" are one path; "." is "". */
-static void plain_path(const char *s, char *out, size_t cap)
+static int plain_path(const char *s, char *out, size_t cap)
 {
 	size_t n;
 
@@ -123,10 +123,12 @@ static void plain_path(const char *s, char *out, size_t cap)
 		else
 			break;
 	}
-	snprintf(out, cap, "%s", s);
+	if (ab_fmt(out, cap, "%s", s) < 0)
+		return -1;
 	n = strlen(out);
 	while (n > 0 && out[n - 1] == '/')
 		out[--n] = '\0';
+	return 0;
 }
 
 /* The pax record "path=..." of a pax header's data, or NULL. */
@@ -221,15 +223,20 @@ static int header(struct ab_roottar *t, struct ab_err *err)
 	if (type == 'g')
 		return ab_buf_add(&t->emit, h, BLOCK) < 0 ? oom(err) : 0;
 	if (t->next_name != NULL) {
-		plain_path(t->next_name, path, sizeof path);
+		rc = plain_path(t->next_name, path, sizeof path);
 	} else {
+		/* Cut to fit by their precisions. */
 		if (memcmp(h + 257, "ustar", 5) == 0 && h[345] != '\0')
-			snprintf(name, sizeof name, "%.155s/%.100s",
+			rc = ab_fmt(name, sizeof name, "%.155s/%.100s",
 			    (char *)h + 345, (char *)h);
 		else
-			snprintf(name, sizeof name, "%.100s", (char *)h);
-		plain_path(name, path, sizeof path);
+			rc = ab_fmt(name, sizeof name, "%.100s", (char *)h);
+		if (rc == 0)
+			rc = plain_path(name, path, sizeof path);
 	}
+	/* Longer than a path: no account file, which is all it is for. */
+	if (rc < 0)
+		path[0] = '\0';
 	free(t->next_name);
 	t->next_name = NULL;
 	for (i = 0; i < 2; i++)

@@ -130,8 +130,9 @@ static void probe_line(struct follow *f)
 	size_t i;
 
 	f->probe_done = 1;
-	snprintf(want, sizeof want, "%s%s", PROBE_OK, f->r->nonce);
-	if (f->have == strlen(want) && memcmp(f->line, want, f->have) == 0) {
+	/* Sized for it: cut, it matches nothing. */
+	if (ab_fmt(want, sizeof want, "%s%s", PROBE_OK, f->r->nonce) == 0 &&
+	    f->have == strlen(want) && memcmp(f->line, want, f->have) == 0) {
 		f->r->probe_ok = 1;
 		return;
 	}
@@ -254,7 +255,10 @@ static int post(struct ab_engine *e, const char *fmt, const char *cid,
 	char path[200];
 	int rc;
 
-	snprintf(path, sizeof path, fmt, cid, arg);
+	*status = 0;
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID", fmt,
+	    cid, arg) < 0)
+		return -1;
 	rc = ab_engine_json(e, "POST", path, NULL, what, &r, err);
 	*status = r.status;
 	ab_resp_free(&r);
@@ -292,12 +296,13 @@ static void kill_lost(struct ab_engine *e, const char *cid,
 	    "kill the agent's container", &st, &kerr) == 0) {
 		if (st == 204 || st == 404 || st == 409)
 			return;
-		snprintf(kerr.msg, sizeof kerr.msg, "the engine said %ld", st);
+		(void)ab_fmt(kerr.msg, sizeof kerr.msg, "the engine said %ld",
+		    st);
 	}
 	/* Appended in place: a line cut at the end loses the least. */
 	n = strnlen(err->msg, sizeof err->msg - 1);
-	snprintf(err->msg + n, sizeof err->msg - n, "; the agent could not "
-	    "be killed and may still run: %s", kerr.msg);
+	(void)ab_fmt(err->msg + n, sizeof err->msg - n, "; the agent could "
+	    "not be killed and may still run: %s", kerr.msg);
 }
 
 /* The engine's events of the container, subscribed to before it starts:
@@ -347,17 +352,21 @@ static int events_open(struct ab_engine *e, const char *cid,
 	ab_buf_init(&ev->line, 64 * 1024);
 	/* filters={"container":["CID"],"type":["container"]}; from now on:
 	 * the engine subscribes before it sends the reply's headers. */
-	snprintf(path, sizeof path, "/events?filters=%%7B%%22container%%22"
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/events?filters=%%7B%%22container%%22"
 	    "%%3A%%5B%%22%s%%22%%5D%%2C%%22type%%22%%3A%%5B%%22container"
-	    "%%22%%5D%%7D", cid);
+	    "%%22%%5D%%7D", cid) < 0)
+		return -1;
 	return ab_stream_open(e, s, "GET", path, on_event, ev,
 	    "follow the container's events", err);
 }
 
 static void set_reason(struct ab_run *r, const char *reason)
 {
-	if (r->reason[0] == '\0')
-		snprintf(r->reason, sizeof r->reason, "%s", reason);
+	/* One of the fixed words: a bug here when cut. */
+	if (r->reason[0] == '\0' &&
+	    ab_fmt(r->reason, sizeof r->reason, "%s", reason) < 0)
+		abort();
 }
 
 /* Signals the container, counting what the engine delivered. */
@@ -478,13 +487,16 @@ static int settle(struct ab_engine *e, struct ab_run *r,
 			ab_json_int(&j, ab_json_get(&j, 0, "State.ExitCode"),
 			    &r->status);
 			s = ab_json_str(&j, ab_json_get(&j, 0, "State.StartedAt"));
-			snprintf(r->started_at, sizeof r->started_at, "%s",
-			    s ? s : "");
+			/* A time too long to be the engine's is none. */
+			if (ab_fmt(r->started_at, sizeof r->started_at, "%s",
+			    s ? s : "") < 0)
+				r->started_at[0] = '\0';
 			free(s);
 			s = ab_json_str(&j, ab_json_get(&j, 0,
 			    "State.FinishedAt"));
-			snprintf(r->finished_at, sizeof r->finished_at, "%s",
-			    s ? s : "");
+			if (ab_fmt(r->finished_at, sizeof r->finished_at, "%s",
+			    s ? s : "") < 0)
+				r->finished_at[0] = '\0';
 			free(s);
 		}
 		ab_json_free(&j);
@@ -564,14 +576,14 @@ int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 	    AB_RUN_SETTLE_MS, &saved);
 	if (events_open(e, r->cid, &ev, &evs, err) < 0)
 		goto close_ev;
-	snprintf(path, sizeof path, "/containers/%s/wait?condition=next-exit",
-	    r->cid);
-	if (ab_stream_open(e, &w, "POST", path, NULL, NULL,
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/containers/%s/wait?condition=next-exit", r->cid) < 0 ||
+	    ab_stream_open(e, &w, "POST", path, NULL, NULL,
 	    "wait for the container", err) < 0)
 		goto close_ev;
-	snprintf(path, sizeof path,
-	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", r->cid);
-	if (ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
+	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
+	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", r->cid) < 0 ||
+	    ab_stream_open(e, &a, "POST", path, ab_mux_feed, &m,
 	    "attach to the container", err) < 0)
 		goto close_w;
 	rc = follow(e, r, &f, &w, &a, &m, &evs, err);
@@ -586,7 +598,8 @@ close_ev:
 		/* The agent must not outlive a run that lost track of it. */
 		if (r->started)
 			kill_lost(e, r->cid, err);
-		snprintf(r->error, sizeof r->error, "%s", err->msg);
+		/* As large as the message: a cut one still reads. */
+		(void)ab_fmt(r->error, sizeof r->error, "%s", err->msg);
 	} else {
 		conclude(r);
 	}

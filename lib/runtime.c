@@ -29,9 +29,11 @@ static void add_name(struct ab_runtime *rt, const struct ab_json *j, int k)
 	char *s = ab_json_str(j, k);
 	size_t len = strlen(rt->names);
 
-	if (s != NULL && len + strlen(s) + 3 < sizeof rt->names)
-		snprintf(rt->names + len, sizeof rt->names - len, "%s%s",
-		    len ? ", " : "", s);
+	/* A list cut short still reads: a name that does not fit is left
+	 * out. */
+	if (s != NULL && ab_fmt(rt->names + len, sizeof rt->names - len,
+	    "%s%s", len ? ", " : "", s) < 0)
+		rt->names[len] = '\0';
 	free(s);
 }
 
@@ -42,17 +44,21 @@ static void read_one(const struct ab_json *j, int t, struct ab_runtime *rt)
 
 	rt->found = 1;
 	s = ab_json_str(j, ab_json_key(j, t, "path"));
-	snprintf(rt->path, sizeof rt->path, "%s", s ? s : "");
+	if (ab_fmt(rt->path, sizeof rt->path, "%s", s ? s : "") < 0) {
+		free(s);
+		rt->nargs = -1;	/* longer than is read */
+		return;
+	}
 	free(s);
 	args = ab_json_key(j, t, "runtimeArgs");
 	for (i = 0; (a = ab_json_elem(j, args, i)) >= 0; i++) {
 		s = i < AB_RUNTIME_ARGS_MAX ? ab_json_str(j, a) : NULL;
-		if (s == NULL || strlen(s) >= sizeof rt->args[0]) {
+		if (s == NULL || ab_fmt(rt->args[i], sizeof rt->args[i], "%s",
+		    s) < 0) {
 			free(s);
 			rt->nargs = -1;	/* more, or longer, than is read */
 			return;
 		}
-		snprintf(rt->args[i], sizeof rt->args[i], "%s", s);
 		free(s);
 		rt->nargs = i + 1;
 	}
@@ -64,7 +70,8 @@ void ab_runtime_read(const struct ab_json *j, const char *name,
 	int all = ab_json_key(j, 0, "Runtimes"), i, k;
 
 	memset(rt, 0, sizeof *rt);
-	snprintf(rt->name, sizeof rt->name, "%s", name);
+	if (ab_fmt(rt->name, sizeof rt->name, "%s", name) < 0)
+		return;	/* no runtime is found under a cut name */
 	for (i = 0; (k = ab_json_member(j, all, i)) >= 0; i++) {
 		add_name(rt, j, k);
 		if (ab_json_str_eq(j, k, name) &&

@@ -296,9 +296,10 @@ static void ptr_index(struct ptr *p, int i)
 	char e[16];
 	int k;
 
-	k = snprintf(e, sizeof e, "/%d", i);
-	if (k > 0 && (size_t)k < sizeof e)
+	if (ab_fmt(e, sizeof e, "/%d", i) == 0) {
+		k = (int)strlen(e);
 		ptr_put(p, e, k);
+	}
 }
 
 /* The pointer for a message: the empty pointer (the whole value) would
@@ -307,7 +308,8 @@ static const char *ptr_text(const struct ptr *p, char *out, size_t cap)
 {
 	if (p->n == 0 && !p->cut)
 		return "(root)";
-	snprintf(out, cap, "%s%s", p->b, p->cut ? "..." : "");
+	if (ab_fmt(out, cap, "%s%s", p->b, p->cut ? "..." : "") < 0)
+		return "(a pointer too long to show)";
 	return out;
 }
 
@@ -677,8 +679,9 @@ static int refuse(struct schema *s, const char *fmt, ...)
 	char what[256], at[PTR_CAP + 8];
 	va_list ap;
 
+	/* A reason cut short still reads. */
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	(void)ab_vfmt(what, sizeof what, fmt, ap);
 	va_end(ap);
 	return ab_fail(s->err, AB_EUSAGE, "schema: %s at %s", what,
 	    ptr_text(&s->at, at, sizeof at));
@@ -1078,11 +1081,12 @@ static int violate(struct run *r, const char *fmt, ...)
 
 	if (r->why == NULL || r->cap == 0)
 		return 0;
+	/* A reason cut short still reads. */
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	(void)ab_vfmt(what, sizeof what, fmt, ap);
 	va_end(ap);
-	snprintf(r->why, r->cap, "%s: %s", ptr_text(&r->at, at, sizeof at),
-	    what);
+	(void)ab_fmt(r->why, r->cap, "%s: %s", ptr_text(&r->at, at,
+	    sizeof at), what);
 	return 0;
 }
 
@@ -1129,10 +1133,12 @@ static int wrong_type(struct run *r, unsigned mask)
 		if (!(mask & 1u << i))
 			continue;
 		left--;
-		o += snprintf(list + o, sizeof list - o, "%s%s",
-		    o == 0 ? "" : left == 0 ? " or " : ", ", types[i].phrase);
-		if (o >= sizeof list)
+		/* A list cut short still reads. */
+		if (ab_fmt(list + o, sizeof list - o, "%s%s",
+		    o == 0 ? "" : left == 0 ? " or " : ", ",
+		    types[i].phrase) < 0)
 			break;
+		o += strlen(list + o);
 	}
 	return violate(r, "not %s", list);
 }

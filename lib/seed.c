@@ -191,19 +191,23 @@ static const char git_config[] =
     "\tlogallrefupdates = false\n";
 
 static int gd_add(struct gitdir_src *g, const char *path, const char *src,
-    const char *text, int dir)
+    const char *text, int dir, struct ab_err *err)
 {
 	struct gitdir_file *f;
 
 	if (g->n == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 32;
 		if ((f = realloc(g->f, (size_t)g->cap * sizeof *f)) == NULL)
-			return -1;
+			return ab_fail(err, AB_EENGINE, "out of memory");
 		g->f = f;
 	}
-	f = &g->f[g->n++];
-	snprintf(f->path, sizeof f->path, "%s%s", g->prefix, path);
-	snprintf(f->src, sizeof f->src, "%s", src != NULL ? src : "");
+	f = &g->f[g->n];
+	if (ab_fmt_err(err, f->path, sizeof f->path, "a path in .git",
+	    "%s%s", g->prefix, path) < 0 || ab_fmt_err(err, f->src,
+	    sizeof f->src, "the staging clone's path", "%s",
+	    src != NULL ? src : "") < 0)
+		return -1;
+	g->n++;
 	f->text = text;
 	f->dir = dir;
 	return 0;
@@ -225,16 +229,20 @@ static int gd_add_dir(struct gitdir_src *g, const char *stage,
 	DIR *dir;
 	int rc = 0;
 
-	snprintf(src, sizeof src, "%s/%s", stage, sub);
+	if (ab_fmt_err(err, src, sizeof src, "the staging clone's path",
+	    "%s/%s", stage, sub) < 0)
+		return -1;
 	if ((dir = opendir(src)) == NULL)
 		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
 	while ((d = readdir(dir)) != NULL && rc == 0) {
 		if (!keep(d->d_name))
 			continue;
-		snprintf(name, sizeof name, "%s/%s", sub, d->d_name);
-		snprintf(src, sizeof src, "%s/%s/%s", stage, sub, d->d_name);
-		if (gd_add(g, name, src, NULL, 0) < 0)
-			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		if (ab_fmt_err(err, name, sizeof name, "a path in .git",
+		    "%s/%s", sub, d->d_name) < 0 || ab_fmt_err(err, src,
+		    sizeof src, "the staging clone's path", "%s/%s/%s", stage,
+		    sub, d->d_name) < 0 || gd_add(g, name, src, NULL, 0,
+		    err) < 0)
+			rc = -1;
 	}
 	closedir(dir);
 	return rc;
@@ -262,15 +270,18 @@ static int gd_add_loose(struct gitdir_src *g, const char *stage,
 	DIR *dir;
 	int rc = 0;
 
-	snprintf(src, sizeof src, "%s/objects", stage);
+	if (ab_fmt_err(err, src, sizeof src, "the staging clone's path",
+	    "%s/objects", stage) < 0)
+		return -1;
 	if ((dir = opendir(src)) == NULL)
 		return ab_fail_errno(err, AB_EENGINE, "cannot list %s", src);
 	while ((d = readdir(dir)) != NULL && rc == 0) {
 		if (!ab_is_hex(d->d_name, 2))
 			continue;
-		snprintf(name, sizeof name, "objects/%s", d->d_name);
-		if (gd_add(g, name, NULL, NULL, 1) < 0)
-			rc = ab_fail(err, AB_EENGINE, "out of memory");
+		if (ab_fmt_err(err, name, sizeof name, "a path in .git",
+		    "objects/%s", d->d_name) < 0 ||
+		    gd_add(g, name, NULL, NULL, 1, err) < 0)
+			rc = -1;
 		else
 			rc = gd_add_dir(g, stage, name, loose_file, err);
 	}
@@ -293,21 +304,24 @@ static int gitdir_list(struct gitdir_src *g, const char *stage,
 	g->fd = -1;
 	g->prefix = ".git/";
 	for (i = 0; dirs[i] != NULL && rc == 0; i++)
-		rc = gd_add(g, dirs[i], NULL, NULL, 1);
-	snprintf(src, sizeof src, "%s/index", stage);
+		rc = gd_add(g, dirs[i], NULL, NULL, 1, err);
 	if (rc == 0)
-		rc = gd_add(g, "HEAD", NULL, head, 0) < 0 ||
-		    gd_add(g, "config", NULL, git_config, 0) < 0 ||
-		    gd_add(g, "index", src, NULL, 0) < 0 ? -1 : 0;
-	if (rc < 0)
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		rc = ab_fmt_err(err, src, sizeof src,
+		    "the staging clone's path", "%s/index", stage);
+	if (rc < 0 || gd_add(g, "HEAD", NULL, head, 0, err) < 0 ||
+	    gd_add(g, "config", NULL, git_config, 0, err) < 0 ||
+	    gd_add(g, "index", src, NULL, 0, err) < 0)
+		return -1;
 	if (gd_add_dir(g, stage, "objects/pack", pack_file, err) < 0 ||
 	    gd_add_loose(g, stage, err) < 0)
 		return -1;
 	/* With --depth, where the history stops, as git records it. */
-	snprintf(src, sizeof src, "%s/shallow", stage);
-	if (access(src, F_OK) == 0 && gd_add(g, "shallow", src, NULL, 0) < 0)
-		return ab_fail(err, AB_EENGINE, "out of memory");
+	if (ab_fmt_err(err, src, sizeof src, "the staging clone's path",
+	    "%s/shallow", stage) < 0)
+		return -1;
+	if (access(src, F_OK) == 0 &&
+	    gd_add(g, "shallow", src, NULL, 0, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -428,8 +442,11 @@ static int upload_to(struct ab_engine *e, const struct ab_alloc *a,
 	 * group) as long as copyUIDGID is not set; with it, Engine 20.10 looks
 	 * the keeper's "10001:10001" up as a user name and fails.  The tests
 	 * check every owner. */
-	snprintf(path, sizeof path, "/containers/%s/archive?path=%s"
-	    "&noOverwriteDirNonDir=1", id, dest);
+	if (ab_fmt_err(err, path, sizeof path, dest, "/containers/%s/archive"
+	    "?path=%s&noOverwriteDirNonDir=1", id, dest) < 0) {
+		ab_tar_close(t);
+		return -1;
+	}
 	memset(&q, 0, sizeof q);
 	q.method = "PUT";
 	q.path = path;
@@ -456,8 +473,7 @@ static int upload(struct ab_engine *e, const struct ab_alloc *a,
 int ab_stage_path(const struct ab_state *s, const struct ab_alloc *a,
     char *out, size_t cap)
 {
-	return snprintf(out, cap, "%s/stage/%s", s->path, a->id) >= (int)cap ?
-	    -1 : 0;
+	return ab_fmt(out, cap, "%s/stage/%s", s->path, a->id);
 }
 
 static int identity(const char *stage, long long *dev, long long *ino,
@@ -466,7 +482,9 @@ static int identity(const char *stage, long long *dev, long long *ino,
 	char obj[4200];
 	struct stat st;
 
-	snprintf(obj, sizeof obj, "%s/objects", stage);
+	if (ab_fmt_err(err, obj, sizeof obj, "the staging clone's path",
+	    "%s/objects", stage) < 0)
+		return -1;
 	if (lstat(stage, &st) < 0 || !S_ISDIR(st.st_mode))
 		return ab_fail(err, AB_EREFUSED, "staging clone %s is gone",
 		    stage);
@@ -528,7 +546,8 @@ static void say(const struct ab_seed_opts *o, const char *fmt, long long x,
 
 	if (o->progress == NULL)
 		return;
-	snprintf(line, sizeof line, fmt, x, y);
+	/* A cut line still shows progress. */
+	(void)ab_fmt(line, sizeof line, fmt, x, y);
 	o->progress(line);
 }
 
@@ -537,7 +556,9 @@ static int make_stage(struct ab_state *s, struct ab_alloc *a,
 {
 	char dir[4200];
 
-	snprintf(dir, sizeof dir, "%s/stage", s->path);
+	if (ab_fmt_err(err, dir, sizeof dir, "the state directory's path",
+	    "%s/stage", s->path) < 0)
+		return -1;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
 	if (mkdir(stage, 0700) < 0)
@@ -547,7 +568,9 @@ static int make_stage(struct ab_state *s, struct ab_alloc *a,
 	    identity(stage, &a->stage_dev, &a->stage_ino, &a->objects_ino,
 	    err) < 0)
 		return -1;
-	snprintf(a->status, sizeof a->status, "seeding");
+	if (ab_fmt_err(err, a->status, sizeof a->status, "a status",
+	    "seeding") < 0)
+		return -1;
 	return ab_alloc_save(s, a, err);
 }
 
@@ -771,10 +794,11 @@ struct seed_src {
 /* Without a packer thread, the index is written here. */
 static int seed_gitdir(struct seed_src *ss, struct ab_err *err)
 {
-	snprintf(ss->head, sizeof ss->head, "%s\n", ss->a->commit);
 	if (packer_join(ss->p, 0, err) < 0 || (!ss->p->indexed &&
 	    ab_git_index_write(ss->ts.t, ss->stage, err) < 0) ||
 	    ab_stage_check(ss->stage, ss->a, err) < 0 ||
+	    ab_fmt_err(err, ss->head, sizeof ss->head, "the commit",
+	    "%s\n", ss->a->commit) < 0 ||
 	    gitdir_list(&ss->g, ss->stage, ss->head, err) < 0)
 		return -1;
 	return git_ceiling(&ss->g, ss->a, err);
@@ -880,8 +904,10 @@ static int put_mark(struct ab_state *s, struct ab_engine *e,
 
 	memset(&f, 0, sizeof f);
 	f.dir = AB_SEED_MARK_DIR;
-	snprintf(f.sub, sizeof f.sub, "%s", AB_SEED_MARK_SUB);
-	snprintf(f.name, sizeof f.name, "%s", AB_SEED_MARK_NAME);
+	if (ab_fmt_err(err, f.sub, sizeof f.sub, "the seed's mark", "%s",
+	    AB_SEED_MARK_SUB) < 0 || ab_fmt_err(err, f.name, sizeof f.name,
+	    "the seed's mark", "%s", AB_SEED_MARK_NAME) < 0)
+		return -1;
 	f.sub_mode = 0555;
 	f.mode = 0444;
 	return ab_keeper_put(s, e, a, &f, text, sizeof text - 1, err) < 0 ?
@@ -923,7 +949,9 @@ int ab_seed(struct ab_state *s, struct ab_engine *e, struct ab_alloc *a,
 	if (rc < 0 || ab_stage_check(stage, a, err) < 0 ||
 	    put_mark(s, e, a, err) < 0)
 		return -1;
-	snprintf(a->status, sizeof a->status, "seeded");
+	if (ab_fmt_err(err, a->status, sizeof a->status, "a status",
+	    "seeded") < 0)
+		return -1;
 	return ab_alloc_save(s, a, err);
 }
 
@@ -944,7 +972,6 @@ static int many_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 	struct many_src *o = arg;
 	const struct ab_keeper_item *f;
 
-	(void)err;
 	if (o->next > o->n)
 		return 0;
 	if (o->next++ == 0) {
@@ -954,7 +981,9 @@ static int many_next(void *arg, struct ab_tar_entry *te, struct ab_err *err)
 		te->mode = f->f.sub_mode;
 	} else {
 		f = &o->f[o->next - 2];
-		snprintf(o->path, sizeof o->path, "%s/%s", f->f.sub, f->f.name);
+		if (ab_fmt_err(err, o->path, sizeof o->path, "a file's path",
+		    "%s/%s", f->f.sub, f->f.name) < 0)
+			return -1;
 		te->path = o->path;
 		te->type = AB_TAR_FILE;
 		te->mode = f->f.mode;
@@ -1071,8 +1100,9 @@ static int get_from(struct ab_engine *e, const char *id, const char *file,
 	char path[300];
 	int rc;
 
-	snprintf(path, sizeof path, "/containers/%s/archive?path=%s", id, file);
-	if (ab_archive_open(&t, e, path, (long long)b->max + 8192,
+	if (ab_fmt_err(err, path, sizeof path, file,
+	    "/containers/%s/archive?path=%s", id, file) < 0 ||
+	    ab_archive_open(&t, e, path, (long long)b->max + 8192,
 	    "read a file back", err) < 0)
 		return -1;
 	rc = ab_tarread_one(t, b, err);

@@ -261,7 +261,8 @@ int ab_signin_write_back(const char *path, const struct ab_signin *sn,
 	char dir[4096], *slash;
 	int fd, dfd, rc;
 
-	snprintf(dir, sizeof dir, "%s", path);
+	if (ab_fmt(dir, sizeof dir, "%s", path) < 0)
+		return not_written(err, "its name is too long");
 	slash = strrchr(dir, '/');
 	if (slash == NULL || slash[1] == '\0')
 		return not_written(err, "it is not an absolute file name");
@@ -288,6 +289,8 @@ int ab_signin_write_back(const char *path, const struct ab_signin *sn,
 int ab_signin_keep(struct ab_state *s, const char *name, const char *data,
     size_t len, char *out, size_t cap, struct ab_err *err)
 {
-	snprintf(out, cap, "%s/signin/%s", s->path, name);
+	if (ab_fmt_err(err, out, cap, "the sign-in's copy", "%s/signin/%s",
+	    s->path, name) < 0)
+		return -1;
 	return ab_record_write(s, "signin", name, data, len, err);
 }

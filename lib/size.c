@@ -29,14 +29,15 @@ int ab_parse_size(const char *s, long long max, const char *what,
 	return 0;
 }
 
+/* For a message: a size cut short still reads. */
 void ab_human_size(long long n, char *out, size_t cap)
 {
 	if (n >= 1LL << 30)
-		snprintf(out, cap, "%.1f GiB", (double)n / (1LL << 30));
+		(void)ab_fmt(out, cap, "%.1f GiB", (double)n / (1LL << 30));
 	else if (n >= 1LL << 20)
-		snprintf(out, cap, "%.1f MiB", (double)n / (1LL << 20));
+		(void)ab_fmt(out, cap, "%.1f MiB", (double)n / (1LL << 20));
 	else if (n >= 1LL << 10)
-		snprintf(out, cap, "%.1f KiB", (double)n / (1LL << 10));
+		(void)ab_fmt(out, cap, "%.1f KiB", (double)n / (1LL << 10));
 	else
-		snprintf(out, cap, "%lld bytes", n);
+		(void)ab_fmt(out, cap, "%lld bytes", n);
 }

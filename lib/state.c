@@ -97,15 +97,15 @@ static int default_path(char *out, size_t cap, struct ab_err *err)
 	int n;
 
 	if (v != NULL && *v != '\0')
-		n = snprintf(out, cap, "%s", v);
+		n = ab_fmt(out, cap, "%s", v);
 	else if ((v = getenv("XDG_STATE_HOME")) != NULL && *v == '/')
-		n = snprintf(out, cap, "%s/agentbox", v);
+		n = ab_fmt(out, cap, "%s/agentbox", v);
 	else if ((home = getenv("HOME")) != NULL && *home == '/')
-		n = snprintf(out, cap, "%s/.local/state/agentbox", home);
+		n = ab_fmt(out, cap, "%s/.local/state/agentbox", home);
 	else
 		return ab_fail(err, AB_EUSAGE,
 		    "no state directory: set AB_STATE_DIR or HOME");
-	if (n < 0 || (size_t)n >= cap || out[0] != '/')
+	if (n < 0 || out[0] != '/')
 		return ab_fail(err, AB_EUSAGE,
 		    "state directory must be an absolute path: %.200s", out);
 	return 0;
@@ -187,7 +187,9 @@ static int make_sid(struct ab_state *s, struct ab_err *err)
 
 	if (ab_new_id(id, err) < 0)
 		return -1;
-	snprintf(tmp, sizeof tmp, ".sid-%s", id);
+	if (ab_fmt_err(err, tmp, sizeof tmp, "the state's ID", ".sid-%s",
+	    id) < 0)
+		return -1;
 	id[AB_ID_LEN] = '\n';
 	id[AB_ID_LEN + 1] = '\0';
 	fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
@@ -321,7 +323,9 @@ int ab_record_exists(struct ab_state *s, const struct ab_handle *h)
 {
 	char name[64];
 
-	snprintf(name, sizeof name, "%s/%s", h->kind, h->id);
+	/* None is written under a name that long. */
+	if (ab_fmt(name, sizeof name, "%s/%s", h->kind, h->id) < 0)
+		return 0;
 	return faccessat(s->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
@@ -354,8 +358,9 @@ int ab_tombstone_set(struct ab_state *s, const char *kind, const char *id,
 	char name[64];
 	int dfd, fd;
 
-	snprintf(name, sizeof name, "%s-%s", kind, id);
-	if ((dfd = open_dir(s->dirfd, TOMBS, TOMBS, 1, err)) < 0)
+	if (ab_fmt_err(err, name, sizeof name, "a tombstone's name", "%s-%s",
+	    kind, id) < 0 ||
+	    (dfd = open_dir(s->dirfd, TOMBS, TOMBS, 1, err)) < 0)
 		return -1;
 	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
@@ -374,7 +379,9 @@ int ab_tombstone_has(struct ab_state *s, const char *kind, const char *id)
 {
 	char name[80];
 
-	snprintf(name, sizeof name, "%s/%s-%s", TOMBS, kind, id);
+	/* None is written under a name that long. */
+	if (ab_fmt(name, sizeof name, "%s/%s-%s", TOMBS, kind, id) < 0)
+		return 0;
 	return faccessat(s->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
@@ -531,10 +538,10 @@ int ab_state_sweep_runs(struct ab_state *s, long long grace_ms, int *n,
 	return 0;
 }
 
-static void inflight_name(char *b, size_t cap, const char *kind,
+static int inflight_name(char *b, size_t cap, const char *kind,
     const char *id, long pid)
 {
-	snprintf(b, cap, "%s/.inflight-%s-%ld", kind, id, pid);
+	return ab_fmt(b, cap, "%s/.inflight-%s-%ld", kind, id, pid);
 }
 
 int ab_inflight_begin(struct ab_state *s, const char *kind, const char *id,
@@ -546,7 +553,9 @@ int ab_inflight_begin(struct ab_state *s, const char *kind, const char *id,
 	if (mkdirat(s->dirfd, kind, 0700) < 0 && errno != EEXIST)
 		return ab_fail_errno(err, AB_EENGINE, "cannot make %s/%s",
 		    s->path, kind);
-	inflight_name(name, sizeof name, kind, id, (long)getpid());
+	if (inflight_name(name, sizeof name, kind, id, (long)getpid()) < 0)
+		return ab_fail(err, AB_EUSAGE, "%s:%.80s: too long a name",
+		    kind, id);
 	fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 	if (fd < 0 || fsync(fd) < 0) {
@@ -562,8 +571,8 @@ void ab_inflight_end(struct ab_state *s, const char *kind, const char *id)
 {
 	char name[128];
 
-	inflight_name(name, sizeof name, kind, id, (long)getpid());
-	unlinkat(s->dirfd, name, 0);
+	if (inflight_name(name, sizeof name, kind, id, (long)getpid()) == 0)
+		unlinkat(s->dirfd, name, 0);
 }
 
 /* The PID a marker names, or 0. */
@@ -588,7 +597,9 @@ int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
 	int fd, found = 0;
 	long pid;
 
-	snprintf(prefix, sizeof prefix, ".inflight-%s-", id);
+	/* No marker is made under a name that long. */
+	if (ab_fmt(prefix, sizeof prefix, ".inflight-%s-", id) < 0)
+		return 0;
 	fd = openat(s->dirfd, kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (fd < 0 || (dir = fdopendir(fd)) == NULL) {

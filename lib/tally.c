@@ -7,7 +7,8 @@
 static void row_init(struct ab_tally_row *r, const char *host, int port)
 {
 	memset(r, 0, sizeof *r);
-	snprintf(r->host, sizeof r->host, "%s", host);
+	/* As large as a host name: one cut short still reads. */
+	(void)ab_fmt(r->host, sizeof r->host, "%s", host);
 	r->port = port;
 }
 
@@ -51,7 +52,11 @@ static void add_reason(struct ab_tally_row *r, const char *why)
 	 * only the reason's name, never the refusal's count. */
 	if (i == AB_TALLY_REASONS)
 		return;
-	snprintf(r->reason[i], sizeof r->reason[0], "%s", why);
+	/* Cut, a reason would count for another: its name stays out. */
+	if (ab_fmt(r->reason[i], sizeof r->reason[0], "%s", why) < 0) {
+		r->reason[i][0] = '\0';
+		return;
+	}
 	r->nreason[i]++;
 }
 
@@ -100,7 +105,9 @@ static struct ab_tally_inv *inv_new(struct ab_tally *t, const char *who)
 		t->invs_dropped++;
 	}
 	memset(v, 0, sizeof *v);
-	snprintf(v->who, sizeof v->who, "%s", who);
+	/* Callers' names are AB_TALLY_WHO long: a bug here when cut. */
+	if (ab_fmt(v->who, sizeof v->who, "%s", who) < 0)
+		abort();
 	return v;
 }
 

@@ -138,16 +138,16 @@ static int put_pax(struct ab_tar *t, const struct ab_tar_entry *e,
 	if (link != NULL && strlen(link) > 100)
 		rc |= pax_record(&r, "linkpath", link);
 	if (size > SIZE_MAX_OCTAL) {
-		snprintf(num, sizeof num, "%lld", size);
-		rc |= pax_record(&r, "size", num);
+		rc |= ab_fmt(num, sizeof num, "%lld", size) < 0 ? -1 :
+		    pax_record(&r, "size", num);
 	}
 	if (e->uid > ID_MAX_OCTAL) {
-		snprintf(num, sizeof num, "%u", e->uid);
-		rc |= pax_record(&r, "uid", num);
+		rc |= ab_fmt(num, sizeof num, "%u", e->uid) < 0 ? -1 :
+		    pax_record(&r, "uid", num);
 	}
 	if (e->gid > ID_MAX_OCTAL) {
-		snprintf(num, sizeof num, "%u", e->gid);
-		rc |= pax_record(&r, "gid", num);
+		rc |= ab_fmt(num, sizeof num, "%u", e->gid) < 0 ? -1 :
+		    pax_record(&r, "gid", num);
 	}
 	x.mode = 0644;
 	if (rc == 0 && r.len > 0)
@@ -171,8 +171,9 @@ static int put_header(struct ab_tar *t, const struct ab_tar_entry *e,
 	    (e->type == AB_TAR_SYMLINK && (link == NULL || link[0] == '\0')))
 		return ab_fail(err, AB_EENGINE, "a tar entry without a name, "
 		    "target or size");
-	if (snprintf(name, sizeof name, "%s%s", e->path,
-	    e->type == AB_TAR_DIR ? "/" : "") >= (int)sizeof name)
+	if (ab_fmt(name, sizeof name, "%s%s", e->path,
+	    e->type == AB_TAR_DIR ? "/" : "") < 0 || (size > 0 &&
+	    ab_fmt(t->path_copy, sizeof t->path_copy, "%s", e->path) < 0))
 		return ab_fail(err, AB_EREFUSED, "path too long for a tar: "
 		    "%.64s...", e->path);
 	if (put_pax(t, e, name, link, size) < 0 ||
@@ -182,7 +183,6 @@ static int put_header(struct ab_tar *t, const struct ab_tar_entry *e,
 		t->in_file = 1;
 		t->remaining = size;
 		t->pad = pad_of((unsigned long long)size);
-		snprintf(t->path_copy, sizeof t->path_copy, "%s", e->path);
 	}
 	return 0;
 }

@@ -255,11 +255,11 @@ done:
 
 static X509 *ca_cert_new(const struct ab_tlsca *ca, const char *id)
 {
-	char cn[64];
+	char cn[65];	/* X.509's bound: 64 characters */
 	X509 *x;
 
-	snprintf(cn, sizeof cn, "agentbox allocation %s", id);
-	if ((x = cert_new(ca, cn, NULL, ca->key)) == NULL)
+	if (ab_fmt(cn, sizeof cn, "agentbox allocation %s", id) < 0 ||
+	    (x = cert_new(ca, cn, NULL, ca->key)) == NULL)
 		return NULL;
 	if (add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,"
 	    "pathlen:0") < 0 ||
@@ -356,7 +356,12 @@ int ab_tlsca_new(struct ab_tlsca **out, const char *id,
 	ca->not_before = now - CLOCK_SKEW;
 	ca->not_after = not_after;
 	for (i = 0; i < nhosts; i++)
-		snprintf(ca->host[i], sizeof ca->host[i], "%s", hosts[i]);
+		if (ab_fmt(ca->host[i], sizeof ca->host[i], "%s",
+		    hosts[i]) < 0) {
+			ab_tlsca_free(ca);
+			return ab_fail(err, AB_EUSAGE, "CA for allocation %s: "
+			    "a host name is too long", id);
+		}
 	ca->n = nhosts;
 	if ((ca->key = EVP_EC_gen("P-256")) == NULL ||
 	    (ca->leaf_key = EVP_EC_gen("P-256")) == NULL ||
@@ -641,12 +646,13 @@ void ab_tls_reason(const SSL *ssl, char *buf, size_t cap)
 
 	if (cap == 0)
 		return;
+	/* A reason cut short still reads. */
 	if (v != X509_V_OK)
-		snprintf(buf, cap, "certificate verify failed: %s",
+		(void)ab_fmt(buf, cap, "certificate verify failed: %s",
 		    X509_verify_cert_error_string(v));
 	else if (e != 0)
-		snprintf(buf, cap, "%s", reason(e));
+		(void)ab_fmt(buf, cap, "%s", reason(e));
 	else
-		snprintf(buf, cap, "connection closed");
+		(void)ab_fmt(buf, cap, "connection closed");
 	ERR_clear_error();
 }

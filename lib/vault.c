@@ -11,15 +11,13 @@ int ab_vault_name(const char *host, int port, const char *ph, size_t n,
 {
 	struct ab_sha256 h;
 	char hex[65];
-	int k;
 
 	if (ab_sha256_init(&h, err) < 0)
 		return -1;
 	ab_sha256_add(&h, ph, n);
 	if (ab_sha256_hex(&h, hex, err) < 0)
 		return -1;
-	k = snprintf(out, cap, "%s:%d.%s", host, port, hex);
-	if (k < 0 || (size_t)k >= cap)
+	if (ab_fmt(out, cap, "%s:%d.%s", host, port, hex) < 0)
 		return ab_fail(err, AB_EUSAGE, "a vault name too long");
 	return 0;
 }

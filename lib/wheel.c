@@ -56,10 +56,12 @@ static int lock_line(struct ab_wheels *w, char *line, const char *lock,
 	if (w->n == AB_WHEELS_MAX)
 		return ab_fail(err, AB_EUSAGE, "%s: more than %d wheels", lock,
 		    AB_WHEELS_MAX);
-	snprintf(p->dist, sizeof p->dist, "%s", f[1]);
-	snprintf(p->version, sizeof p->version, "%s", f[2]);
-	snprintf(p->sha, sizeof p->sha, "%s", f[3]);
-	snprintf(p->file, sizeof p->file, "%s", f[4]);
+	if (ab_fmt(p->dist, sizeof p->dist, "%s", f[1]) < 0 ||
+	    ab_fmt(p->version, sizeof p->version, "%s", f[2]) < 0 ||
+	    ab_fmt(p->sha, sizeof p->sha, "%s", f[3]) < 0 ||
+	    ab_fmt(p->file, sizeof p->file, "%s", f[4]) < 0)
+		return ab_fail(err, AB_EUSAGE, "%s:%d: a field is too long",
+		    lock, no);
 	w->n++;
 	return 0;
 }
@@ -69,14 +71,15 @@ static int cache_dir(char *out, size_t cap, struct ab_err *err)
 	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	int n;
 
+	/* 80 bytes left for the names under it. */
 	if (x != NULL && *x == '/')
-		n = snprintf(out, cap, "%s/agentbox", x);
+		n = ab_fmt(out, cap - 80, "%s/agentbox", x);
 	else if (home != NULL && *home == '/')
-		n = snprintf(out, cap, "%s/.cache/agentbox", home);
+		n = ab_fmt(out, cap - 80, "%s/.cache/agentbox", home);
 	else
 		return ab_fail(err, AB_EUSAGE, "no cache directory: set HOME "
 		    "or XDG_CACHE_HOME, or give --wheels DIR");
-	return n > 0 && (size_t)n < cap - 80 ? 0 :
+	return n == 0 ? 0 :
 	    ab_fail(err, AB_EUSAGE, "cache directory path too long");
 }
 
@@ -117,7 +120,10 @@ static int mkdirs(const char *path)
 {
 	char p[PATH_MAX], *s;
 
-	snprintf(p, sizeof p, "%s", path);
+	if (ab_fmt(p, sizeof p, "%s", path) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	for (s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
@@ -204,20 +210,25 @@ static int download(struct ab_wheels *w, struct ab_wheel_pin *p,
 	    "--python-version", "3.11", "--quiet", "--dest", tmp, req, NULL };
 	int rc;
 
-	snprintf(tmp, sizeof tmp, "%s/wheels/.download-%ld", w->cache,
-	    (long)getpid());
-	snprintf(req, sizeof req, "%s==%s", p->dist, p->version);
+	if (ab_fmt_err(err, tmp, sizeof tmp, "the wheel cache's path",
+	    "%s/wheels/.download-%ld", w->cache, (long)getpid()) < 0 ||
+	    ab_fmt_err(err, req, sizeof req, "a wheel's requirement",
+	    "%s==%s", p->dist, p->version) < 0 ||
+	    ab_fmt_err(err, got, sizeof got, "the wheel cache's path",
+	    "%s/%s", tmp, p->file) < 0)
+		return -1;
 	if (w->progress != NULL) {
 		char line[300];
 
-		snprintf(line, sizeof line, "downloading %.200s with pip", req);
-		w->progress(line);
+		/* %.200s: it fits. */
+		if (ab_fmt(line, sizeof line, "downloading %.200s with pip",
+		    req) == 0)
+			w->progress(line);
 	}
 	remove_dir(tmp);
 	if (mkdirs(tmp) < 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot create %s", tmp);
 	rc = spawn(argv, &w->dl, err);
-	snprintf(got, sizeof got, "%s/%s", tmp, p->file);
 	if (rc == 0 && (rc = file_sha(NULL, got, sha, err)) == 1)
 		rc = ab_fail(err, AB_EENGINE, "pip did not fetch %s", p->file);
 	if (rc == 0 && strcmp(sha, p->sha) != 0)
@@ -241,11 +252,13 @@ static int find_wheel(struct ab_wheels *w, struct ab_wheel_pin *p,
 	if (p->path[0] != '\0')
 		return 0;
 	if (w->dir != NULL)
-		snprintf(p->path, sizeof p->path, "%s/%s", w->dir, p->file);
+		k = ab_fmt_err(err, p->path, sizeof p->path, "--wheels",
+		    "%s/%s", w->dir, p->file);
 	else
-		snprintf(p->path, sizeof p->path, "%s/wheels/%s", w->cache,
+		k = ab_fmt_err(err, p->path, sizeof p->path,
+		    "the wheel cache's path", "%s/wheels/%s", w->cache,
 		    p->file);
-	if ((k = file_sha(w->hc, p->path, sha, err)) < 0)
+	if (k < 0 || (k = file_sha(w->hc, p->path, sha, err)) < 0)
 		goto fail;
 	if (k == 0 && strcmp(sha, p->sha) == 0)
 		return 0;
@@ -255,7 +268,9 @@ static int find_wheel(struct ab_wheels *w, struct ab_wheel_pin *p,
 		    p->file, w->dir);
 		goto fail;
 	}
-	snprintf(dir, sizeof dir, "%s/wheels", w->cache);
+	if (ab_fmt_err(err, dir, sizeof dir, "the wheel cache's path",
+	    "%s/wheels", w->cache) < 0)
+		goto fail;
 	if (mkdirs(dir) < 0) {
 		ab_fail_errno(err, AB_EENGINE, "cannot create %s", dir);
 		goto fail;
@@ -319,8 +334,9 @@ static int record_sha(struct ab_zip *z, const struct ab_wheel_pin *p,
 	int rc = -1;
 
 	/* The dist-info directory names the distribution normalized. */
-	snprintf(name, sizeof name, "%s-%s.dist-info/RECORD", p->dist,
-	    p->version);
+	if (ab_fmt_err(err, name, sizeof name, "a wheel's RECORD name",
+	    "%s-%s.dist-info/RECORD", p->dist, p->version) < 0)
+		return -1;
 	for (d = name; d < name + strlen(p->dist); d++)
 		if (*d == '-' || *d == '.')
 			*d = '_';
@@ -367,7 +383,9 @@ static int extract(struct ab_zip *z, const struct ab_zip_member *m,
 	struct sink s;
 	int rc;
 
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", dest, (long)getpid());
+	if (ab_fmt_err(err, tmp, sizeof tmp, "the wheel cache's path",
+	    "%s.tmp-%ld", dest, (long)getpid()) < 0)
+		return -1;
 	s.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 	    (m->mode & 0111) ? 0755 : 0644);
 	if (s.fd < 0)
@@ -419,8 +437,10 @@ int ab_wheel_member(struct ab_wheels *w, const char *dist,
 	if (rc == 1)
 		rc = 0;
 	/* Content-addressed: a member is extracted once, whatever asks. */
-	snprintf(dir, sizeof dir, "%s/extracted", w->cache);
-	if (rc == 0 && (size_t)snprintf(path, cap, "%s/%s", dir, sha) >= cap)
+	if (rc == 0)
+		rc = ab_fmt_err(err, dir, sizeof dir, "the wheel cache's path",
+		    "%s/extracted", w->cache);
+	if (rc == 0 && ab_fmt(path, cap, "%s/%s", dir, sha) < 0)
 		rc = ab_fail(err, AB_EUSAGE, "cache path too long");
 	if (rc == 0 && access(path, F_OK) != 0) {
 		if (mkdirs(dir) < 0)

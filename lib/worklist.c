@@ -131,7 +131,9 @@ int ab_worklist_open(struct ab_worklist *w, struct ab_state *s,
 	l.seccomp_keyword = ab_engine_seccomp_keyword(e);
 	l.mounts = m;
 	l.nmounts = 2;
-	snprintf(name, sizeof name, "agentbox-%s-listing-%.8s", a->id, rnd);
+	if (ab_fmt_err(err, name, sizeof name, "the listing's name",
+	    "agentbox-%s-listing-%.8s", a->id, rnd) < 0)
+		return -1;
 	rc = ab_oneshot_run_max(e, &l, name, (size_t)AB_WORKLIST_MAX, &o, err);
 	if (rc < 0) {
 		ab_oneshot_free(&o);

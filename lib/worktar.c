@@ -106,8 +106,9 @@ static int create(struct ab_worktar *w, struct ab_state *s,
 	l.seccomp_keyword = ab_engine_seccomp_keyword(w->e);
 	l.mounts = &m;
 	l.nmounts = 1;
-	snprintf(w->name, sizeof w->name, "agentbox-%s-archive-%.8s", a->id,
-	    rnd);
+	if (ab_fmt_err(err, w->name, sizeof w->name, "the archive's name",
+	    "agentbox-%s-archive-%.8s", a->id, rnd) < 0)
+		return -1;
 	if (ab_ctr_create(w->e, &l, w->name, "create the archive container",
 	    id, &conflict, err) < 0) {
 		/* A name held by another is not ours to remove. */
@@ -129,12 +130,14 @@ static int start(struct ab_worktar *w, struct ab_err *err)
 	int rc;
 
 	ab_mux_init(&w->mux, demux, w);
-	snprintf(path, sizeof path,
-	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", w->name);
-	if (ab_stream_open(w->e, &w->att, "POST", path, ab_mux_feed, &w->mux,
+	if (ab_fmt_err(err, path, sizeof path, "the archive's name",
+	    "/containers/%s/attach?stream=1&stdout=1&stderr=1", w->name) < 0 ||
+	    ab_stream_open(w->e, &w->att, "POST", path, ab_mux_feed, &w->mux,
 	    "read the archive of /work's entries", err) < 0)
 		return -1;
-	snprintf(path, sizeof path, "/containers/%s/start", w->name);
+	if (ab_fmt_err(err, path, sizeof path, "the archive's name",
+	    "/containers/%s/start", w->name) < 0)
+		return -1;
 	rc = ab_engine_json(w->e, "POST", path, NULL,
 	    "start the archive container", &r, err);
 	if (rc == 0 && r.status != 204)

@@ -90,8 +90,9 @@ static int refuse_member(struct ab_err *err, const struct entry *e,
 	char name[128], why[256];
 	va_list ap;
 
+	/* A reason cut short still reads. */
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof why, fmt, ap);
+	(void)ab_vfmt(why, sizeof why, fmt, ap);
 	va_end(ap);
 	show(name, sizeof name, e->name, e->name_len);
 	return ab_fail(err, AB_EREFUSED, "zip: member %s: %s", name, why);

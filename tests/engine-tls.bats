@@ -76,6 +76,26 @@ engine_call() {
 	grep -q '^GET /_ping' "$AB_PROXY_LOG"
 }
 
+@test "a DOCKER_CERT_PATH longer than its bound is refused, never cut to another directory's files" {
+	local long seg
+	tls_engine engine
+	# Good files in a directory whose path is the bound, 399 bytes: a
+	# longer name under it was once cut to it, and its files used.
+	seg=$(printf '%0200d' 0)
+	long=$BATS_TEST_TMPDIR
+	while [ $((399 - ${#long})) -gt 250 ]; do long=$long/$seg; done
+	long=$long/${seg:0:$((399 - ${#long} - 1))}
+	mkdir -p "$long"
+	cp "$BATS_FILE_TMPDIR"/good/*.pem "$long/"
+	DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$long/elsewhere \
+		DOCKER_HOST="tcp://127.0.0.1:$PORT" run_exact 2 ab-clean --sweep
+	assert_equal "$stderr" "ab-clean: DOCKER_CERT_PATH: longer than 399 bytes"
+	run ! grep -q '^GET /_ping' "$AB_PROXY_LOG"
+	# At the bound itself, it is used.
+	DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$long \
+		DOCKER_HOST="tcp://127.0.0.1:$PORT" run_exact 0 ab-clean --sweep
+}
+
 @test "HOME/.docker is the default certificate directory" {
 	tls_engine engine
 	mkdir -p "$BATS_TEST_TMPDIR/home"

@@ -132,3 +132,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/err: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/err-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
