@@ -7,19 +7,15 @@
 
 # bats file_tags=host
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2153 # AB_IMAGE is set by ab_engines_setup_file
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 load helpers
 load lib/engine2
 
 setup_file() {
-	ab_engines_setup_file
-	AB_IMAGE=$(ab_engine_build "") || return 1
-	export AB_IMAGE
-	ab_engine_start b
-	B=$(ab_engine host b)
-	export B
-	B_IMAGE=$(ab_engine_build "$B") || return 1
-	export B_IMAGE
+	ab_engines_setup_file --image b
+	B=$(ab_engine host b) B_IMAGE=$(ab_engine image b)
+	export B B_IMAGE
 	REPO=$BATS_FILE_TMPDIR/repo
 	ab_repo "$REPO"
 	export REPO

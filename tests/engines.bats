@@ -6,18 +6,14 @@
 
 # bats file_tags=host
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2153 # AB_IMAGE is set by ab_engines_setup_file
 load helpers
 load lib/engine2
 
 setup_file() {
-	ab_engines_setup_file
-	AB_IMAGE=$(ab_engine_build "") || return 1
-	export AB_IMAGE
-	ab_engine_start e2
-	E2=$(ab_engine host e2)
-	export E2
-	E2_IMAGE=$(ab_engine_build "$E2") || return 1
-	export E2_IMAGE
+	ab_engines_setup_file --image e2
+	E2=$(ab_engine host e2) E2_IMAGE=$(ab_engine image e2)
+	export E2 E2_IMAGE
 	DL=$BATS_FILE_TMPDIR/deadline
 	ab_deadline_in "$DL" 3600
 	export DL
