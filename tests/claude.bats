@@ -82,17 +82,6 @@ claude() {
 }
 
 
-# The files of the allocation's /work, as the agent left them.
-work_files() {
-	AB_RO_WORK=1 ab_on_alloc "$ALLOC" 'cd /work && find . -path ./.git -prune -o -type f -print | sort'
-}
-
-# The agent lines (ab-run(1), "Agent lines"): what ab-run's stderr holds
-# of them, without the prefix.
-agent_lines() {
-	sed -n 's/^ab-run: agent: //p' <<<"$1"
-}
-
 @test "a text answer: status ok, the final message, the credential sent" {
 	claude planning '{"turns":[{"text":"Hello from the scripted vendor"}]}'
 	assert_equal "$STATUS" 0
@@ -272,10 +261,7 @@ finished (ok)"
 }
 
 @test "the vendor answers 401 or 500, or cuts the stream: a clean failure with the CLI's reason" {
-	claude planning '{"turns":[{"status":401,"times":0}]}'
-	assert_equal "$STATUS" 1
-	assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["error"]["api_status"]]')" \
-		'["exited", "error", 401]'
+	assert_401_fails claude
 	# The agent lines say how it ended; the error stays the last line.
 	assert_one_error_line ab-run
 	assert_equal "$(tail -n 1 <<<"$stderr")" "ab-run: the agent exited with status 1"
@@ -285,14 +271,11 @@ finished (ok)"
 	claude planning '{"turns":[{"status":500,"retry":false,"times":0}]}'
 	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["error"]["api_status"]]')" '["error", 500]'
 	ab-clean "$ALLOC"
-	claude planning '{"turns":[{"cut":true,"times":0}]}'
-	assert_equal "$(record_field 'r["agent"]["status"]')" error
-	[[ $(record_field 'r["agent"]["error"]["message"]') == *"API Error"* ]]
+	assert_cut_fails claude "API Error"
 }
 
 @test "a vendor that never answers meets the deadline: 124, and nothing is left" {
-	TIMEOUT=25 claude planning '{"turns":[{"hang":true,"times":0}]}'
-	assert_deadline_met
+	assert_deadline_met claude
 }
 
 @test "the credential appears nowhere agentbox wrote, nor in the engine's view of any container" {

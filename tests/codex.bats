@@ -106,6 +106,13 @@ vendor() {
 	ab_vendor openai "$1" ${AUTH:+--auth-json "$AUTH"}
 }
 
+# signin_vendor SCENARIO: vendor, which writes a ChatGPT sign-in of its
+# own to AUTH first.
+signin_vendor() {
+	AUTH=$BATS_TEST_TMPDIR/auth.json
+	vendor "$1"
+}
+
 # new_alloc [REPO COMMIT]: a fresh allocation seeded with the repository
 # (REPO by default), whose egress reaches the vendor; sets ALLOC and DL.
 # With AUTH set, for a ChatGPT sign-in: its volume, and the two hosts it
@@ -161,17 +168,6 @@ codex_h() {
 # command printed, or Codex's own refusal (its sandbox cannot start).
 outputs() {
 	vlog '"\n".join(o["text"] for x in L for o in x.get("outputs", []))'
-}
-
-# The files of the allocation's /work, as the agent left them.
-work_files() {
-	AB_RO_WORK=1 ab_on_alloc "$ALLOC" 'cd /work && find . -path ./.git -prune -o -type f -print | sort'
-}
-
-# The agent lines (ab-run(1), "Agent lines") of stderr, without the
-# prefix.
-agent_lines() {
-	sed -n 's/^ab-run: agent: //p' <<<"$1"
 }
 
 @test "codex: a text answer, with the default model and with a function-tool model" {
@@ -475,24 +471,18 @@ finished (ok)"
 }
 
 @test "codex: the vendor answers 401 or 500, or cuts the stream: a clean failure with the CLI's reason" {
-	codex planning '{"turns":[{"status":401,"times":0}]}'
-	assert_equal "$STATUS" 1
-	assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["error"]["api_status"]]')" \
-		'["exited", "error", 401]'
+	assert_401_fails codex
 	# Two retries, as the adapter pins, then the failure.
 	assert_equal "$(vlog 'len(L)')" 3
 	ab-clean "$ALLOC"
 	codex planning '{"turns":[{"status":500,"times":0}]}'
 	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["error"]["subtype"]]')" '["error", "turn.failed"]'
 	ab-clean "$ALLOC"
-	codex planning '{"turns":[{"cut":true,"times":0}]}'
-	assert_equal "$(record_field 'r["agent"]["status"]')" error
-	[[ $(record_field 'r["agent"]["error"]["message"]') == *"stream disconnected"* ]]
+	assert_cut_fails codex "stream disconnected"
 }
 
 @test "codex: a vendor that never answers meets the deadline: 124, and nothing is left" {
-	TIMEOUT=25 codex planning '{"turns":[{"hang":true,"times":0}]}'
-	assert_deadline_met
+	assert_deadline_met codex
 }
 
 @test "codex: the key appears nowhere agentbox wrote, nor in the engine's view, nor in a command's environment" {
@@ -586,10 +576,9 @@ auth_tokens() {
 
 @test "codex sign-in: a near-expiry token is refreshed through the proxy with the real refresh token, written back, and the next invocation uses it" {
 	local old_rt new_rt c
-	AUTH=$BATS_TEST_TMPDIR/auth.json
 	# A refresh token presented twice is refused, as the real one is; one
 	# the vendor never issued (a placeholder) is refused too.
-	vendor '{"turns":[{"text":"one"},{"text":"two"}],"token":{"expires_in":60,"refresh":"reuse-error"}}'
+	signin_vendor '{"turns":[{"text":"one"},{"text":"two"}],"token":{"expires_in":60,"refresh":"reuse-error"}}'
 	old_rt=$(auth_field "$AUTH" 'a["tokens"]["refresh_token"]')
 	new_alloc
 	run_profile "$(profile planning)"
@@ -623,10 +612,9 @@ auth_tokens() {
 }
 
 @test "codex sign-in: a token the vendor stops taking mid-run is refreshed through the proxy, and the turn goes on" {
-	AUTH=$BATS_TEST_TMPDIR/auth.json
 	# Codex meets a 401 by reading its auth.json again and retrying,
 	# then by refreshing: two 401s make it refresh.
-	vendor '{"turns":[{"status":401,"code":"token_expired","times":2},{"text":"after the refresh"}],"token":{"expires_in":3600,"refresh":"reuse-error"}}'
+	signin_vendor '{"turns":[{"status":401,"code":"token_expired","times":2},{"text":"after the refresh"}],"token":{"expires_in":3600,"refresh":"reuse-error"}}'
 	new_alloc
 	run_profile "$(profile planning)"
 	assert_equal "$STATUS" 0
@@ -642,8 +630,7 @@ auth_tokens() {
 # shellcheck disable=SC2016 # the commands are for Codex's shell
 @test "codex sign-in: the agent's copy holds placeholders only; what it prints of it, sent to the vendor, holds no real token; the vault is closed to it" {
 	local t
-	AUTH=$BATS_TEST_TMPDIR/auth.json
-	vendor '{"turns":[{"shell":"grep -h -e refresh_token -e account_id /home/agent/.codex/auth.json; ls /run/agentbox/egress/vault 2>&1"},{"text":"done"}]}'
+	signin_vendor '{"turns":[{"shell":"grep -h -e refresh_token -e account_id /home/agent/.codex/auth.json; ls /run/agentbox/egress/vault 2>&1"},{"text":"done"}]}'
 	new_alloc
 	run_profile "$(profile planning)"
 	assert_equal "$(record_field 'r["agent"]["status"]')" ok
@@ -661,8 +648,7 @@ auth_tokens() {
 
 @test "codex sign-in: tokens the agent writes into its copy, of the same account, change nothing on the host" {
 	local mine
-	AUTH=$BATS_TEST_TMPDIR/auth.json
-	vendor '{"turns":[{"shell":"cp /work/other.json /home/agent/.codex/auth.json"},{"text":"done"}]}'
+	signin_vendor '{"turns":[{"shell":"cp /work/other.json /home/agent/.codex/auth.json"},{"text":"done"}]}'
 	auth_field "$AUTH" 'json.dumps(dict(a, tokens=dict(a["tokens"], refresh_token="rt_chosen_by_the_agent", access_token="x.y.z")))' \
 		>"$BATS_TEST_TMPDIR/other.json"
 	REPO=$BATS_TEST_TMPDIR/repo2
@@ -683,8 +669,7 @@ auth_tokens() {
 
 @test "codex sign-in: codex logout inside signs the user out nowhere: the revoke is refused and named" {
 	local mine
-	AUTH=$BATS_TEST_TMPDIR/auth.json
-	vendor '{"turns":[{"shell":"codex logout"},{"text":"done"}]}'
+	signin_vendor '{"turns":[{"shell":"codex logout"},{"text":"done"}]}'
 	mine=$(sha256sum <"$AUTH")
 	new_alloc
 	run_profile "$(profile execution --allow-command "codex logout")"
@@ -696,9 +681,8 @@ auth_tokens() {
 
 @test "codex sign-in: a refresh the vendor refuses ends the run with the vendor's error, and the host keeps its tokens" {
 	local mine
-	AUTH=$BATS_TEST_TMPDIR/auth.json
 	# Expired already: a refused refresh leaves nothing to work with.
-	vendor '{"turns":[{"text":"one"}],"token":{"expires_in":-600,"refresh":"reused"}}'
+	signin_vendor '{"turns":[{"text":"one"}],"token":{"expires_in":-600,"refresh":"reused"}}'
 	mine=$(sha256sum <"$AUTH")
 	new_alloc
 	run_profile "$(profile planning)"
@@ -715,8 +699,7 @@ auth_tokens() {
 
 @test "codex sign-in: FILE changed meanwhile is not overwritten; the refresh is kept and named" {
 	local ctr mine p
-	AUTH=$BATS_TEST_TMPDIR/auth.json
-	vendor '{"turns":[{"text":"one"}],"token":{"expires_in":60}}'
+	signin_vendor '{"turns":[{"text":"one"}],"token":{"expires_in":60}}'
 	new_alloc
 	p=$(profile planning)
 	ctr=$(ab-validate "$p")
@@ -747,10 +730,9 @@ open(sys.argv[1], "w").write(json.dumps(a))' "$AUTH"
 # shellcheck disable=SC2016 # the commands are for Codex's shell
 @test "codex sign-in: another agent of the allocation can neither read an invocation's copy nor put one of its own in its place" {
 	local a mark
-	AUTH=$BATS_TEST_TMPDIR/auth.json
 	# The vendor's log keeps 500 bytes of each output: only the tokens
 	# and the refusals are printed.
-	vendor '{"turns":[{"shell":"cat /run/agentbox/auth/* /run/agentbox/auth/*/auth.json 2>&1 | grep -oE \"refresh_token[^,]*|Permission denied\""},{"shell":"for d in /run/agentbox/auth/*; do mv $d $d.x 2>/dev/null && echo MOVED; done; mkdir /run/agentbox/auth/planted 2>/dev/null && echo PLANTED"},{"text":"done"}]}'
+	signin_vendor '{"turns":[{"shell":"cat /run/agentbox/auth/* /run/agentbox/auth/*/auth.json 2>&1 | grep -oE \"refresh_token[^,]*|Permission denied\""},{"shell":"for d in /run/agentbox/auth/*; do mv $d $d.x 2>/dev/null && echo MOVED; done; mkdir /run/agentbox/auth/planted 2>/dev/null && echo PLANTED"},{"text":"done"}]}'
 	new_alloc
 	# The owner's sign-in, with a refresh token no other has; validated
 	# (its copy is on the volume), never run.
@@ -777,8 +759,7 @@ print(json.dumps(a))' "$AUTH" "$mark" >"$BATS_TEST_TMPDIR/owner.json"
 }
 
 @test "codex sign-in: an allocation without its volume or hosts, a file that is not one, and a Claude profile are refused" {
-	AUTH=$BATS_TEST_TMPDIR/auth.json
-	vendor '{"turns":[]}'
+	signin_vendor '{"turns":[]}'
 	AUTH='' new_alloc
 	run_exact 1 profile planning --codex-auth "$AUTH"
 	assert_regex "$stderr" "^ab-profile: --codex-auth: alloc:[0-9a-f]+ has no sign-in volume \(ab-alloc --sign-in\)$"

@@ -56,6 +56,17 @@ ab_vendor_run() {
 	cat "$VLOG" >&2
 }
 
+# The files of ALLOC's /work, as the agent left them.
+work_files() {
+	AB_RO_WORK=1 ab_on_alloc "$ALLOC" 'cd /work && find . -path ./.git -prune -o -type f -print | sort'
+}
+
+# The agent lines (ab-run(1), "Agent lines"): what ab-run's stderr $1
+# holds of them, without the prefix.
+agent_lines() {
+	sed -n 's/^ab-run: agent: //p' <<<"$1"
+}
+
 # ab_vendor_task REPO COMMIT IMAGE [RUN-TASK OPTION...]: run-task of the
 # real CLI in execution on IMAGE, with the API key and the prompt file,
 # to succeed; RECORD is its result.  TIMEOUT (180 unless set) bounds it.
@@ -85,9 +96,29 @@ assert_c_fixed() {
 	grep -qx -- '+	if (1 + 2 != 3) {' "$1"
 }
 
-# assert_deadline_met: the invocation met its deadline (124), and its
-# allocation, cleaned, leaves nothing on the engine.
+# assert_401_fails CLI: CLI (the file's function that runs the real CLI)
+# on a vendor that answers 401: the CLI exits 1, an error of that status.
+assert_401_fails() {
+	"$1" planning '{"turns":[{"status":401,"times":0}]}'
+	assert_equal "$STATUS" 1
+	assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["error"]["api_status"]]')" \
+		'["exited", "error", 401]'
+}
+
+# assert_cut_fails CLI MESSAGE: CLI (the file's function that runs the
+# real CLI) on a vendor that cuts the stream: an error, whose message
+# holds MESSAGE.
+assert_cut_fails() {
+	"$1" planning '{"turns":[{"cut":true,"times":0}]}'
+	assert_equal "$(record_field 'r["agent"]["status"]')" error
+	[[ $(record_field 'r["agent"]["error"]["message"]') == *"$2"* ]]
+}
+
+# assert_deadline_met CLI: CLI on a vendor that never answers meets its
+# deadline (124), and its allocation, cleaned, leaves nothing on the
+# engine.
 assert_deadline_met() {
+	TIMEOUT=25 "$1" planning '{"turns":[{"hang":true,"times":0}]}'
 	assert_equal "$STATUS" 124
 	assert_equal "$(record_field 'r["reason"]')" deadline
 	run_exact 0 ab-clean "$ALLOC"
