@@ -26,12 +26,7 @@ teardown() {
 
 # Every allocation of this file's state, whatever a test left.
 ab_purge_allocs() {
-	local sid
-	sid=$(ab_state_sid)
-	docker ps -aq --filter "label=org.agentbox.state=$sid" \
-		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
-	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r docker volume rm -f >/dev/null
+	ab_state_sweep --alloc
 	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage"
 }
 
@@ -46,24 +41,39 @@ objects_of() {
 	docker volume ls -q --filter "label=org.agentbox.alloc=$1"
 }
 
-@test "cleaning an allocation removes its containers, volumes, clone and records, idempotently" {
+# seeded_alloc: a fresh allocation (ALLOC, AID) seeded with a repository
+# of one commit; DL, a deadline file ten minutes away.
+seeded_alloc() {
 	local repo=$BATS_TEST_TMPDIR/repo
-	git init -q "$repo"
-	echo x >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	DL=$BATS_TEST_TMPDIR/deadline
+	ab_repo "$repo" x
+	ab_deadline_in "$DL" 600
 	new_alloc
 	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+}
+
+# profiled PHASE NAME ARGV...: ALLOC's profile in PHASE for an attempt
+# named NAME-..., to run ARGV; PROF is its handle.
+profiled() {
+	run_exact 0 ab-profile --alloc "$ALLOC" --phase "$1" \
+		--attempt "$2-$RANDOM$RANDOM" --deadline "$DL" -- "${@:3}"
+	PROF=$output
+}
+
+# validated PHASE NAME ARGV...: that profile validated; CTR is its handle.
+validated() {
+	profiled "$@"
+	run_exact 0 ab-validate "$PROF"
+	CTR=$output
+}
+
+@test "cleaning an allocation removes its containers, volumes, clone and records, idempotently" {
+	seeded_alloc
 	[ -d "$AB_STATE_DIR/stage/$AID" ]
-	local dl=$BATS_TEST_TMPDIR/deadline prof
-	ab_deadline_in "$dl" 600
-	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
-		--attempt "clean-$RANDOM$RANDOM" --deadline "$dl" -- true
-	prof=$output
-	run_exact 0 ab-validate "$prof"
-	[ -n "$(docker ps -aq --filter "label=org.agentbox.profile=${prof#profile:}")" ]
+	validated planning clean true
+	[ -n "$(docker ps -aq --filter "label=org.agentbox.profile=${PROF#profile:}")" ]
 	run_exact 0 ab-clean "$ALLOC"
-	[ ! -e "$AB_STATE_DIR/profile/${prof#profile:}" ]
+	[ ! -e "$AB_STATE_DIR/profile/${PROF#profile:}" ]
 	[ -z "$(ls "$AB_STATE_DIR/ctr")" ]
 	# The attempt ledger is never cleaned.
 	grep -q '^clean-' "$AB_STATE_DIR/attempts"
@@ -76,20 +86,9 @@ objects_of() {
 }
 
 @test "a profile or ctr handle leads ab-clean to its allocation" {
-	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline prof ctr
-	git init -q "$repo"
-	echo x >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
-	ab_deadline_in "$dl" 600
-	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
-	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
-		--attempt "lead-$RANDOM$RANDOM" --deadline "$dl" -- true
-	prof=$output
-	run_exact 0 ab-validate "$prof"
-	ctr=$output
-	run_exact 0 ab-clean "$ctr"
+	seeded_alloc
+	validated planning lead true
+	run_exact 0 ab-clean "$CTR"
 	run objects_of "$AID"
 	assert_output ""
 	[ ! -e "$AB_STATE_DIR/alloc/$AID" ]
@@ -344,23 +343,12 @@ objects_of() {
 }
 
 @test "a handle cleaned here cleans again to 0; its profile and ctr handles too" {
-	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline prof ctr
-	git init -q "$repo"
-	echo x >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
-	ab_deadline_in "$dl" 600
-	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
-	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
-		--attempt "again-$RANDOM$RANDOM" --deadline "$dl" -- true
-	prof=$output
-	run_exact 0 ab-validate "$prof"
-	ctr=$output
+	seeded_alloc
+	validated planning again true
 	run_exact 0 ab-clean "$ALLOC"
 	run_exact 0 ab-clean "$ALLOC"
-	run_exact 0 ab-clean "$prof"
-	run_exact 0 ab-clean "$ctr"
+	run_exact 0 ab-clean "$PROF"
+	run_exact 0 ab-clean "$CTR"
 	assert_output ""
 	# A profile handle never issued here is still a refusal.
 	run_exact 1 ab-clean profile:0123456789abcdef0123456789abcdef
@@ -400,21 +388,10 @@ objects_of() {
 }
 
 @test "two state directories clean, sweep and remove images while the other's agent runs" {
-	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline
-	local other oimg oalloc prof ctr pid sid res
-	git init -q "$repo"
-	echo x >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
-	ab_deadline_in "$dl" 600
-	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
-	run_exact 0 ab-profile --alloc "$ALLOC" --phase execution \
-		--attempt "both-$RANDOM$RANDOM" --deadline "$dl" -- sh -c 'sleep 4; echo done'
-	prof=$output
-	run_exact 0 ab-validate "$prof"
-	ctr=$output
-	ab-run "$ctr" >"$BATS_TEST_TMPDIR/result" 2>/dev/null &
+	local other oimg oalloc pid sid res
+	seeded_alloc
+	validated execution both sh -c 'sleep 4; echo done'
+	ab-run "$CTR" >"$BATS_TEST_TMPDIR/result" 2>/dev/null &
 	pid=$!
 	other=$(ab_new_state)
 	oimg=$(AB_STATE_DIR=$other ab-image build 2>/dev/null)
@@ -438,43 +415,27 @@ objects_of() {
 }
 
 @test "records are bounded: an allocation edited to an absurd size is refused downstream" {
-	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline
-	git init -q "$repo"
-	echo x >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
-	ab_deadline_in "$dl" 600
-	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
+	seeded_alloc
 	sed -i 's/"role":"task","name":\("[^"]*"\),"bytes":[0-9]*/"role":"task","name":\1,"bytes":4611686018427387904/' \
 		"$AB_STATE_DIR/alloc/$AID"
 	grep -q 4611686018427387904 "$AB_STATE_DIR/alloc/$AID"
 	run_exact 1 ab-profile --alloc "$ALLOC" --phase execution \
-		--attempt "bound-$RANDOM$RANDOM" --deadline "$dl" -- true
+		--attempt "bound-$RANDOM$RANDOM" --deadline "$DL" -- true
 	assert_one_error_line ab-profile
 	assert_regex "$stderr" "record of alloc:$AID is corrupt or out of bounds"
 	run_exact 0 ab-clean "$ALLOC"
 }
 
 @test "records are bounded: a profile edited consistently to an absurd limit is refused" {
-	local repo=$BATS_TEST_TMPDIR/repo dl=$BATS_TEST_TMPDIR/deadline prof
-	git init -q "$repo"
-	echo x >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
-	ab_deadline_in "$dl" 600
-	new_alloc
-	run_exact 0 ab-seed "$ALLOC" --repo "$repo" --commit "$(git -C "$repo" rev-parse HEAD)"
-	run_exact 0 ab-profile --alloc "$ALLOC" --phase planning \
-		--attempt "bound-$RANDOM$RANDOM" --deadline "$dl" -- true
-	prof=$output
+	seeded_alloc
+	profiled planning bound true
 	# The hash is recomputed: the owner of the directory can, so only
 	# the bounds stand between such an edit and the engine.
 	python3 "$AB_ROOT/tests/lib/edit-profile.py" \
-		"$AB_STATE_DIR/profile/${prof#profile:}" memory $((1 << 50))
-	run_exact 1 ab-validate "$prof"
+		"$AB_STATE_DIR/profile/${PROF#profile:}" memory $((1 << 50))
+	run_exact 1 ab-validate "$PROF"
 	assert_one_error_line ab-validate
-	assert_regex "$stderr" "profile:${prof#profile:}: the memory limit is out of bounds"
+	assert_regex "$stderr" "profile:${PROF#profile:}: the memory limit is out of bounds"
 	run_exact 0 ab-clean "$ALLOC"
 }
 

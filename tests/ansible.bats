@@ -5,27 +5,13 @@
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 load helpers
+load lib/ansible
 
 PLAYBOOK=$AB_ROOT/examples/ansible/task.yml
 
 setup_file() {
 	ab_setup_file
-	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
-		GIT_COMMITTER_EMAIL=t@t
-	REPO=$BATS_FILE_TMPDIR/repo
-	git init -q "$REPO"
-	echo 'this is a.txt' >"$REPO/a.txt"
-	git -C "$REPO" add a.txt
-	git -C "$REPO" commit -qm 'the trusted commit'
-	export REPO
-	# Ansible keeps its own files under the file's temporary directory,
-	# not in $HOME; no colour, and no warning about the implicit
-	# localhost.
-	export ANSIBLE_HOME=$BATS_FILE_TMPDIR/ansible
-	export ANSIBLE_LOCAL_TEMP=$ANSIBLE_HOME/tmp \
-		ANSIBLE_REMOTE_TEMP=$ANSIBLE_HOME/tmp ANSIBLE_NOCOLOR=1 \
-		ANSIBLE_LOCALHOST_WARNING=false \
-		ANSIBLE_INVENTORY_UNPARSED_WARNING=false
+	ab_ansible_setup_file
 }
 
 teardown_file() {
@@ -36,12 +22,7 @@ teardown() {
 	# A state directory a test made for itself goes whole.
 	[ -z "${STATE:-}" ] || [ "$STATE" = "$AB_STATE_DIR" ] ||
 		ab_purge_state "$STATE"
-	local sid
-	sid=$(ab_state_sid)
-	docker ps -aq --filter "label=org.agentbox.state=$sid" \
-		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
-	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r docker volume rm -f >/dev/null
+	ab_state_sweep --alloc
 	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage"
 }
 

@@ -9,19 +9,18 @@
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 # shellcheck disable=SC2030,SC2031 # each test sets the globals it uses
+# shellcheck disable=SC2153 # STATUS, DL: set by lib/vendor.bash
 # The suite's agents state is this file's too: tests/run-suite runs the
 # files tagged agents one after another.
 # bats file_tags=agents
 load helpers
 load lib/bases
+load lib/vendor
 
 setup_file() {
 	ab_agents_setup_file || return 1
-	CA=$BATS_FILE_TMPDIR/ca
-	ab_test_ca "$CA" api.anthropic.com,platform.claude.com
-	GW=$(ab_bridge_gateway)
-	KEY=$BATS_FILE_TMPDIR/api-key
-	printf 'sk-ant-agentbox-test-%s\n' "$RANDOM$RANDOM$RANDOM" >"$KEY"
+	ab_vendor_setup_file claude api.anthropic.com,platform.claude.com \
+		sk-ant-agentbox-test-
 	REPO=$BATS_FILE_TMPDIR/repo
 	git init -q "$REPO"
 	printf 'The answer is forty-two.\n' >"$REPO/notes.txt"
@@ -33,8 +32,7 @@ printf '%s' "$w" >"$HOME/.claude/settings.json"
 printf '%s' "$w" >/work/.claude/settings.json
 printf '%s' "$w" >/work/.claude/settings.local.json
 EOF
-	git -C "$REPO" add -A
-	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
+	ab_commit "$REPO" one
 	COMMIT=$(git -C "$REPO" rev-parse HEAD)
 	# Programs named like an approved one, each leaving a marker
 	# /work/ran-NAME when it runs.
@@ -46,10 +44,9 @@ EOF
 		printf '#!/bin/sh\n: >/work/ran-%s\n' "${f//\//-}" >"$HREPO/$f"
 		chmod 0755 "$HREPO/$f"
 	done
-	git -C "$HREPO" add -A
-	git -C "$HREPO" -c user.name=t -c user.email=t@t commit -qm hostile
+	ab_commit "$HREPO" hostile
 	HCOMMIT=$(git -C "$HREPO" rev-parse HEAD)
-	export CA GW KEY REPO COMMIT HREPO HCOMMIT
+	export REPO COMMIT HREPO HCOMMIT
 }
 
 teardown() {
@@ -65,15 +62,12 @@ vendor() {
 # claude_ctr PHASE SCENARIO [AB-PROFILE OPTIONS...]: the real CLI's
 # validated container on a fresh allocation, in CTR.
 claude_ctr() {
-	local phase=$1 scenario=$2 prof dl=$BATS_TEST_TMPDIR/deadline
+	local phase=$1 scenario=$2 prof
 	shift 2
 	vendor "$scenario"
-	ab_deadline_in "$dl" "${TIMEOUT:-180}"
-	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$dl" \
-		--egress "api.anthropic.com:443=$GW:$VPORT")
-	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
-	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
-	prof=$(ab-profile --alloc "$ALLOC" --phase "$phase" --deadline "$dl" \
+	ab_vendor_alloc "$REPO" "$COMMIT" \
+		--egress "$(ab_vendor_egress api.anthropic.com)"
+	prof=$(ab-profile --alloc "$ALLOC" --phase "$phase" --deadline "$DL" \
 		--attempt "cl-$RANDOM$RANDOM" --provider claude --ca "$CA/ca.pem" \
 		--prompt "$BATS_TEST_TMPDIR/prompt" --api-key-file "$KEY" "$@")
 	CTR=$(ab-validate "$prof")
@@ -84,25 +78,9 @@ claude_ctr() {
 # exit status (ab-run's stdout and stderr in output and stderr).
 claude() {
 	claude_ctr "$@"
-	run --separate-stderr ab-run "$CTR"
-	STATUS=$status
-	RECORD=$(ab-run --show "$output")
-	# Shown only when a test fails: what the CLI and the vendor said.
-	record_field 'r["stderr"]["text"][-2000:]' >&2
-	cat "$VLOG" >&2
+	ab_vendor_run "$CTR"
 }
 
-
-# The files of the allocation's /work, as the agent left them.
-work_files() {
-	AB_RO_WORK=1 ab_on_alloc "$ALLOC" 'cd /work && find . -path ./.git -prune -o -type f -print | sort'
-}
-
-# The agent lines (ab-run(1), "Agent lines"): what ab-run's stderr holds
-# of them, without the prefix.
-agent_lines() {
-	sed -n 's/^ab-run: agent: //p' <<<"$1"
-}
 
 @test "a text answer: status ok, the final message, the credential sent" {
 	claude planning '{"turns":[{"text":"Hello from the scripted vendor"}]}'
@@ -147,13 +125,8 @@ agent_lines() {
 	local patch=$BATS_TEST_TMPDIR/change.patch
 	vendor '{"turns":[{"tool":"Bash","input":{"command":"touch /work/approved"}},{"text":"done"}]}'
 	printf 'Touch the file.\n' >"$BATS_TEST_TMPDIR/prompt"
-	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit "$COMMIT" \
-		--phase execution --timeout 180 --image "$AB_AGENTS_IMAGE" \
-		--egress "api.anthropic.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
-		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
-		--api-key-file "$KEY" --allow-command "touch /work/approved" \
-		--patch "$patch"
-	RECORD=$output
+	ab_vendor_task "$REPO" "$COMMIT" "$AB_AGENTS_IMAGE" \
+		--allow-command "touch /work/approved" --patch "$patch"
 	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["refused"]]')" '["ok", []]'
 	grep -q '^diff --git a/approved b/approved' "$patch"
 	assert_equal "$(vlog '[t["is_error"] for x in L for t in x.get("tool_results", [])]')" '[false]'
@@ -162,13 +135,9 @@ agent_lines() {
 turn ended
 finished (ok)"
 	vendor '{"turns":[{"tool":"Bash","input":{"command":"touch /work/approved"}},{"text":"done"}]}'
-	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$REPO" --commit "$COMMIT" \
-		--phase execution --timeout 180 --image "$AB_AGENTS_IMAGE" \
-		--egress "api.anthropic.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
-		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
-		--api-key-file "$KEY" --allow-command "touch /work/approved" --quiet
+	ab_vendor_task "$REPO" "$COMMIT" "$AB_AGENTS_IMAGE" \
+		--allow-command "touch /work/approved" --quiet
 	assert_equal "$(agent_lines "$stderr")" ""
-	RECORD=$output
 	assert_equal "$(record_field 'r["agent"]["status"]')" ok
 }
 
@@ -193,10 +162,7 @@ tool_results() {
 
 @test "execution: a command printing NUL bytes ends ok, its output and a final message holding a NUL in the result as Claude Code reported them" {
 	local nrepo=$BATS_TEST_TMPDIR/nul ncommit
-	git init -q "$nrepo"
-	printf 'a\0b\0c\n' >"$nrepo/bin.dat"
-	git -C "$nrepo" add -A
-	git -C "$nrepo" -c user.name=t -c user.email=t@t commit -qm nul
+	ab_nul_repo "$nrepo"
 	ncommit=$(git -C "$nrepo" rev-parse HEAD)
 	REPO=$nrepo COMMIT=$ncommit claude execution \
 		'{"turns":[{"tool":"Bash","input":{"command":"cat bin.dat"}},{"text":"it printed a\u0000b"}]}' \
@@ -295,10 +261,7 @@ finished (ok)"
 }
 
 @test "the vendor answers 401 or 500, or cuts the stream: a clean failure with the CLI's reason" {
-	claude planning '{"turns":[{"status":401,"times":0}]}'
-	assert_equal "$STATUS" 1
-	assert_equal "$(record_field '[r["reason"], r["agent"]["status"], r["agent"]["error"]["api_status"]]')" \
-		'["exited", "error", 401]'
+	assert_401_fails claude
 	# The agent lines say how it ended; the error stays the last line.
 	assert_one_error_line ab-run
 	assert_equal "$(tail -n 1 <<<"$stderr")" "ab-run: the agent exited with status 1"
@@ -308,39 +271,17 @@ finished (ok)"
 	claude planning '{"turns":[{"status":500,"retry":false,"times":0}]}'
 	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["error"]["api_status"]]')" '["error", 500]'
 	ab-clean "$ALLOC"
-	claude planning '{"turns":[{"cut":true,"times":0}]}'
-	assert_equal "$(record_field 'r["agent"]["status"]')" error
-	[[ $(record_field 'r["agent"]["error"]["message"]') == *"API Error"* ]]
+	assert_cut_fails claude "API Error"
 }
 
 @test "a vendor that never answers meets the deadline: 124, and nothing is left" {
-	TIMEOUT=25 claude planning '{"turns":[{"hang":true,"times":0}]}'
-	assert_equal "$STATUS" 124
-	assert_equal "$(record_field 'r["reason"]')" deadline
-	run_exact 0 ab-clean "$ALLOC"
-	run ab_leftovers "$(ab_state_sid)"
-	assert_output ""
+	assert_deadline_met claude
 }
 
 @test "the credential appears nowhere agentbox wrote, nor in the engine's view of any container" {
-	local secret c
-	secret=$(cat "$KEY")
 	claude planning '{"turns":[{"tool":"Bash","input":{"command":"env"}},{"text":"done"}]}'
 	assert_equal "$(vlog '[x["x_api_key"] for x in L if x.get("main")]')" '[true, true]'
-	run grep -rlF -- "$secret" "$AB_STATE_DIR"
-	assert_output ""
-	for c in $(docker ps -aq); do
-		run docker inspect "$c"
-		refute_output --partial "$secret"
-		run docker logs "$c"
-		refute_output --partial "$secret"
-	done
-	grep -qF -- "$secret" "$VLOG" && fail "the vendor's log holds the key"
-	# The snapshot was emptied when the agent settled (root reads it in
-	# the keeper: no agent can).
-	run docker exec -u 0 "agentbox-${ALLOC#alloc:}-keeper" sh -c \
-		'set -- /run/agentbox/inputs/*/secret; [ -f "$1" ] && cat "$@" | wc -c'
-	assert_output 0
+	assert_secret_nowhere "$(cat "$KEY")"
 }
 
 # The CLI out of the agents image, run on the host through a relay to an
@@ -528,26 +469,16 @@ PY
 @test "execution on an image with the project's toolchain (--packages): the model fixes a failing C test, runs the approved make test, and the patch carries the edit" {
 	local img repo=$BATS_TEST_TMPDIR/crepo patch=$BATS_TEST_TMPDIR/change.patch
 	img=$(ab-image build --recipe agents --packages make,gcc,libc6-dev)
-	git init -q "$repo"
-	printf 'test: t\n\t./t\nt: t.c\n\tcc -o t t.c\n' >"$repo/Makefile"
-	printf '#include <stdio.h>\nint main(void)\n{\n\tif (1 + 1 != 3) {\n\t\tputs("FAIL: sum");\n\t\treturn 1;\n\t}\n\tputs("PASS: sum");\n\treturn 0;\n}\n' >"$repo/t.c"
-	git -C "$repo" add -A
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm failing
+	ab_failing_c_repo "$repo"
 	vendor '{"turns":[{"tool":"Read","input":{"file_path":"/work/t.c"}},{"tool":"Edit","input":{"file_path":"/work/t.c","old_string":"1 + 1 != 3","new_string":"1 + 2 != 3"}},{"tool":"Bash","input":{"command":"make test"}},{"text":"fixed"}]}'
 	printf 'Make the test pass.\n' >"$BATS_TEST_TMPDIR/prompt"
-	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" --commit HEAD \
-		--phase execution --timeout 300 --image "$img" \
-		--egress "api.anthropic.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
-		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
-		--api-key-file "$KEY" --allow-command "make test" \
-		--patch "$patch" --quiet
-	RECORD=$output
+	TIMEOUT=300 ab_vendor_task "$repo" HEAD "$img" \
+		--allow-command "make test" --patch "$patch" --quiet
 	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["refused"]]')" '["ok", []]'
 	# The test's own output came back to the model from make test.
 	assert_regex "$(vlog '[t["text"] for x in L for t in x.get("tool_results", [])]')" \
 		'cc -o t t.c.*PASS: sum'
-	grep -qx -- '-	if (1 + 1 != 3) {' "$patch"
-	grep -qx -- '+	if (1 + 2 != 3) {' "$patch"
+	assert_c_fixed "$patch"
 	ab-image remove "$img" >/dev/null
 }
 
@@ -556,18 +487,11 @@ PY
 	tag=abtest-claude-python-$RANDOM$RANDOM
 	base=$(ab_python_base "$tag")
 	img=$(ab-image build --recipe agents --base "$base")
-	git init -q "$repo"
-	printf 'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n' >"$repo/test_add.py"
-	git -C "$repo" add -A
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm py
+	ab_unittest_repo "$repo"
 	vendor '{"turns":[{"tool":"Bash","input":{"command":"python3 -m unittest"}},{"text":"ran"}]}'
 	printf 'Run the tests.\n' >"$BATS_TEST_TMPDIR/prompt"
-	run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" --commit HEAD \
-		--phase execution --timeout 300 --image "$img" \
-		--egress "api.anthropic.com:443=$GW:$VPORT" --ca "$CA/ca.pem" \
-		--provider claude --prompt "$BATS_TEST_TMPDIR/prompt" \
-		--api-key-file "$KEY" --allow-command "python3 -m unittest" --quiet
-	RECORD=$output
+	TIMEOUT=300 ab_vendor_task "$repo" HEAD "$img" \
+		--allow-command "python3 -m unittest" --quiet
 	assert_equal "$(record_field '[r["agent"]["status"], r["agent"]["refused"]]')" '["ok", []]'
 	assert_regex "$(vlog '[t["text"] for x in L for t in x.get("tool_results", [])]')" \
 		'Ran 1 test.*OK'
@@ -581,16 +505,13 @@ PY
 # container: the vendor writes AUTH first; the allocation has the auth
 # volume and the two hosts the CLI signs in through; CTR.
 signin_ctr() {
-	local phase=$1 prof dl=$BATS_TEST_TMPDIR/deadline
+	local phase=$1 prof
 	AUTH=$BATS_TEST_TMPDIR/credentials.json
 	ab_vendor anthropic "$2" --claude-auth-json "$AUTH"
 	shift 2
-	ab_deadline_in "$dl" "${TIMEOUT:-180}"
-	ALLOC=$(ab-alloc --image "$AB_AGENTS_IMAGE" --deadline "$dl" --sign-in \
-		--egress "api.anthropic.com:443=$GW:$VPORT,platform.claude.com:443=$GW:$VPORT")
-	ab-seed "$ALLOC" --repo "$REPO" --commit "$COMMIT" >/dev/null 2>&1
-	printf 'Do the task.\n' >"$BATS_TEST_TMPDIR/prompt"
-	prof=$(ab-profile --alloc "$ALLOC" --phase "$phase" --deadline "$dl" \
+	ab_vendor_alloc "$REPO" "$COMMIT" --sign-in --egress \
+		"$(ab_vendor_egress api.anthropic.com platform.claude.com)"
+	prof=$(ab-profile --alloc "$ALLOC" --phase "$phase" --deadline "$DL" \
 		--attempt "cl-$RANDOM$RANDOM" --provider claude --ca "$CA/ca.pem" \
 		--prompt "$BATS_TEST_TMPDIR/prompt" --claude-auth "$AUTH" "$@")
 	CTR=$(ab-validate "$prof")
@@ -603,19 +524,12 @@ signin_run() {
 
 # signin_go: runs CTR; RECORD, STATUS.
 signin_go() {
-	run --separate-stderr ab-run "$CTR"
-	STATUS=$status
-	RECORD=$(ab-run --show "$output")
-	record_field 'r["stdout"]["text"][-2000:]' >&2
-	record_field 'r["stderr"]["text"][-2000:]' >&2
-	cat "$VLOG" >&2
+	ab_vendor_run "$CTR"
 }
 
 # A field of the sign-in at $1.
 cred_field() {
-	python3 -c 'import json, sys
-a = json.load(open(sys.argv[1]))["claudeAiOauth"]
-print(eval(sys.argv[2]))' "$1" "$2"
+	ab_json_field "$1" "$2" claudeAiOauth
 }
 
 @test "claude sign-in: a token near its expiry is refreshed through the proxy with the real refresh token, and the host's file gets the new tokens" {
@@ -630,9 +544,7 @@ print(eval(sys.argv[2]))' "$1" "$2"
 	# live access token of its own on every call.
 	assert_equal "$(vlog '[[x["host"], x["refresh"], x["answer"]] for x in L if x["path"] == "/v1/oauth/token"]')" \
 		'[["platform.claude.com", "fresh", 200]]'
-	assert_equal "$(vlog 'sorted(set(x["bearer"] for x in L if "bearer" in x))')" '["valid"]'
-	assert_equal "$(record_field '[[x["method"], x["path"], x["status"]] for x in r["egress"]["requests"]["listed"] if x["path"] == "/v1/oauth/token"]')" \
-		'[["POST", "/v1/oauth/token", 200]]'
+	assert_signed_in_refresh /v1/oauth/token
 	new_rt=$(cred_field "$AUTH" 'a["refreshToken"]')
 	[ -n "$new_rt" ] && [ "$new_rt" != "$old_rt" ]
 	assert_equal "$(cred_field "$AUTH" 'a["expiresAt"] > (__import__("time").time() + 3000) * 1000')" True

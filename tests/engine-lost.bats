@@ -7,29 +7,17 @@
 
 # bats file_tags=host
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2153 # AB_IMAGE is set by ab_engines_setup_file
 # shellcheck disable=SC2034 # RECORD is read by record_field (helpers.bash)
 load helpers
 load lib/engine2
 
 setup_file() {
-	AB_STATE_DIR=$(ab_new_state)
-	export AB_STATE_DIR
-	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST DOCKER_CONTEXT
-	host_net >"$BATS_FILE_TMPDIR/net.before"
-	AB_IMAGE=$(ab-image build 2>"$BATS_FILE_TMPDIR/b.err") ||
-		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
-	export AB_IMAGE
-	ab_engine_start b
-	B=$(ab_engine host b)
-	export B
-	B_IMAGE=$(DOCKER_HOST=$B ab-image build 2>"$BATS_FILE_TMPDIR/b.err") ||
-		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
-	export B_IMAGE
+	ab_engines_setup_file --image b
+	B=$(ab_engine host b) B_IMAGE=$(ab_engine image b)
+	export B B_IMAGE
 	REPO=$BATS_FILE_TMPDIR/repo
-	git init -q "$REPO"
-	echo one >"$REPO/a"
-	git -C "$REPO" add a
-	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm m
+	ab_repo "$REPO"
 	export REPO
 }
 
@@ -41,45 +29,23 @@ teardown_file() {
 # Whatever a failed test left: its tasks, objects on either engine,
 # records, engine B down.
 teardown() {
-	local sid p
-	sid=$(ab_state_sid)
+	local p
 	for p in "${TASKS[@]}"; do
 		kill -TERM "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	docker ps -aq --filter "label=org.agentbox.state=$sid" \
-		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
-	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r docker volume rm -f >/dev/null
-	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" "$AB_STATE_DIR/profile" \
-		"$AB_STATE_DIR/ctr"
+	ab_state_sweep --alloc
+	ab_records_rm
 	# The last test stops B for good.
 	[ -f "$BATS_FILE_TMPDIR/engines/b/pid" ] || return 0
 	kill -0 "$(ab_engine pid b)" 2>/dev/null || ab_engine_restart b
-	b docker ps -aq --filter "label=org.agentbox.state=$sid" \
-		--filter label=org.agentbox.alloc |
-		xargs -r env DOCKER_HOST="$B" docker rm -f >/dev/null
-	b docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r env DOCKER_HOST="$B" docker volume rm -f >/dev/null
+	ab_state_sweep --alloc "$B"
 }
 
 TASKS=()
 
-# The host's bridge and packet filter but the rules of the host engine's
-# own networks: other suites on this machine make and remove egress
-# networks there meanwhile, and an engine of the test's own makes none.
-host_net() {
-	ab_host_net | grep -v -E "br-($(docker network ls -q | paste -s -d '|'))\b" || true
-}
-
 b() {
 	DOCKER_HOST=$B "$@"
-}
-
-# The agentbox mark of the engine DOCKER_HOST names ("" for none).
-mark() {
-	docker volume inspect agentbox-engine \
-		--format '{{index .Labels "org.agentbox.engine"}}' 2>/dev/null || true
 }
 
 # task NAME [VAR=VALUE...] -- RUN-TASK ARGS: run-task in the background,
@@ -140,7 +106,7 @@ b_objects() {
 	agent_sleeps
 	DOCKER_HOST=$B agent_sleeps
 	# The engine's mark, made by its first allocation.
-	m=$(b mark)
+	m=$(b ab_engine_mark)
 	[ -n "$m" ]
 	ab_engine_kill b
 	task_wait b
@@ -179,7 +145,7 @@ b_objects() {
 	# Back on the same roots: the same engine, its mark and its objects,
 	# and its containers stopped (no live-restore).
 	ab_engine_restart b
-	assert_equal "$(b mark)" "$m"
+	assert_equal "$(b ab_engine_mark)" "$m"
 	assert_equal "$(b docker ps -q --filter "label=org.agentbox.alloc=$aid")" ""
 	[ -n "$(b_objects)" ]
 	# A sweep from cron takes it once its lease ran out.
@@ -232,7 +198,6 @@ b_objects() {
 	run ip netns list
 	refute_output --partial "$ns"
 	[ ! -e "$dir" ]
-	host_net >"$BATS_FILE_TMPDIR/net.after"
-	run diff "$BATS_FILE_TMPDIR/net.before" "$BATS_FILE_TMPDIR/net.after"
+	run ab_host_net_unchanged
 	assert_success
 }

@@ -6,24 +6,14 @@
 
 # bats file_tags=host
 # shellcheck disable=SC2154 # bats sets status, output, stderr
+# shellcheck disable=SC2153 # AB_IMAGE is set by ab_engines_setup_file
 load helpers
 load lib/engine2
 
 setup_file() {
-	AB_STATE_DIR=$(ab_new_state)
-	export AB_STATE_DIR
-	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST DOCKER_CONTEXT
-	ab_host_net >"$BATS_FILE_TMPDIR/net.before"
-	AB_IMAGE=$(ab-image build 2>"$BATS_FILE_TMPDIR/b.err") ||
-		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
-	export AB_IMAGE
-	ab_engine_start e2
-	E2=$(ab_engine host e2)
-	export E2
-	# Each engine builds its own image: there is no registry.
-	E2_IMAGE=$(DOCKER_HOST=$E2 ab-image build 2>"$BATS_FILE_TMPDIR/b.err") ||
-		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
-	export E2_IMAGE
+	ab_engines_setup_file --image e2
+	E2=$(ab_engine host e2) E2_IMAGE=$(ab_engine image e2)
+	export E2 E2_IMAGE
 	DL=$BATS_FILE_TMPDIR/deadline
 	ab_deadline_in "$DL" 3600
 	export DL
@@ -35,29 +25,13 @@ teardown_file() {
 }
 
 teardown() {
-	local sid
-	sid=$(ab_state_sid)
 	# Whatever a failed test left on the second engine or the host's.
-	DOCKER_HOST=$E2 docker ps -aq --filter "label=org.agentbox.state=$sid" \
-		--filter label=org.agentbox.alloc | xargs -r env DOCKER_HOST="$E2" docker rm -f >/dev/null
-	DOCKER_HOST=$E2 docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r env DOCKER_HOST="$E2" docker volume rm -f >/dev/null
-	docker ps -aq --filter "label=org.agentbox.state=$sid" \
-		--filter label=org.agentbox.alloc | xargs -r docker rm -f >/dev/null
-	docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r docker volume rm -f >/dev/null
-	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" "$AB_STATE_DIR/profile" \
-		"$AB_STATE_DIR/ctr"
+	ab_state_sweep --alloc "$E2" ""
+	ab_records_rm
 }
 
 e2() {
 	DOCKER_HOST=$E2 "$@"
-}
-
-# The agentbox mark of the engine DOCKER_HOST names ("" for none).
-mark() {
-	docker volume inspect agentbox-engine \
-		--format '{{index .Labels "org.agentbox.engine"}}' 2>/dev/null || true
 }
 
 # Objects of allocation $1 on the engine DOCKER_HOST names, a count.
@@ -71,12 +45,7 @@ objects() {
 # A seeded allocation on the second engine: ALLOC, AID.
 e2_alloc() {
 	local repo=$BATS_TEST_TMPDIR/repo
-	[ -d "$repo" ] || {
-		git init -q "$repo"
-		echo one >"$repo/a"
-		git -C "$repo" add a
-		git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
-	}
+	[ -d "$repo" ] || ab_repo "$repo"
 	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
 	ALLOC=$output AID=${output#alloc:}
 	DOCKER_HOST=$E2 run_exact 0 ab-seed "$ALLOC" --repo "$repo" \
@@ -97,10 +66,7 @@ e2_alloc() {
 
 @test "a whole task runs on the second engine through DOCKER_HOST, and nothing of it is on either engine after" {
 	local repo=$BATS_TEST_TMPDIR/repo sid host_images
-	git init -q "$repo"
-	echo one >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_repo "$repo"
 	sid=$(ab_state_sid)
 	host_images=$(docker images -q --filter "label=org.agentbox.state=$sid")
 	DOCKER_HOST=$E2 run_exact 0 "$AB_ROOT/sh/run-task" --repo "$repo" \
@@ -125,12 +91,12 @@ e2_alloc() {
 @test "each engine carries a mark of its own, made once, and the record names it" {
 	local m
 	e2_alloc
-	m=$(e2 mark)
+	m=$(e2 ab_engine_mark)
 	[[ $m =~ ^[0-9a-f]{32}$ ]]
 	grep -q "\"engine\":\"$m\"" "$AB_STATE_DIR/alloc/$AID"
 	# A second allocation finds the mark and keeps it.
 	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
-	assert_equal "$(e2 mark)" "$m"
+	assert_equal "$(e2 ab_engine_mark)" "$m"
 	e2 ab-clean "$ALLOC" "$output" 2>/dev/null
 	assert_equal "$(e2 docker volume ls -q --filter label=org.agentbox.engine)" agentbox-engine
 }
@@ -140,10 +106,10 @@ e2_alloc() {
 	# The host engine gets its mark from an allocation of its own.
 	run_exact 0 ab-alloc --image "$AB_IMAGE" --deadline "$DL"
 	ab-clean "$output" 2>/dev/null
-	m1=$(mark)
+	m1=$(ab_engine_mark)
 	[ -n "$m1" ]
 	e2_alloc
-	m2=$(e2 mark)
+	m2=$(e2 ab_engine_mark)
 	DOCKER_HOST=$E2 run_exact 0 ab-profile --alloc "$ALLOC" --phase execution \
 		--attempt "e2-$RANDOM$RANDOM" --deadline "$DL" -- true
 	prof=$output
@@ -212,7 +178,7 @@ e2_alloc() {
 	local m2 m2b first second cmd
 	e2_alloc
 	first=$ALLOC
-	m2=$(e2 mark)
+	m2=$(e2 ab_engine_mark)
 	e2 docker volume rm agentbox-engine >/dev/null
 	DOCKER_HOST=$E2 run_exact 1 ab-export "$first"
 	cmd="docker volume create --label org.agentbox.engine=$m2 agentbox-engine"
@@ -225,7 +191,7 @@ e2_alloc() {
 	[ "$output" != "$E2_IMAGE" ]
 	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$output" --deadline "$DL"
 	second=$output
-	m2b=$(e2 mark)
+	m2b=$(e2 ab_engine_mark)
 	[ -n "$m2b" ] && [ "$m2b" != "$m2" ]
 	DOCKER_HOST=$E2 run_exact 1 ab-export "$first"
 	assert_equal "$stderr" "ab-export: $first lives on engine $m2, not on engine $m2b at $E2"
@@ -237,12 +203,12 @@ e2_alloc() {
 	e2 docker volume rm agentbox-engine >/dev/null
 	# shellcheck disable=SC2086 # the command as the message gives it
 	e2 $cmd >/dev/null
-	assert_equal "$(e2 mark)" "$m2"
+	assert_equal "$(e2 ab_engine_mark)" "$m2"
 }
 
 @test "a mark whose label is not an ID is refused: nothing is allocated on that engine" {
 	local m2 n
-	m2=$(e2 mark)
+	m2=$(e2 ab_engine_mark)
 	[ -n "$m2" ]
 	e2 docker volume rm agentbox-engine >/dev/null
 	e2 docker volume create --label org.agentbox.engine=bogus agentbox-engine >/dev/null
@@ -262,11 +228,11 @@ e2_alloc() {
 	assert_equal "$(DOCKER_HOST=$e3 docker info --format '{{.ID}}')" \
 		"$(e2 docker info --format '{{.ID}}')"
 	e2_alloc
-	m2=$(e2 mark)
+	m2=$(e2 ab_engine_mark)
 	DOCKER_HOST=$e3 run_exact 0 ab-image build
 	DOCKER_HOST=$e3 run_exact 0 ab-alloc --image "$output" --deadline "$DL"
 	DOCKER_HOST=$e3 ab-clean "$output" 2>/dev/null
-	m3=$(DOCKER_HOST=$e3 mark)
+	m3=$(DOCKER_HOST=$e3 ab_engine_mark)
 	[ -n "$m3" ] && [ "$m3" != "$m2" ]
 	DOCKER_HOST=$e3 run_exact 1 ab-clean "$ALLOC"
 	assert_equal "$stderr" "ab-clean: alloc:$AID lives on engine $m2, not on engine $m3 at $e3"
@@ -276,10 +242,10 @@ e2_alloc() {
 
 @test "an image record names its engine; its handle on another engine is refused, naming both, and nothing is removed" {
 	local m1 m2 rec=$AB_STATE_DIR/image/${E2_IMAGE#image:} n
-	m2=$(e2 mark)
+	m2=$(e2 ab_engine_mark)
 	grep -q "\"engine\":\"$m2\"" "$rec"
-	grep -q "\"engine\":\"$(mark)\"" "$AB_STATE_DIR/image/${AB_IMAGE#image:}"
-	m1=$(mark)
+	grep -q "\"engine\":\"$(ab_engine_mark)\"" "$AB_STATE_DIR/image/${AB_IMAGE#image:}"
+	m1=$(ab_engine_mark)
 	n=$(docker images -q | wc -l)
 	run_exact 1 ab-alloc --image "$E2_IMAGE" --deadline "$DL"
 	assert_equal "$stderr" "ab-alloc: $E2_IMAGE lives on engine $m2, not on engine $m1 at unix:///var/run/docker.sock"
@@ -355,7 +321,7 @@ e2_alloc() {
 # The engine's egress networks (lib/proxy.h), by the mark's label.
 e2_egress_networks() {
 	e2 docker network ls -q --no-trunc --filter label=org.agentbox.role=egress \
-		--filter "label=org.agentbox.engine=$(e2 mark)"
+		--filter "label=org.agentbox.engine=$(e2 ab_engine_mark)"
 }
 
 e2_egress_alloc() {
@@ -374,7 +340,7 @@ e2_proxy_network() {
 # it; its ID.
 e2_network_like() {
 	curl -sf --unix-socket "${E2#unix://}" -H 'Content-Type: application/json' \
-		-d "{\"Name\":\"$1\",\"CheckDuplicate\":true,\"Driver\":\"bridge\",\"Options\":{\"com.docker.network.bridge.enable_icc\":\"$2\"},\"Labels\":{\"org.agentbox.engine\":\"$(e2 mark)\",\"org.agentbox.role\":\"egress\"}}" \
+		-d "{\"Name\":\"$1\",\"CheckDuplicate\":true,\"Driver\":\"bridge\",\"Options\":{\"com.docker.network.bridge.enable_icc\":\"$2\"},\"Labels\":{\"org.agentbox.engine\":\"$(e2 ab_engine_mark)\",\"org.agentbox.role\":\"egress\"}}" \
 		http://engine/networks/create | python3 -c 'import json, sys; print(json.load(sys.stdin)["Id"])'
 }
 
@@ -386,7 +352,7 @@ e2_network_like() {
 	at_once 6 e2_egress_alloc
 	net=$(e2_egress_networks)
 	assert_equal "$(printf '%s\n' "$net" | wc -l)" 1
-	assert_regex "$(e2 docker network inspect "$net" --format '{{.Name}}')" "^agentbox-egress-$(e2 mark)-[0-9a-f]{32}\$"
+	assert_regex "$(e2 docker network inspect "$net" --format '{{.Name}}')" "^agentbox-egress-$(e2 ab_engine_mark)-[0-9a-f]{32}\$"
 	for i in "${AT_ONCE[@]}"; do
 		assert_equal "$(e2_proxy_network "$i")" "$net"
 	done
@@ -407,7 +373,7 @@ e2_network_like() {
 		alloc=$(e2_egress_alloc)
 		DOCKER_HOST=$E2 run_exact 0 ab-clean "$alloc"
 	}
-	made=$(e2_network_like "agentbox-egress-$(e2 mark)-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" false)
+	made=$(e2_network_like "agentbox-egress-$(e2 ab_engine_mark)-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" false)
 	before=$(e2_egress_networks | sort)
 	assert_equal "$(printf '%s\n' "$before" | wc -l)" 2
 	alloc=$(e2_egress_alloc)
@@ -421,7 +387,7 @@ e2_network_like() {
 	local odd alloc
 	e2_egress_networks | xargs -r env DOCKER_HOST="$E2" docker network rm >/dev/null
 	# Inter-container traffic on: not the egress network.
-	odd=$(e2_network_like "agentbox-egress-$(e2 mark)-00000000000000000000000000000000" true)
+	odd=$(e2_network_like "agentbox-egress-$(e2 ab_engine_mark)-00000000000000000000000000000000" true)
 	alloc=$(e2_egress_alloc)
 	[ "$(e2_proxy_network "$alloc")" != "$odd" ]
 	assert_equal "$(e2 docker network inspect "$(e2_proxy_network "$alloc")" --format '{{json .Options}}')" \
@@ -435,8 +401,7 @@ e2_network_like() {
 	local dir ns pid
 	dir=$(ab_engine dir e2) ns=$(ab_engine ns e2) pid=$(ab_engine pid e2)
 	ab_engines_stop
-	ab_host_net >"$BATS_FILE_TMPDIR/net.after"
-	run diff "$BATS_FILE_TMPDIR/net.before" "$BATS_FILE_TMPDIR/net.after"
+	run ab_host_net_unchanged
 	assert_success
 	run ip netns list
 	refute_output --partial "$ns"

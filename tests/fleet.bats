@@ -10,6 +10,7 @@
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 # shellcheck disable=SC2030,SC2031 # a test and its teardown share ATTEMPTS, PLAY_PID
 load helpers
+load lib/ansible
 load lib/engine2
 load lib/sshd
 
@@ -19,24 +20,8 @@ setup_file() {
 	# The run-tasks of the fleet share one state directory: each has
 	# its own deadline file and attempt, and every record names its
 	# engine.
-	AB_STATE_DIR=$(ab_new_state)
-	export AB_STATE_DIR
-	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST DOCKER_CONTEXT
-	ab_host_net >"$BATS_FILE_TMPDIR/net.before"
-	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
-		GIT_COMMITTER_EMAIL=t@t
-	REPO=$BATS_FILE_TMPDIR/repo
-	git init -q "$REPO"
-	echo 'this is a.txt' >"$REPO/a.txt"
-	git -C "$REPO" add a.txt
-	git -C "$REPO" commit -qm 'the trusted commit'
-	export REPO
-	# As ansible.bats: Ansible's files under the file's temporary
-	# directory, no colour.
-	export ANSIBLE_HOME=$BATS_FILE_TMPDIR/ansible
-	export ANSIBLE_LOCAL_TEMP=$ANSIBLE_HOME/tmp \
-		ANSIBLE_REMOTE_TEMP=$ANSIBLE_HOME/tmp ANSIBLE_NOCOLOR=1 \
-		ANSIBLE_INVENTORY_UNPARSED_WARNING=false
+	ab_engines_setup_file
+	ab_ansible_setup_file
 	ab_engine_start e1
 	ab_engine_start e2
 	E1=$(ab_engine host e1) E2=$(ab_engine host e2)
@@ -54,7 +39,7 @@ teardown_file() {
 }
 
 teardown() {
-	local sid host pid
+	local pid
 	# A failed test's playbook, and the run-tasks it left stopped: those
 	# of the test's own attempt IDs, killed one by one.
 	if [ -n "${ATTEMPTS:-}" ]; then
@@ -64,15 +49,7 @@ teardown() {
 	fi
 	[ -z "${PLAY_PID:-}" ] || kill -KILL "$PLAY_PID" 2>/dev/null || true
 	[ -z "${PLAY_PID:-}" ] || wait "$PLAY_PID" 2>/dev/null || true
-	sid=$(ab_state_sid)
-	for host in "$E1" "$E2" ""; do
-		# An engine the last test stopped.
-		[ -z "$host" ] || [ -S "${host#unix://}" ] || continue
-		DOCKER_HOST=$host docker ps -aq --filter "label=org.agentbox.state=$sid" |
-			xargs -r env DOCKER_HOST="$host" docker rm -f >/dev/null
-		DOCKER_HOST=$host docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-			xargs -r env DOCKER_HOST="$host" docker volume rm -f >/dev/null
-	done
+	ab_state_sweep "$E1" "$E2" ""
 	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" "$BATS_TEST_TMPDIR/results"
 }
 
@@ -366,8 +343,7 @@ stopped() {
 
 @test "stopping the engines leaves the host's docker0 and packet filter as they were, and nothing of the fleet on the host's engine" {
 	ab_engines_stop
-	ab_host_net >"$BATS_FILE_TMPDIR/net.after"
-	run diff "$BATS_FILE_TMPDIR/net.before" "$BATS_FILE_TMPDIR/net.after"
+	run ab_host_net_unchanged
 	assert_success
 	run left_on ""
 	assert_output ""

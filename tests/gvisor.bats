@@ -34,9 +34,7 @@ print(json.dumps({
 }
 
 setup_file() {
-	AB_STATE_DIR=$(ab_new_state)
-	export AB_STATE_DIR
-	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST DOCKER_CONTEXT
+	ab_engines_setup_file
 	if ! [ -x /usr/bin/runsc ]; then
 		echo "runsc is not installed (make check installs Debian's runsc)" >&2
 		return 1
@@ -50,16 +48,12 @@ setup_file() {
 	# openssl, for the egress test's client.
 	cp -r "$AB_ROOT/image" "$dir"
 	echo 'elf /usr/bin/openssl 0755' >>"$dir/default.manifest"
-	E2_IMAGE=$(DOCKER_HOST=$E2 ab-image build --dir "$dir" 2>"$BATS_FILE_TMPDIR/b.err") ||
-		{ cat "$BATS_FILE_TMPDIR/b.err" >&2; return 1; }
+	E2_IMAGE=$(ab_engine_build "$E2" --dir "$dir") || return 1
 	export E2_IMAGE
 	DL=$BATS_FILE_TMPDIR/deadline
 	ab_deadline_in "$DL" 3600
 	REPO=$BATS_FILE_TMPDIR/repo
-	git init -q "$REPO"
-	echo one >"$REPO/a"
-	git -C "$REPO" add a
-	git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm m
+	ab_repo "$REPO"
 	export DL REPO
 }
 
@@ -69,14 +63,8 @@ teardown_file() {
 }
 
 teardown() {
-	local sid
-	sid=$(ab_state_sid)
-	e2 docker ps -aq --filter "label=org.agentbox.state=$sid" |
-		xargs -r env DOCKER_HOST="$E2" docker rm -f >/dev/null
-	e2 docker volume ls -q --filter "label=org.agentbox.state=$sid" |
-		xargs -r env DOCKER_HOST="$E2" docker volume rm -f >/dev/null
-	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" "$AB_STATE_DIR/profile" \
-		"$AB_STATE_DIR/ctr"
+	ab_state_sweep "$E2"
+	ab_records_rm
 	[ -z "${VPID:-}" ] || kill "$VPID" 2>/dev/null || true
 }
 
@@ -446,10 +434,7 @@ no-net"
 	tag=abtest-gv-python-$RANDOM$RANDOM
 	base=$(export DOCKER_HOST=$E2 && ab_python_base "$tag")
 	img=$(DOCKER_HOST=$E2 ab-image build --base "$base")
-	git init -q "$repo"
-	printf 'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n' >"$repo/test_add.py"
-	git -C "$repo" add -A
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm py
+	ab_unittest_repo "$repo"
 	DOCKER_HOST=$E2 run_exact 0 ab-alloc --image "$img" --deadline "$DL"
 	ALLOC=$output
 	DOCKER_HOST=$E2 run_exact 0 ab-seed "$ALLOC" --repo "$repo" \

@@ -113,6 +113,21 @@ v = eval(sys.argv[2])
 print(json.dumps(v) if not isinstance(v, str) else v)' "$RECORD" "$1"
 }
 
+# ab_commit DIR MESSAGE: all that is in the work tree of DIR committed,
+# by t <t@t>.
+ab_commit() {
+	git -C "$1" add -A
+	git -C "$1" -c user.name=t -c user.email=t@t commit -qm "$2"
+}
+
+# ab_repo DIR [TEXT]: a repository of one commit, whose file a holds
+# TEXT ("one" unless given).
+ab_repo() {
+	git init -q "$1"
+	echo "${2:-one}" >"$1/a"
+	ab_commit "$1" m
+}
+
 # The engine digest of this file's registered image.
 ab_image_digest() {
 	sed -n 's/.*"digest":"\([^"]*\)".*/\1/p' \
@@ -138,6 +153,26 @@ ab_purge_state() {
 		# A test's own unlabelled container may still use the image.
 		docker ps -aq --filter "ancestor=$img" | xargs -r docker rm -f >/dev/null
 		docker rmi -f "$img" >/dev/null || echo "cannot remove image $img" >&2
+	done
+}
+
+# ab_state_sweep [--alloc] [HOST...]: what a failed test left on each
+# engine HOST ("" for the host's, the default) that still listens: this
+# state's containers (with --alloc, the allocations' alone) and volumes.
+ab_state_sweep() {
+	local sid host only=()
+	[ "${1:-}" != --alloc ] || { only=(--filter label=org.agentbox.alloc); shift; }
+	[ $# -gt 0 ] || set -- ""
+	sid=$(ab_state_sid)
+	for host in "$@"; do
+		# An engine the file stopped is not asked.
+		[ -z "$host" ] || [ -S "${host#unix://}" ] || continue
+		DOCKER_HOST=$host docker ps -aq "${only[@]}" \
+			--filter "label=org.agentbox.state=$sid" |
+			xargs -r env DOCKER_HOST="$host" docker rm -f >/dev/null
+		DOCKER_HOST=$host docker volume ls -q \
+			--filter "label=org.agentbox.state=$sid" |
+			xargs -r env DOCKER_HOST="$host" docker volume rm -f >/dev/null
 	done
 }
 

@@ -57,10 +57,7 @@ stand_in() {
 
 @test "ssh:// runs a whole task through a real sshd, each connection an ssh that ends with it" {
 	local repo=$BATS_TEST_TMPDIR/repo sid before after
-	git init -q "$repo"
-	echo one >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_repo "$repo"
 	sid=$(ab_state_sid)
 	before=$(grep -c 'Accepted publickey' "$SSHD/sshd.log" || true)
 	DOCKER_HOST=$SSH_HOST run_exact 0 ab_ssh_home "$SSHD" \
@@ -161,10 +158,7 @@ dial-stdio"
 
 @test "an interrupt from the terminal reaches the tool, not its ssh: ab-run still stops its agent" {
 	local repo=$BATS_TEST_TMPDIR/repo pid sid
-	git init -q "$repo"
-	echo one >"$repo/a"
-	git -C "$repo" add a
-	git -C "$repo" -c user.name=t -c user.email=t@t commit -qm m
+	ab_repo "$repo"
 	sid=$(ab_state_sid)
 	# setsid: run-task leads a process group of its own, as in a
 	# terminal, and the whole group gets the interrupt.

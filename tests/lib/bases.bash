@@ -48,3 +48,11 @@ ab_musl_base() {
 		--change 'ENV PATH=/usr/bin:/lib' - "$1" >/dev/null || return 1
 	docker image inspect -f '{{.Id}}' "$1"
 }
+
+# ab_unittest_repo DIR: a repository of one commit whose python3 -m
+# unittest runs one test, which passes.
+ab_unittest_repo() {
+	git init -q "$1"
+	printf 'import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n' >"$1/test_add.py"
+	ab_commit "$1" py
+}

@@ -109,7 +109,8 @@ ab_engine_launch() {
 	return 1
 }
 
-# ab_engine FIELD NAME: the engine's dir, ns, host or pid.
+# ab_engine FIELD NAME: the engine's dir, ns, host or pid, or the image
+# ab_engines_setup_file built on it.
 ab_engine() {
 	cat "$BATS_FILE_TMPDIR/engines/$2/$1"
 }
@@ -201,4 +202,57 @@ ab_engines_stop() {
 		[ -d "$e" ] || continue
 		ab_engine_stop "$(basename "$e")"
 	done
+}
+
+# ab_engines_setup_file [--image] [NAME...]: how a file of engines
+# begins: a state directory of its own, no engine named by the
+# environment, and the host's bridge and packet filter as they were
+# before any engine (net.before, for ab_host_net_unchanged).  With
+# --image, AB_IMAGE is an image built on the host's engine.  Then each
+# engine NAME is started, with an image of its own (ab_engine image NAME).
+ab_engines_setup_file() {
+	local name
+	AB_STATE_DIR=$(ab_new_state)
+	export AB_STATE_DIR
+	unset AB_DEADLINE AB_TEST_PAUSE DOCKER_HOST DOCKER_CONTEXT
+	ab_host_net >"$BATS_FILE_TMPDIR/net.before"
+	if [ "${1:-}" = --image ]; then
+		shift
+		AB_IMAGE=$(ab_engine_build "") || return 1
+		export AB_IMAGE
+	fi
+	for name in "$@"; do
+		ab_engine_start "$name" || return 1
+		ab_engine_build "$(ab_engine host "$name")" \
+			>"$BATS_FILE_TMPDIR/engines/$name/image" || return 1
+	done
+}
+
+# ab_engine_build HOST [AB-IMAGE BUILD OPTION...]: the handle of an image
+# built on the engine HOST names ("" for the host's): each engine builds
+# its own, there is no registry.  ab-image's errors are shown on failure.
+ab_engine_build() {
+	local host=$1 err=$BATS_FILE_TMPDIR/b.err
+	shift
+	DOCKER_HOST=$host ab-image build "$@" 2>"$err" ||
+		{ cat "$err" >&2; return 1; }
+}
+
+# The records a failed test left in the state directory.
+ab_records_rm() {
+	rm -rf "$AB_STATE_DIR/alloc" "$AB_STATE_DIR/stage" \
+		"$AB_STATE_DIR/profile" "$AB_STATE_DIR/ctr"
+}
+
+# ab_host_net_unchanged: succeeds when the host's bridge and packet
+# filter are as ab_engines_setup_file found them; shows the difference.
+ab_host_net_unchanged() {
+	ab_host_net >"$BATS_FILE_TMPDIR/net.after"
+	diff "$BATS_FILE_TMPDIR/net.before" "$BATS_FILE_TMPDIR/net.after"
+}
+
+# The agentbox mark of the engine DOCKER_HOST names ("" for none).
+ab_engine_mark() {
+	docker volume inspect agentbox-engine \
+		--format '{{index .Labels "org.agentbox.engine"}}' 2>/dev/null || true
 }

@@ -707,6 +707,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except (OSError, ssl.SSLError, ValueError):
             pass
 
+    def form(self, raw):
+        """A token endpoint's request: JSON, as Claude Code posts it, or a
+        form."""
+        try:
+            if "json" in self.headers.get("Content-Type", ""):
+                form = json.loads(raw or b"{}")
+            else:
+                form = dict(urllib.parse.parse_qsl(raw.decode()))
+        except ValueError:
+            form = {}
+        return form if isinstance(form, dict) else {}
+
+    def refresh_grant(self, form, entry):
+        """The refresh_token grant of FORM, as both vendors' token
+        endpoints take it, ENTRY logged with its answer: None when the
+        request is no such grant (answered 400 here), else the status
+        of the refresh, for the caller to answer in its vendor's form."""
+        if form.get("grant_type") != "refresh_token" or \
+                not form.get("refresh_token"):
+            entry["answer"] = 400
+            self.state.record(entry)
+            self.send_json(400, {"error": "invalid_request",
+                                 "error_description": "vendor.py: only "
+                                 "refresh_token grants"})
+            return None
+        status, seen = self.state.refresh(str(form["refresh_token"]))
+        entry.update(refresh=seen, answer=status)
+        self.state.record(entry)
+        return status
+
     def cut(self):
         self.close_connection = True
         try:
@@ -868,18 +898,6 @@ class Anthropic(Handler):
             "has_extra_usage_enabled": False,
             "subscription_created_at": "2025-01-01T00:00:00Z"}}
 
-    def form(self, raw):
-        """A token endpoint's request: JSON, as Claude Code posts it, or a
-        form."""
-        try:
-            if "json" in self.headers.get("Content-Type", ""):
-                form = json.loads(raw or b"{}")
-            else:
-                form = dict(urllib.parse.parse_qsl(raw.decode()))
-        except ValueError:
-            form = {}
-        return form if isinstance(form, dict) else {}
-
     def revoke(self, raw):
         """POST /v1/oauth/token/revoke (claude auth logout): 200, and a
         refresh token of ours is refused from then on."""
@@ -907,17 +925,9 @@ class Anthropic(Handler):
                  "client_id": form.get("client_id"),
                  "scope": form.get("scope"),
                  "refresh_token": bool(form.get("refresh_token"))}
-        if form.get("grant_type") != "refresh_token" or \
-                not form.get("refresh_token"):
-            entry["answer"] = 400
-            self.state.record(entry)
-            self.send_json(400, {"error": "invalid_request",
-                                 "error_description": "vendor.py: only "
-                                 "refresh_token grants"})
+        status = self.refresh_grant(form, entry)
+        if status is None:
             return
-        status, seen = self.state.refresh(str(form["refresh_token"]))
-        entry.update(refresh=seen, answer=status)
-        self.state.record(entry)
         if status != 200:
             self.send_json(status, {"error": "invalid_grant",
                                     "error_description": "Refresh token not "
@@ -1763,30 +1773,14 @@ class OpenAI(Handler):
     # -- ChatGPT sign-in
 
     def oauth(self, raw):
-        ctype = self.headers.get("Content-Type", "")
-        try:
-            if "json" in ctype:
-                form = json.loads(raw or b"{}")
-            else:
-                form = dict(urllib.parse.parse_qsl(raw.decode()))
-        except ValueError:
-            form = {}
-        form = form if isinstance(form, dict) else {}
+        form = self.form(raw)
         entry = {"method": "POST", "path": self.path,
                  "grant_type": form.get("grant_type"),
                  "client_id": form.get("client_id"),
                  "refresh_token": bool(form.get("refresh_token"))}
-        if form.get("grant_type") != "refresh_token" or \
-                not form.get("refresh_token"):
-            entry["answer"] = 400
-            self.state.record(entry)
-            self.send_json(400, {"error": "invalid_request",
-                                 "error_description": "vendor.py: only "
-                                 "refresh_token grants"})
+        status = self.refresh_grant(form, entry)
+        if status is None:
             return
-        status, seen = self.state.refresh(str(form["refresh_token"]))
-        entry.update(refresh=seen, answer=status)
-        self.state.record(entry)
         if status != 200:
             self.send_json(401, {"error": {
                 "message": "Your refresh token has already been used to "
