@@ -14,7 +14,6 @@
 #include "oneshot.h"
 #include "owned.h"
 #include "profile.h"
-#include "seed.h"
 #include "side.h"
 #include "signin.h"
 #include "state.h"

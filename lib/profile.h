@@ -27,9 +27,9 @@
 #include "alloc.h"
 #include "deadline.h"
 #include "err.h"
+#include "keeper.h"
 #include "lockdown.h"
 #include "runtime.h"
-#include "seed.h"
 #include "signin.h"
 #include "state.h"
 
