@@ -7,11 +7,11 @@
 
 #include "adapter.h"
 #include "alloc.h"
+#include "ctr.h"
 #include "deadline.h"
 #include "engine.h"
 #include "file.h"
 #include "inject.h"
-#include "oneshot.h"
 #include "owned.h"
 #include "profile.h"
 #include "side.h"

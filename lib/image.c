@@ -7,9 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "buf.h"
+#include "ctr.h"
 #include "debroot.h"
 #include "engineid.h"
 #include "file.h"
@@ -1410,119 +1409,5 @@ int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
 	if (read_spec(s, &h, &sp, err) < 0)
 		return -1;
 	snprintf(path, cap, "%s", sp.path_env);
-	return 0;
-}
-
-/* --- which program a name runs --------------------------------------- */
-
-/* Go's os.FileMode type bits, as the engine reports a path's mode. */
-#define GO_MODE_TYPE 0xfff00000u
-#define GO_MODE_SYMLINK (1u << 27)
-
-/* The engine's stat of PATH in container CTR: 0 with *mode and the
- * symbolic link's resolved target (or ""), 1 when there is no such path,
- * -1 on failure. */
-static int ctr_stat(struct ab_engine *e, const char *ctr, const char *path,
-    unsigned long long *mode, char *target, size_t cap, struct ab_err *err)
-{
-	unsigned char raw[sizeof ((struct ab_resp *)0)->header];
-	struct ab_req q;
-	struct ab_resp r;
-	struct ab_json j;
-	struct ab_buf url;
-	long long m;
-	char *t;
-	int n, rc = -1;
-
-	ab_buf_init(&url, 0);
-	ab_buf_addf(&url, "/containers/%s/archive?path=", ctr);
-	ab_url_escape(&url, path);
-	memset(&q, 0, sizeof q);
-	q.method = "HEAD";
-	q.path = url.data;
-	q.what = "look up a program in the image";
-	q.header = "X-Docker-Container-Path-Stat";
-	if (ab_engine_call(e, &q, &r, err) < 0)
-		goto out;
-	if (r.status == 404) {
-		rc = 1;
-		goto out;
-	}
-	if (r.status != 200) {
-		rc = ab_engine_fail(&r, AB_EENGINE, q.what, err);
-		goto out;
-	}
-	n = EVP_DecodeBlock(raw, (const unsigned char *)r.header,
-	    (int)strlen(r.header));
-	while (n > 0 && raw[n - 1] == '\0')
-		n--;	/* the decoder's padding */
-	if (n <= 0 || ab_json_parse(&j, (const char *)raw, (size_t)n,
-	    err) < 0) {
-		ab_fail(err, AB_EENGINE, "the engine's stat of %s is not "
-		    "readable", path);
-		goto out;
-	}
-	t = ab_json_str(&j, ab_json_key(&j, 0, "linkTarget"));
-	if (ab_json_int(&j, ab_json_key(&j, 0, "mode"), &m) == 0 && m >= 0 &&
-	    t != NULL && strlen(t) < cap) {
-		*mode = (unsigned long long)m;
-		memcpy(target, t, strlen(t) + 1);
-		rc = 0;
-	} else {
-		ab_fail(err, AB_EENGINE, "the engine's stat of %s is not "
-		    "readable", path);
-	}
-	free(t);
-	ab_json_free(&j);
-out:
-	ab_resp_free(&r);
-	ab_buf_free(&url);
-	return rc;
-}
-
-/* 1 when PATH in CTR is, through its symbolic links (which the engine
- * resolves within the container), a regular file someone may execute. */
-static int ctr_executable(struct ab_engine *e, const char *ctr,
-    const char *path, struct ab_err *err)
-{
-	char cur[1024], target[1024];
-	unsigned long long mode = 0;
-	int hops, rc;
-
-	snprintf(cur, sizeof cur, "%s", path);
-	for (hops = 0; hops < 8; hops++) {
-		rc = ctr_stat(e, ctr, cur, &mode, target, sizeof target, err);
-		if (rc != 0)
-			return rc < 0 ? -1 : 0;
-		if (!(mode & GO_MODE_SYMLINK))
-			return (mode & GO_MODE_TYPE) == 0 && (mode & 0111) != 0;
-		if (target[0] != '/')
-			return 0;
-		snprintf(cur, sizeof cur, "%s", target);
-	}
-	return 0;
-}
-
-int ab_image_which(struct ab_engine *e, const char *ctr,
-    const char *path_env, const char *name, char *out, size_t cap,
-    struct ab_err *err)
-{
-	const char *d, *end;
-	int rc;
-
-	for (d = path_env; *d != '\0'; d = *end ? end + 1 : end) {
-		end = strchr(d, ':');
-		if (end == NULL)
-			end = d + strlen(d);
-		if (*d != '/')
-			continue;	/* a relative entry names no file */
-		if (snprintf(out, cap, "%.*s/%s", (int)(end - d), d, name) >=
-		    (int)cap)
-			continue;
-		rc = ctr_executable(e, ctr, out, err);
-		if (rc != 0)
-			return rc;
-	}
-	out[0] = '\0';
 	return 0;
 }

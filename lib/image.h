@@ -63,13 +63,6 @@ int ab_image_version(struct ab_state *s, const char *id,
 /* The PATH a registered image pins, from its record. */
 int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
     struct ab_err *err);
-/* Which program NAME (no '/') runs as in container CTR of a registered
- * image whose PATH is PATH_ENV: the first DIR/NAME that is, through its
- * symbolic links, a regular executable file, as execvp(3) finds it.
- * 1 with it in out, 0 when there is none, -1 when the engine failed. */
-int ab_image_which(struct ab_engine *e, const char *ctr,
-    const char *path_env, const char *name, char *out, size_t cap,
-    struct ab_err *err);
 /* Removes what killed builds left: images of this state that no record
  * registers and version-probe containers, unless a live ab-image is
  * still making them (its in-flight marker).  MARK is the engine's mark, as

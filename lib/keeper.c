@@ -2,8 +2,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ctr.h"
 #include "keeper.h"
-#include "oneshot.h"
 #include "proxy.h"
 #include "size.h"
 #include "tarread.h"

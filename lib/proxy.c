@@ -6,12 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctr.h"
 #include "deadline.h"
 #include "engineid.h"
 #include "file.h"
 #include "json.h"
 #include "lockdown.h"
-#include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
 #include "tarread.h"
