@@ -14,6 +14,7 @@
 #include "file.h"
 #include "hash.h"
 #include "image.h"
+#include "imagereg.h"
 #include "keeper.h"
 #include "profile.h"
 #include "schema.h"

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "file.h"
 #include "image.h"
+#include "imagereg.h"
 #include "inject.h"
 #include "json.h"
 #include "keeper.h"

@@ -173,7 +173,7 @@ int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
 	return rc;
 }
 
-/* --- which program a name runs --------------------------------------- */
+/* --- which program a name runs ------------------------------------- */
 
 /* Go's os.FileMode type bits, as the engine reports a path's mode. */
 #define GO_MODE_TYPE 0xfff00000u
@@ -287,7 +287,7 @@ int ab_ctr_which(struct ab_engine *e, const char *ctr,
 	return 0;
 }
 
-/* --- ctr records (ab-validate) ------------------------------------ */
+/* --- ctr records (ab-validate) ------------------------------------- */
 
 static int copy_str(const struct ab_json *j, const char *key, char *dst,
     size_t cap)

@@ -13,7 +13,7 @@
 #include "file.h"
 #include "git.h"
 #include "hash.h"
-#include "image.h"
+#include "imagereg.h"
 #include "json.h"
 #include "profile.h"
 #include "proxy.h"
