@@ -8,6 +8,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "image.h"
+#include "imagereg.h"
 #include "size.h"
 #include "state.h"
 #include "tool.h"

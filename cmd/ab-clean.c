@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "engineid.h"
 #include "image.h"
+#include "imagereg.h"
 #include "proxy.h"
 #include "size.h"
 #include "state.h"

@@ -9,6 +9,8 @@
 #include "deadline.h"
 #include "engine.h"
 #include "image.h"
+#include "imagereg.h"
+#include "imageroot.h"
 #include "state.h"
 #include "tool.h"
 

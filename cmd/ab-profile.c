@@ -8,14 +8,16 @@
 #include "adapter.h"
 #include "alloc.h"
 #include "buf.h"
+#include "ctr.h"
 #include "deadline.h"
 #include "engine.h"
 #include "file.h"
 #include "hash.h"
 #include "image.h"
+#include "imagereg.h"
+#include "keeper.h"
 #include "profile.h"
 #include "schema.h"
-#include "seed.h"
 #include "signin.h"
 #include "size.h"
 #include "state.h"
@@ -561,7 +563,7 @@ static int approved_programs(struct ab_engine *e, const struct ab_alloc *a,
 
 	for (i = 0; rc == 0 && i < p->nallow; i++) {
 		ab_adapter_first_word(p->allow[i], name, sizeof name);
-		rc = strchr(name, '/') != NULL ? 0 : ab_image_which(e,
+		rc = strchr(name, '/') != NULL ? 0 : ab_ctr_which(e,
 		    a->keeper_id, p->path_env, name, path, sizeof path, err);
 		if (rc == 0)
 			rc = ab_fail(err, AB_EREFUSED, "--allow-command %.60s: "

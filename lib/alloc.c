@@ -6,10 +6,10 @@
 
 #include "alloc.h"
 #include "cancel.h"
+#include "ctr.h"
 #include "engineid.h"
 #include "git.h"
 #include "json.h"
-#include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
 #include "side.h"

@@ -1,10 +1,8 @@
 /* appserver.c: ab-codex's side of Codex's app-server (appserver.h). */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "appserver.h"
 #include "json.h"
@@ -382,98 +380,6 @@ static void add_changes(struct ab_as *s, const char *id,
 		add_change(it, j, c);
 }
 
-/* --- paths ------------------------------------------------------------- */
-
-#define SHOWN_MAX 160
-
-/* Enough of the path to find it, in printable ASCII. */
-static void printable(const char *path, char q[SHOWN_MAX])
-{
-	ab_quote(q, SHOWN_MAX, path, strlen(path));
-}
-
-static int why_set(char *why, size_t cap, const char *fmt, const char *path)
-{
-	char q[SHOWN_MAX];
-
-	printable(path, q);
-	/* A reason cut short still reads. */
-	(void)ab_fmt(why, cap, fmt, q);
-	return -1;
-}
-
-/* Walks ROOT/REL a component at a time: every existing one a directory
- * (the last a regular file), none a symbolic link. */
-static int walk_ok(const char *root, const char *rel,
-    int (*lstat_fn)(const char *, struct stat *), char *why, size_t cap)
-{
-	char buf[AB_AS_PATH_MAX + 64];
-	const char *c, *e;
-	struct stat st;
-	size_t n;
-
-	if (ab_fmt(buf, sizeof buf, "%s", root) < 0 ||
-	    lstat_fn(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-		return why_set(why, cap, "the root %s is not a directory",
-		    root);
-	n = strlen(buf);
-	for (c = rel; *c != '\0'; c = *e ? e + 1 : e) {
-		e = strchr(c, '/');
-		if (e == NULL)
-			e = c + strlen(c);
-		if (ab_fmt(buf + n, sizeof buf - n, "/%.*s", (int)(e - c),
-		    c) < 0)
-			return why_set(why, cap, "%s is too long a path", rel);
-		n += strlen(buf + n);
-		if (lstat_fn(buf, &st) < 0) {
-			if (errno == ENOENT)
-				return 0;	/* Codex creates the rest */
-			return why_set(why, cap, "%s cannot be checked", buf);
-		}
-		if (S_ISLNK(st.st_mode))
-			return why_set(why, cap, "%s is a symbolic link", buf);
-		if (*e != '\0' && !S_ISDIR(st.st_mode))
-			return why_set(why, cap, "%s is not a directory", buf);
-		if (*e == '\0' && !S_ISREG(st.st_mode))
-			return why_set(why, cap, "%s is not a regular file",
-			    buf);
-	}
-	return 0;
-}
-
-int ab_as_path_ok(const char *root, const char *path,
-    int (*lstat_fn)(const char *, struct stat *), char *why, size_t cap)
-{
-	size_t rl = strlen(root);
-	const char *rel, *c, *e;
-	struct ab_err err;
-	char q[SHOWN_MAX], r[SHOWN_MAX];
-
-	if (strlen(path) > AB_AS_PATH_MAX || strncmp(path, root, rl) != 0 ||
-	    path[rl] != '/') {
-		printable(path, q);
-		printable(root, r);
-		/* A reason cut short still reads. */
-		(void)ab_fmt(why, cap, "%s is not under %s", q, r);
-		return -1;
-	}
-	rel = path + rl + 1;
-	if (ab_path_check(rel, &err) < 0) {
-		(void)ab_fmt(why, cap, "%s", err.msg);
-		return -1;
-	}
-	for (c = rel; *c != '\0'; c = *e ? e + 1 : e) {
-		e = strchr(c, '/');
-		if (e == NULL)
-			e = c + strlen(c);
-		/* Codex's own configuration, which a later Codex reads. */
-		if (e - c == 6 && strncasecmp(c, ".codex", 6) == 0)
-			return why_set(why, cap, "%s is in a .codex directory",
-			    path);
-	}
-	return walk_ok(root, rel, lstat_fn, why, cap);
-}
-
 /* --- events for ab-run ------------------------------------------------- */
 
 static void changes_json(struct ab_jw *w, const struct ab_as_item *it)
@@ -568,9 +474,9 @@ static void decide_file_change(struct ab_as *s, const struct ab_json *j,
 		(void)ab_fmt(why, sizeof why, "it asks for a writable root");
 	}
 	for (i = 0; ok && i < it->nchanges; i++)
-		if (ab_as_path_ok(s->root, it->c[i].path, s->lstat, why,
+		if (ab_path_write_ok(s->root, it->c[i].path, s->lstat, why,
 		    sizeof why) < 0 || (it->c[i].move != NULL &&
-		    ab_as_path_ok(s->root, it->c[i].move, s->lstat, why,
+		    ab_path_write_ok(s->root, it->c[i].move, s->lstat, why,
 		    sizeof why) < 0))
 			ok = 0;
 	if (ok) {

@@ -9,7 +9,7 @@
  *   - a file change Codex could not make inside its sandbox, accepted
  *     only when its item was announced first and every path it touches
  *     lies under the root, outside .git and .codex, with no symbolic link
- *     on the way (ab_as_path_ok);
+ *     on the way (ab_path_write_ok);
  *   - a command or a write to a running command's stdin that asks for an
  *     escalation: declined, always (approved commands never ask: Codex's
  *     rules run them);
@@ -99,14 +99,5 @@ void ab_as_eof(struct ab_as *s);
 /* Stops the run: an abort line in the events, state ABORTED. */
 void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/* 0 when PATH (absolute) may be written by an accepted file change:
- * under ROOT, no empty, "." or ".." component, no .git component in any
- * spelling (ab_is_dotgit) and no .codex, no control byte, and, walking
- * from ROOT with LSTAT, every component that exists a real directory
- * (the last one a regular file) and none a symbolic link.  -1 otherwise,
- * with the reason in why. */
-int ab_as_path_ok(const char *root, const char *path,
-    int (*lstat_fn)(const char *, struct stat *), char *why, size_t cap);
 
 #endif

@@ -63,7 +63,7 @@ struct ab_engine {
 	 * check of the same step, a moment later, asks again for nothing. */
 	char mark[40];
 	long long mark_ms;
-	/* The last image inspected by its content address (oneshot.h). */
+	/* The last image inspected by its content address (ctr.h). */
 	char img_id[80];
 	struct ab_buf img;
 };

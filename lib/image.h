@@ -10,6 +10,10 @@
  * Each image is inspected, its labels checked one by one, and its
  * version probe run in a locked container before its ID is registered.
  * Only registered IDs ever reach a container.
+ *
+ * This header and image.c are the build; its parts are imagecheck.h
+ * (what an image must be, checked on the engine), imagereg.h (the
+ * records), imageimport.h (the import) and imageroot.h (another root).
  */
 #ifndef AB_IMAGE_H
 #define AB_IMAGE_H
@@ -18,9 +22,6 @@
 #include "engine.h"
 #include "err.h"
 #include "state.h"
-
-#define AB_IMAGE_ENTRYPOINT "/usr/lib/agentbox/probe.sh"
-#define AB_IMAGE_VERSIONS "/usr/lib/agentbox/versions.sh"
 
 typedef void (*ab_progress)(const char *line);
 
@@ -36,8 +37,6 @@ struct ab_image_opts {
 	ab_progress progress;
 };
 
-/* Refuses a base that is not an image ID or pinned by digest. */
-int ab_image_check_base(const char *base, struct ab_err *err);
 /* Reads and hashes the recipe and every input, asking no engine, so a
  * bad recipe is refused before anything exists. */
 struct ab_image_plan;
@@ -49,37 +48,5 @@ void ab_image_plan_free(struct ab_image_plan *p);
 int ab_image_build(struct ab_state *s, struct ab_engine *e,
     struct ab_image_plan *p, const struct ab_image_opts *o,
     char id[AB_ID_LEN + 1], struct ab_err *err);
-/* Re-inspects a registered image and repeats the label checks, and with
- * probe set the version probe too.  digest (>= 80 bytes) may be NULL. */
-int ab_image_verify(struct ab_state *s, struct ab_engine *e,
-    const struct ab_handle *h, int probe, char *digest, struct ab_err *err);
-/* 1 when registered image ID carries COMPONENT (a version label its probe
- * confirmed: "ab-proxy", "claude-code"), 0 when not. */
-int ab_image_has(struct ab_state *s, const char *id, const char *component,
-    struct ab_err *err);
-/* The same, with the version (cap bytes) in out. */
-int ab_image_version(struct ab_state *s, const char *id,
-    const char *component, char *out, size_t cap, struct ab_err *err);
-/* The PATH a registered image pins, from its record. */
-int ab_image_path(struct ab_state *s, const char *id, char *path, size_t cap,
-    struct ab_err *err);
-/* Which program NAME (no '/') runs as in container CTR of a registered
- * image whose PATH is PATH_ENV: the first DIR/NAME that is, through its
- * symbolic links, a regular executable file, as execvp(3) finds it.
- * 1 with it in out, 0 when there is none, -1 when the engine failed. */
-int ab_image_which(struct ab_engine *e, const char *ctr,
-    const char *path_env, const char *name, char *out, size_t cap,
-    struct ab_err *err);
-/* Removes what killed builds left: images of this state that no record
- * registers and version-probe containers, unless a live ab-image is
- * still making them (its in-flight marker).  MARK is the engine's mark, as
- * ab-clean read it ("" for none): a record of another engine keeps
- * nothing here.  *n counts what went. */
-int ab_image_sweep(struct ab_state *s, struct ab_engine *e, const char *mark,
-    int *n, struct ab_err *err);
-/* Removes the engine image of a handle and its record; refuses an image
- * that does not carry this state's label. */
-int ab_image_remove(struct ab_state *s, struct ab_engine *e,
-    const struct ab_handle *h, struct ab_err *err);
 
 #endif

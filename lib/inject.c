@@ -8,10 +8,10 @@
 #include "hash.h"
 #include "json.h"
 #include "inject.h"
+#include "keeper.h"
 #include "oauth.h"
 #include "secret.h"
 #include "tally.h"
-#include "seed.h"
 #include "vault.h"
 
 #define CA_MAX (512 * 1024)

@@ -25,25 +25,4 @@ int ab_oneshot_run_max(struct ab_engine *e, const struct ab_lock *l,
     struct ab_err *err);
 void ab_oneshot_free(struct ab_oneshot *o);
 
-/* Creates container NAME from l; refuses any engine warning.  *conflict is
- * set when the name is already held (409): that container is not ours. */
-int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
-    const char *name, const char *what, char id[80], int *conflict,
-    struct ab_err *err);
-/* Inspects container ID into j (ab_json_free it): a refusal (1) when the
- * engine does not know it. */
-int ab_ctr_inspect(struct ab_engine *e, const char *id, struct ab_json *j,
-    struct ab_err *err);
-/* Keeps image ID's inspect reply BODY for this process's container
- * checks, when ID is a content address (sha256:...); else forgets. */
-void ab_image_keep(struct ab_engine *e, const char *id, const char *body,
-    size_t len);
-/* Compares a container's inspect document with l, and with the labels
- * of the image l names (ab_lock_check_doc). */
-int ab_ctr_check_doc(struct ab_engine *e, const struct ab_lock *l,
-    const struct ab_json *ins, struct ab_err *err);
-/* Inspects container ID and compares it with l (ab_ctr_check_doc). */
-int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
-    const char *id, struct ab_err *err);
-
 #endif

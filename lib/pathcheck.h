@@ -3,14 +3,17 @@
  * Every path of a git tree is checked before it is seeded into a
  * container's /work, and every entry read back from /work is checked
  * again.  The checks are lexical: they look at names, never at the
- * filesystem.  The one mount point inside /work is /work/.git, so the
- * main job is keeping anything from landing on, replacing or pointing
- * into .git in any spelling some filesystem (or git) takes for .git.
+ * filesystem; ab_path_write_ok alone (a file change Codex asks agentbox
+ * to approve) also walks it, through the lstat it is given.  The one
+ * mount point inside /work is /work/.git, so the main job is keeping
+ * anything from landing on, replacing or pointing into .git in any
+ * spelling some filesystem (or git) takes for .git.
  */
 #ifndef AB_PATHCHECK_H
 #define AB_PATHCHECK_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "err.h"
 
@@ -49,5 +52,14 @@ int ab_path_cmp(const void *a, const void *b);
  * git~1, an NTFS stream suffix (".git::$INDEX_ALLOCATION") and the
  * code points HFS+ ignores (".g\u200cit"); 0 otherwise. */
 int ab_is_dotgit(const char *c, size_t n);
+
+/* 0 when PATH (absolute) may be written by an accepted file change:
+ * under ROOT, no empty, "." or ".." component, no .git component in any
+ * spelling (ab_is_dotgit) and no .codex, no control byte, and, walking
+ * from ROOT with LSTAT, every component that exists a real directory
+ * (the last one a regular file) and none a symbolic link.  -1 otherwise,
+ * with the reason in why. */
+int ab_path_write_ok(const char *root, const char *path,
+    int (*lstat_fn)(const char *, struct stat *), char *why, size_t cap);
 
 #endif

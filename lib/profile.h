@@ -28,9 +28,9 @@
 #include "alloc.h"
 #include "deadline.h"
 #include "err.h"
+#include "keeper.h"
 #include "lockdown.h"
 #include "runtime.h"
-#include "seed.h"
 #include "signin.h"
 #include "state.h"
 
@@ -201,23 +201,6 @@ int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
 int ab_profile_engine_check(struct ab_state *s, struct ab_engine *e,
     const struct ab_profile *p, const struct ab_alloc *a,
     struct ab_profile_lock *k, struct ab_err *err);
-
-/* A ctr record (ab-validate): the container made from a profile. */
-struct ab_ctr {
-	char id[AB_ID_LEN + 1];
-	char profile[AB_ID_LEN + 1];
-	char alloc[AB_ID_LEN + 1];
-	char name[96];
-	char container[80];
-	/* A ChatGPT sign-in: what its file was when ab-validate copied it. */
-	int sign_in;
-	struct ab_signin sn;
-};
-
-int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
-    struct ab_err *err);
-int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
-    struct ab_ctr *c, struct ab_err *err);
 
 /* Appends ATTEMPT to the state's ledger; refuses one already there. */
 int ab_attempt_claim(struct ab_state *s, const char *attempt,

@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "ctr.h"
 #include "deadline.h"
 #include "engineid.h"
 #include "file.h"
 #include "json.h"
 #include "lockdown.h"
-#include "oneshot.h"
 #include "owned.h"
 #include "proxy.h"
 #include "tarread.h"

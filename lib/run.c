@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include "cancel.h"
+#include "ctr.h"
 #include "file.h"
 #include "json.h"
 #include "mux.h"
-#include "oneshot.h"
 #include "run.h"
 #include "testhook.h"
 #include "version.h"

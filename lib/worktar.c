@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctr.h"
 #include "lockdown.h"
 #include "oneshot.h"
 #include "owned.h"

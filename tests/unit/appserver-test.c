@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "appserver.h"
+#include "pathcheck.h"
 
 #include "tap.h"
 
@@ -511,18 +512,18 @@ static void test_path_ok(void)
 {
 	char why[256];
 
-	ok(ab_as_path_ok("/work", "/work/a/b/c", fake_lstat, why,
+	ok(ab_path_write_ok("/work", "/work/a/b/c", fake_lstat, why,
 	    sizeof why) == 0, "a path to be made is fine");
-	ok(ab_as_path_ok("/work", "/work/link/x", fake_lstat, why,
+	ok(ab_path_write_ok("/work", "/work/link/x", fake_lstat, why,
 	    sizeof why) < 0 && strstr(why, "symbolic link") != NULL,
 	    "a symbolic link on the way is named");
-	ok(ab_as_path_ok("/work", "/work", fake_lstat, why, sizeof why) < 0,
+	ok(ab_path_write_ok("/work", "/work", fake_lstat, why, sizeof why) < 0,
 	    "the root itself is no file");
-	ok(ab_as_path_ok("/work", "/work/", fake_lstat, why, sizeof why) < 0,
+	ok(ab_path_write_ok("/work", "/work/", fake_lstat, why, sizeof why) < 0,
 	    "nor is the root with a slash");
-	ok(ab_as_path_ok("/work", "work/a", fake_lstat, why, sizeof why) < 0,
+	ok(ab_path_write_ok("/work", "work/a", fake_lstat, why, sizeof why) < 0,
 	    "a relative path is refused");
-	ok(ab_as_path_ok("/src", "/work/a", fake_lstat, why, sizeof why) < 0 &&
+	ok(ab_path_write_ok("/src", "/work/a", fake_lstat, why, sizeof why) < 0 &&
 	    strcmp(why, "/work/a is not under /src") == 0,
 	    "a path outside the root is named with the root given");
 }
