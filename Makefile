@@ -34,10 +34,10 @@ TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-expo
 IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
 # What each of them links of lib/, and of other libraries (static
 # archives: OpenSSL's, and what libcrypto.a itself needs).
-IMAGE_LIB_ab-proxy = egress tally tlsca intercept oauth jwt httpmsg secret vault hash json buf err
+IMAGE_LIB_ab-proxy = egress tally tlsca intercept oauth jwt httpmsg secret vault hash json buf tool err
 IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
-IMAGE_LIB_ab-relay = egress err
-IMAGE_LIB_ab-codex = appserver json buf pathcheck err
+IMAGE_LIB_ab-relay = egress tool err
+IMAGE_LIB_ab-codex = appserver json buf pathcheck tool err
 IMAGE_LIB_ab-privs =
 LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/debroot.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/httpmsg.c lib/image.c lib/inject.c lib/intercept.c lib/json.c lib/jwt.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/oauth.c lib/outfile.c \

@@ -180,15 +180,15 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	    ab_clean_known(s, e, &ids, &n, err) < 0)
 		return -1;
 	if (tmps > 0)
-		fprintf(stderr, "%s: removed %d half-written record%s of "
-		    "crashed tools\n", ab_prog, tmps, tmps == 1 ? "" : "s");
+		ab_say("removed %d half-written record%s of crashed tools",
+		    tmps, tmps == 1 ? "" : "s");
 	if (runs > 0)
-		fprintf(stderr, "%s: removed %d director%s of killed "
-		    "run-tasks\n", ab_prog, runs, runs == 1 ? "y" : "ies");
+		ab_say("removed %d director%s of killed run-tasks", runs,
+		    runs == 1 ? "y" : "ies");
 	if (built > 0)
-		fprintf(stderr, "%s: removed %d image%s or probe container%s "
-		    "left by killed builds\n", ab_prog, built,
-		    built == 1 ? "" : "s", built == 1 ? "" : "s");
+		ab_say("removed %d image%s or probe container%s left by "
+		    "killed builds", built, built == 1 ? "" : "s",
+		    built == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
 			continue;
@@ -212,9 +212,8 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	}
 	free(ids);
 	if (elsewhere > 0)
-		fprintf(stderr, "%s: left %zu allocation%s of other engines to "
-		    "a sweep there\n", ab_prog, elsewhere,
-		    elsewhere == 1 ? "" : "s");
+		ab_say("left %zu allocation%s of other engines to a sweep "
+		    "there", elsewhere, elsewhere == 1 ? "" : "s");
 	/* An older agentbox's network of this state, once nothing is on it. */
 	*removed += tmps + runs + built + ab_egress_network_release(s, e);
 	fflush(stdout);

@@ -25,6 +25,7 @@
 
 #include "appserver.h"
 #include "json.h"
+#include "tool.h"
 #include "version.h"
 
 static const char usage_text[] =
@@ -57,15 +58,16 @@ static void __attribute__((format(printf, 3, 4), noreturn))
 die(int status, int with_errno, const char *fmt, ...)
 {
 	int saved = errno;
+	char text[4096];
 	va_list ap;
 
-	fputs("ab-codex: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	if (with_errno)
-		fprintf(stderr, ": %s", strerror(saved));
-	fputc('\n', stderr);
+		ab_say("%s: %s", text, strerror(saved));
+	else
+		ab_say("%s", text);
 	exit(status);
 }
 
@@ -320,6 +322,7 @@ int main(int argc, char **argv)
 	size_t n;
 	pid_t pid;
 
+	ab_prog = "ab-codex";
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': root = optarg; break;
@@ -355,9 +358,9 @@ int main(int argc, char **argv)
 	finish(pid, in, &gone, s.state != AB_AS_DONE);
 	rc = s.state == AB_AS_DONE ? 0 : 1;
 	if (s.state == AB_AS_ABORTED)
-		fprintf(stderr, "ab-codex: stopped Codex: %s\n", s.why);
+		ab_say("stopped Codex: %s", s.why);
 	else if (s.state == AB_AS_FAILED)
-		fprintf(stderr, "ab-codex: the turn failed\n");
+		ab_say("the turn failed");
 	if (got_signal)
 		rc = 128 + got_signal;
 	ab_as_free(&s);

@@ -111,8 +111,8 @@ static void say(const char *what, const char *path, const char *why)
 	char *q;
 
 	if ((q = malloc(4 * strlen(path) + 1)) == NULL) {
-		fprintf(stderr, "%s: %s an entry (out of memory to name it): "
-		    "%s\n", ab_prog, what, why);
+		ab_say("%s an entry (out of memory to name it): %s", what,
+		    why);
 		return;
 	}
 	for (; *p != '\0'; p++)
@@ -121,7 +121,7 @@ static void say(const char *what, const char *path, const char *why)
 		else
 			q[n++] = (char)*p;
 	q[n] = '\0';
-	fprintf(stderr, "%s: %s \"%s\": %s\n", ab_prog, what, q, why);
+	ab_say("%s \"%s\": %s", what, q, why);
 	free(q);
 }
 

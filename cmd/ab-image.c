@@ -203,7 +203,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	else if (strcmp(o->verb, "verify") == 0)
 		rc = ab_image_verify(&s, &e, &h, 1, NULL, err);
 	else if ((rc = ab_image_remove(&s, &e, &h, err)) == 0)
-		fprintf(stderr, "%s: removed image:%s\n", ab_prog, h.id);
+		ab_say("removed image:%s", h.id);
 	if (rc == 0 && strcmp(o->verb, "verify") == 0)
 		rc = ab_print_handle("image", h.id, err);
 	ab_image_plan_free(plan);

@@ -43,6 +43,7 @@
 #include "tlsca.h"
 #include "vault.h"
 #include "tally.h"
+#include "tool.h"
 #include "version.h"
 
 #define HEAD_TIMEOUT_MS 10000
@@ -734,7 +735,7 @@ static int parse(int argc, char **argv)
 	for (i = optind; i < argc; i++) {
 		if (ab_egress_entry_parse(&cf.list.e[cf.list.n], argv[i],
 		    &err) < 0) {
-			fprintf(stderr, "ab-proxy: %s\n", err.msg);
+			ab_report(&err);
 			return 2;
 		}
 		cf.list.n++;
@@ -761,8 +762,8 @@ static int inside_start(void)
 	if ((mkdir(cf.vault, 0700) < 0 && errno != EEXIST) ||
 	    lstat(cf.vault, &st) < 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != geteuid() || chmod(cf.vault, 0700) < 0) {
-		fprintf(stderr, "ab-proxy: the vault %s is not a directory of "
-		    "this proxy's own\n", cf.vault);
+		ab_say("the vault %s is not a directory of this proxy's own",
+		    cf.vault);
 		return 1;
 	}
 	for (i = 0; i < cf.list.n; i++)
@@ -776,7 +777,7 @@ static int inside_start(void)
 	ab_buf_init(&pem, 64 * 1024);
 	if (ab_tlsca_new(&ca, "egress", hosts, n, until, &err) < 0 ||
 	    ab_tlsca_cert_pem(ca, &pem, &err) < 0) {
-		fprintf(stderr, "ab-proxy: cannot make its CA: %s\n", err.msg);
+		ab_say("cannot make its CA: %s", err.msg);
 		return 1;
 	}
 	snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(cf.socket, '/') ?
@@ -788,8 +789,7 @@ static int inside_start(void)
 	ok = fd >= 0 && fchmod(fd, 0644) == 0 &&
 	    write_all(fd, pem.data, pem.len) == 0;
 	if ((fd >= 0 && close(fd) < 0) || !ok || rename(tmp, path) < 0) {
-		fprintf(stderr, "ab-proxy: cannot write %s: %s\n", path,
-		    strerror(errno));
+		ab_say("cannot write %s: %s", path, strerror(errno));
 		ab_buf_free(&pem);
 		return 1;
 	}
@@ -811,6 +811,7 @@ int main(int argc, char **argv)
 	sigset_t usr1;
 	int lfd, rc;
 
+	ab_prog = "ab-proxy";
 	if ((rc = parse(argc, argv)) != 0)
 		return rc;
 	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0 ||
@@ -828,8 +829,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if ((lfd = listen_on(cf.socket)) < 0) {
-		fprintf(stderr, "ab-proxy: cannot listen on %s: %s\n",
-		    cf.socket, strerror(errno));
+		ab_say("cannot listen on %s: %s", cf.socket, strerror(errno));
 		return 1;
 	}
 	if (cf.vault != NULL && (rc = inside_start()) != 0)

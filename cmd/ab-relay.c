@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "egress.h"
+#include "tool.h"
 #include "version.h"
 
 #define IDLE_MS (24L * 3600 * 1000)	/* the proxy holds the idle bound */
@@ -171,6 +172,7 @@ int main(int argc, char **argv)
 	int c, fd, lfd;
 	char *end;
 
+	ab_prog = "ab-relay";
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': sock = optarg; break;
@@ -196,18 +198,17 @@ int main(int argc, char **argv)
 	proxy.sun_family = AF_UNIX;
 	memcpy(proxy.sun_path, sock, strlen(sock) + 1);
 	if ((fd = dial_proxy()) < 0) {
-		fprintf(stderr, "ab-relay: the proxy socket %s does not "
-		    "answer: %s\n", sock, strerror(errno));
+		ab_say("the proxy socket %s does not answer: %s", sock,
+		    strerror(errno));
 		return 1;
 	}
 	close(fd);
 	if ((lfd = listen_tcp(listen_at)) < 0) {
-		fprintf(stderr, "ab-relay: cannot listen on %s: %s\n",
-		    listen_at, strerror(errno));
+		ab_say("cannot listen on %s: %s", listen_at, strerror(errno));
 		return 1;
 	}
 	if (background(lfd) < 0) {
-		fprintf(stderr, "ab-relay: cannot fork: %s\n", strerror(errno));
+		ab_say("cannot fork: %s", strerror(errno));
 		return 1;
 	}
 	return 0;

@@ -4,9 +4,17 @@
 #ifndef AB_TOOL_H
 #define AB_TOOL_H
 
+#include <stdarg.h>
+
 #include "err.h"
 
 extern const char *ab_prog;
+
+/* "prog: " and the text on stderr, as one printable line (err.h's
+ * ab_printable), however long: the one place a tool prints a message. */
+void ab_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ab_vsay(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
 
 /* Prints "prog: msg" on stderr and returns the status to exit with. */
 int ab_report(const struct ab_err *err);

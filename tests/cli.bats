@@ -72,6 +72,14 @@ version() {
 	done
 }
 
+# A line on a terminal cannot be rewritten by the bytes of an argument.
+@test "an operand's control bytes stay escaped in the one error line" {
+	run_exact 2 ab-alloc --image "$AB_IMAGE" $'a\nb'
+	assert_equal "$stderr" 'ab-alloc: unexpected operand a\x0ab'
+	run_exact 2 ab-clean --within $'\e[31m9' alloc:x
+	assert_equal "$stderr" 'ab-clean: --within takes 1 to 3600 seconds: \x1b[31m9'
+}
+
 @test "run-task's --help names it as it was called" {
 	run_exact 0 "$RUN_TASK" --help
 	[[ ${lines[0]} == "usage: run-task --repo DIR "* ]]
