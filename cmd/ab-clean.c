@@ -1,5 +1,4 @@
 /* ab-clean: remove allocations and prove they are gone. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +25,6 @@ struct opts {
 	int nhandles;
 };
 
-static int usage(FILE *f, int status)
-{
-	fputs(usage_text, f);
-	return status;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -39,8 +32,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "all", no_argument, NULL, 'a' },
 		{ "images", no_argument, NULL, 'i' },
 		{ "within", required_argument, NULL, 'w' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ab_err err;
@@ -49,7 +40,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->within_ms = 30000;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = ab_getopt(argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 's': o->sweep = 1; break;
 		case 'a': o->all = 1; break;
@@ -61,9 +52,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				    "seconds: %.40s", optarg);
 			o->within_ms = secs * 1000;
 			break;
-		case 'V': return ab_version();
-		case 'h': return usage(stdout, -1);
-		default: return usage(stderr, AB_EUSAGE);
+		default: return ab_option(c);
 		}
 	}
 	o->handles = argv + optind;
@@ -73,7 +62,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->images && !o->all)
 		return ab_usage_error("--images goes with --sweep --all");
 	if (o->sweep == (o->nhandles > 0))
-		return usage(stderr, AB_EUSAGE);
+		return ab_usage();
 	return 0;
 }
 
@@ -253,8 +242,9 @@ static int images(struct ab_state *s, struct ab_engine *e, int *removed,
 	return rc;
 }
 
-static int run(const struct opts *o, struct ab_err *err)
+static int run(void *opts, struct ab_err *err)
 {
+	const struct opts *o = opts;
 	struct ab_deadline budget;
 	struct ab_engine e;
 	struct ab_state s;
@@ -286,16 +276,9 @@ static int run(const struct opts *o, struct ab_err *err)
 
 int main(int argc, char **argv)
 {
-	struct ab_err err;
 	struct opts o;
-	int rc;
 
 	ab_prog = "ab-clean";
-	rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	memset(&err, 0, sizeof err);
-	if (run(&o, &err) < 0)
-		return ab_report(&err);
-	return 0;
+	ab_usage_text = usage_text;
+	return ab_tool_main(parse(argc, argv, &o), run, &o);
 }

@@ -26,7 +26,6 @@
 #include "appserver.h"
 #include "json.h"
 #include "tool.h"
-#include "version.h"
 
 static const char usage_text[] =
     "usage: ab-codex [--root DIR] [--model NAME] [--schema FILE] --\n"
@@ -299,20 +298,12 @@ static void signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int usage(void)
-{
-	fputs(usage_text, stderr);
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "root", required_argument, NULL, 'r' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "schema", required_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *root = "/work", *model = NULL, *schema_path = NULL;
@@ -323,25 +314,21 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	ab_prog = "ab-codex";
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	ab_usage_text = usage_text;
+	while ((c = ab_getopt(argc, argv, "", longopts)) != -1) {
 		switch (c) {
 		case 'r': root = optarg; break;
 		case 'm': model = optarg; break;
 		case 's': schema_path = optarg; break;
-		case 'V':
-			printf("%s\n", AB_VERSION);
-			return 0;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			return usage();
+			rc = ab_option(c);
+			return rc < 0 ? 0 : rc;
 		}
 	}
 	if (optind >= argc || argv[optind][0] != '/' || root[0] != '/' ||
 	    strspn(root, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789._/-") != strlen(root))
-		return usage();
+		return ab_usage();
 	prompt = read_bounded(0, PROMPT_MAX, &n);
 	if (prompt == NULL || strlen(prompt) != n)
 		die(2, 0, "the prompt on standard input is not text of at most "

@@ -44,7 +44,6 @@
 #include "vault.h"
 #include "tally.h"
 #include "tool.h"
-#include "version.h"
 
 #define HEAD_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 10000
@@ -685,17 +684,15 @@ static int parse(int argc, char **argv)
 		{ "idle", required_argument, NULL, 'i' },
 		{ "vault", required_argument, NULL, 'v' },
 		{ "anchors", required_argument, NULL, 'a' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ab_err err;
 	long long v;
-	int c, i;
+	int c, i, rc;
 
 	cf.max_conns = 64;
 	cf.idle_ms = 600000;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = ab_getopt(argc, argv, "", longopts)) != -1) {
 		switch (c) {
 		case 's': cf.socket = optarg; break;
 		case 't': cf.tally = optarg; break;
@@ -716,14 +713,10 @@ static int parse(int argc, char **argv)
 			break;
 		case 'v': cf.vault = optarg; break;
 		case 'a': cf.anchors = optarg; break;
-		case 'V':
-			printf("%s\n", AB_VERSION);
-			exit(0);
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
 		default:
-			goto usage;
+			if ((rc = ab_option(c)) < 0)
+				exit(0);
+			return rc;
 		}
 	}
 	if (cf.socket == NULL || optind == argc || (cf.tally != NULL &&
@@ -742,8 +735,7 @@ static int parse(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fputs(usage_text, stderr);
-	return 2;
+	return ab_usage();
 }
 
 /* The vault, the CA for the list's providers' hosts (none: nothing is
@@ -812,6 +804,7 @@ int main(int argc, char **argv)
 	int lfd, rc;
 
 	ab_prog = "ab-proxy";
+	ab_usage_text = usage_text;
 	if ((rc = parse(argc, argv)) != 0)
 		return rc;
 	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0 ||

@@ -7,6 +7,7 @@
 #include "version.h"
 
 const char *ab_prog = "agentbox";
+const char *ab_usage_text = "";
 
 /* "prog: TEXT" as one printable line into OUT (CAP bytes). */
 static void line_of(char *out, size_t cap, const char *text)
@@ -85,6 +86,36 @@ int ab_version(void)
 	return -1;
 }
 
+int ab_getopt(int argc, char **argv, const char *shorts,
+    const struct option *own)
+{
+	static struct option all[32];
+	size_t n = 0;
+
+	for (; own[n].name != NULL && n + 3 < sizeof all / sizeof *all; n++)
+		all[n] = own[n];
+	all[n++] = (struct option){ "version", no_argument, NULL, 'V' };
+	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	return getopt_long(argc, argv, shorts, all, NULL);
+}
+
+int ab_usage(void)
+{
+	fputs(ab_usage_text, stderr);
+	return AB_EUSAGE;
+}
+
+int ab_option(int c)
+{
+	if (c == 'V')
+		return ab_version();
+	if (c != 'h')
+		return ab_usage();
+	fputs(ab_usage_text, stdout);
+	return -1;
+}
+
 void ab_progress_line(const char *line)
 {
 	ab_say("%s", line);
@@ -95,4 +126,15 @@ int ab_print_handle(const char *kind, const char *id, struct ab_err *err)
 	if (printf("%s:%s\n", kind, id) < 0 || fflush(stdout) != 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot write the handle");
 	return 0;
+}
+
+int ab_tool_main(int parsed, int (*run)(void *opts, struct ab_err *err),
+    void *opts)
+{
+	struct ab_err err;
+
+	if (parsed != 0)
+		return parsed < 0 ? 0 : parsed;
+	memset(&err, 0, sizeof err);
+	return run(opts, &err) < 0 ? ab_report(&err) : 0;
 }
