@@ -18,6 +18,7 @@ extern const char *ab_usage_text;
 void ab_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ab_vsay(const char *fmt, va_list ap)
 	__attribute__((format(printf, 1, 0)));
+
 /* Prints "prog: msg" on stderr and returns the status to exit with. */
 int ab_report(const struct ab_err *err);
 /* Prints "prog: msg" for a usage error and returns AB_EUSAGE. */
@@ -29,8 +30,9 @@ int ab_version(void);
  * --version, --help (the synopsis on stdout, -1), and one it does not
  * know (the synopsis on stderr, AB_EUSAGE). */
 int ab_option(int c);
-/* getopt_long over the tool's OWN options (ended by a NULL name) and
- * --version and --help, which every tool takes; SHORTS as getopt's. */
+/* getopt_long over the tool's OWN options (ended by a NULL name, 29 at
+ * the most) and --version and --help, which every tool takes; SHORTS
+ * as getopt's. */
 int ab_getopt(int argc, char **argv, const char *shorts,
     const struct option *own);
 /* The synopsis on stderr after a wrong command line; AB_EUSAGE. */
