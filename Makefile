@@ -34,10 +34,10 @@ TOOLS = ab-image ab-alloc ab-seed ab-clean ab-profile ab-validate ab-run ab-expo
 IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
 # What each of them links of lib/, and of other libraries (static
 # archives: OpenSSL's, and what libcrypto.a itself needs).
-IMAGE_LIB_ab-proxy = egress tally tlsca intercept oauth jwt httpmsg secret vault hash json buf err
+IMAGE_LIB_ab-proxy = egress tally tlsca intercept oauth jwt httpmsg secret vault hash json buf tool err
 IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
-IMAGE_LIB_ab-relay = egress err
-IMAGE_LIB_ab-codex = appserver json buf pathcheck err
+IMAGE_LIB_ab-relay = egress tool err
+IMAGE_LIB_ab-codex = appserver json buf pathcheck tool err
 IMAGE_LIB_ab-privs =
 # lib/ is grouped by subsystem (lib/README): a module is named by its
 # file's stem wherever it sits, and every folder is on the include path.

@@ -1,5 +1,4 @@
 /* ab-alloc: capped tmpfs volumes and the keeper that holds them. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,12 +25,6 @@ struct opts {
 	int sign_in;
 };
 
-static int usage(FILE *f, int status)
-{
-	fputs(usage_text, f);
-	return status;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -46,14 +39,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "egress", required_argument, NULL, 'e' },
 		{ "egress-conns", required_argument, NULL, 'c' },
 		{ "sign-in", no_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = ab_getopt(argc, argv, "h", longopts)) != -1) {
 		if (c >= 0 && c < 2 * AB_NVOL) {
 			o->size[c / 2][c % 2] = optarg;
 			continue;
@@ -64,9 +55,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'e': o->egress = optarg; break;
 		case 'c': o->conns = optarg; break;
 		case 's': o->sign_in = 1; break;
-		case 'V': return ab_version();
-		case 'h': return usage(stdout, -1);
-		default: return usage(stderr, AB_EUSAGE);
+		default: return ab_option(c);
 		}
 	}
 	if (optind != argc)
@@ -160,9 +149,10 @@ static int create(struct ab_state *s, struct ab_engine *e,
 	return ab_print_handle("alloc", id, err);
 }
 
-static int run(const struct opts *o, struct ab_err *err)
+static int run(void *opts, struct ab_err *err)
 {
 	static struct ab_alloc_egress eg;
+	const struct opts *o = opts;
 	long long sz[AB_NVOL][2];
 	struct ab_deadline dl;
 	struct ab_handle img;
@@ -187,16 +177,9 @@ static int run(const struct opts *o, struct ab_err *err)
 
 int main(int argc, char **argv)
 {
-	struct ab_err err;
 	struct opts o;
-	int rc;
 
 	ab_prog = "ab-alloc";
-	rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	memset(&err, 0, sizeof err);
-	if (run(&o, &err) < 0)
-		return ab_report(&err);
-	return 0;
+	ab_usage_text = usage_text;
+	return ab_tool_main(parse(argc, argv, &o), run, &o);
 }

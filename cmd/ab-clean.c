@@ -1,5 +1,4 @@
 /* ab-clean: remove allocations and prove they are gone. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +26,6 @@ struct opts {
 	int nhandles;
 };
 
-static int usage(FILE *f, int status)
-{
-	fputs(usage_text, f);
-	return status;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -40,8 +33,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "all", no_argument, NULL, 'a' },
 		{ "images", no_argument, NULL, 'i' },
 		{ "within", required_argument, NULL, 'w' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ab_err err;
@@ -50,7 +41,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->within_ms = 30000;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = ab_getopt(argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 's': o->sweep = 1; break;
 		case 'a': o->all = 1; break;
@@ -62,9 +53,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				    "seconds: %.40s", optarg);
 			o->within_ms = secs * 1000;
 			break;
-		case 'V': return ab_version();
-		case 'h': return usage(stdout, -1);
-		default: return usage(stderr, AB_EUSAGE);
+		default: return ab_option(c);
 		}
 	}
 	o->handles = argv + optind;
@@ -74,7 +63,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->images && !o->all)
 		return ab_usage_error("--images goes with --sweep --all");
 	if (o->sweep == (o->nhandles > 0))
-		return usage(stderr, AB_EUSAGE);
+		return ab_usage();
 	return 0;
 }
 
@@ -181,15 +170,15 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	    ab_clean_known(s, e, &ids, &n, err) < 0)
 		return -1;
 	if (tmps > 0)
-		fprintf(stderr, "%s: removed %d half-written record%s of "
-		    "crashed tools\n", ab_prog, tmps, tmps == 1 ? "" : "s");
+		ab_say("removed %d half-written record%s of crashed tools",
+		    tmps, tmps == 1 ? "" : "s");
 	if (runs > 0)
-		fprintf(stderr, "%s: removed %d director%s of killed "
-		    "run-tasks\n", ab_prog, runs, runs == 1 ? "y" : "ies");
+		ab_say("removed %d director%s of killed run-tasks", runs,
+		    runs == 1 ? "y" : "ies");
 	if (built > 0)
-		fprintf(stderr, "%s: removed %d image%s or probe container%s "
-		    "left by killed builds\n", ab_prog, built,
-		    built == 1 ? "" : "s", built == 1 ? "" : "s");
+		ab_say("removed %d image%s or probe container%s left by "
+		    "killed builds", built, built == 1 ? "" : "s",
+		    built == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		if (!o->all && !ab_clean_expired(s, ids[i], o->within_ms))
 			continue;
@@ -213,9 +202,8 @@ static int sweep(const struct opts *o, struct ab_state *s,
 	}
 	free(ids);
 	if (elsewhere > 0)
-		fprintf(stderr, "%s: left %zu allocation%s of other engines to "
-		    "a sweep there\n", ab_prog, elsewhere,
-		    elsewhere == 1 ? "" : "s");
+		ab_say("left %zu allocation%s of other engines to a sweep "
+		    "there", elsewhere, elsewhere == 1 ? "" : "s");
 	/* An older agentbox's network of this state, once nothing is on it. */
 	*removed += tmps + runs + built + ab_egress_network_release(s, e);
 	fflush(stdout);
@@ -255,8 +243,9 @@ static int images(struct ab_state *s, struct ab_engine *e, int *removed,
 	return rc;
 }
 
-static int run(const struct opts *o, struct ab_err *err)
+static int run(void *opts, struct ab_err *err)
 {
+	const struct opts *o = opts;
 	struct ab_deadline budget;
 	struct ab_engine e;
 	struct ab_state s;
@@ -288,16 +277,9 @@ static int run(const struct opts *o, struct ab_err *err)
 
 int main(int argc, char **argv)
 {
-	struct ab_err err;
 	struct opts o;
-	int rc;
 
 	ab_prog = "ab-clean";
-	rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	memset(&err, 0, sizeof err);
-	if (run(&o, &err) < 0)
-		return ab_report(&err);
-	return 0;
+	ab_usage_text = usage_text;
+	return ab_tool_main(parse(argc, argv, &o), run, &o);
 }

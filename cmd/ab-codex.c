@@ -25,7 +25,7 @@
 
 #include "appserver.h"
 #include "json.h"
-#include "version.h"
+#include "tool.h"
 
 static const char usage_text[] =
     "usage: ab-codex [--root DIR] [--model NAME] [--schema FILE] --\n"
@@ -57,15 +57,16 @@ static void __attribute__((format(printf, 3, 4), noreturn))
 die(int status, int with_errno, const char *fmt, ...)
 {
 	int saved = errno;
+	char text[4096];
 	va_list ap;
 
-	fputs("ab-codex: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	if (with_errno)
-		fprintf(stderr, ": %s", strerror(saved));
-	fputc('\n', stderr);
+		ab_say("%s: %s", text, strerror(saved));
+	else
+		ab_say("%s", text);
 	exit(status);
 }
 
@@ -298,20 +299,12 @@ static void signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int usage(void)
-{
-	fputs(usage_text, stderr);
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "root", required_argument, NULL, 'r' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "schema", required_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *root = "/work", *model = NULL, *schema_path = NULL;
@@ -321,25 +314,22 @@ int main(int argc, char **argv)
 	size_t n;
 	pid_t pid;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	ab_prog = "ab-codex";
+	ab_usage_text = usage_text;
+	while ((c = ab_getopt(argc, argv, "", longopts)) != -1) {
 		switch (c) {
 		case 'r': root = optarg; break;
 		case 'm': model = optarg; break;
 		case 's': schema_path = optarg; break;
-		case 'V':
-			printf("%s\n", AB_VERSION);
-			return 0;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			return usage();
+			rc = ab_option(c);
+			return rc < 0 ? 0 : rc;
 		}
 	}
 	if (optind >= argc || argv[optind][0] != '/' || root[0] != '/' ||
 	    strspn(root, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789._/-") != strlen(root))
-		return usage();
+		return ab_usage();
 	prompt = read_bounded(0, PROMPT_MAX, &n);
 	if (prompt == NULL || strlen(prompt) != n)
 		die(2, 0, "the prompt on standard input is not text of at most "
@@ -356,9 +346,9 @@ int main(int argc, char **argv)
 	finish(pid, in, &gone, s.state != AB_AS_DONE);
 	rc = s.state == AB_AS_DONE ? 0 : 1;
 	if (s.state == AB_AS_ABORTED)
-		fprintf(stderr, "ab-codex: stopped Codex: %s\n", s.why);
+		ab_say("stopped Codex: %s", s.why);
 	else if (s.state == AB_AS_FAILED)
-		fprintf(stderr, "ab-codex: the turn failed\n");
+		ab_say("the turn failed");
 	if (got_signal)
 		rc = 128 + got_signal;
 	ab_as_free(&s);

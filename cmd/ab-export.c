@@ -1,5 +1,4 @@
 /* ab-export: the agent's work in /work, as a git patch or bundle. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +31,6 @@ struct opts {
 	struct ab_export_opts x;
 };
 
-static int usage(FILE *f, int status)
-{
-	fputs(usage_text, f);
-	return status;
-}
-
 static int option(int c, struct opts *o)
 {
 	struct ab_err err;
@@ -65,9 +58,7 @@ static int option(int c, struct opts *o)
 			return ab_usage_error("--read is auto, changed or all");
 		return 0;
 	case 'd': o->deadline = optarg; return 0;
-	case 'V': return ab_version();
-	case 'h': return usage(stdout, -1);
-	default: return usage(stderr, AB_EUSAGE);
+	default: return ab_option(c);
 	}
 }
 
@@ -81,8 +72,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "max-file", required_argument, NULL, 'M' },
 		{ "read", required_argument, NULL, 'r' },
 		{ "deadline", required_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, rc;
@@ -90,11 +79,11 @@ static int parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof *o);
 	o->x.message = "agentbox: the agent's change\n";
 	o->x.max_file = MAX_FILE;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1)
+	while ((c = ab_getopt(argc, argv, "ho:", longopts)) != -1)
 		if ((rc = option(c, o)) != 0)
 			return rc;
 	if (argc - optind != 1)
-		return usage(stderr, AB_EUSAGE);
+		return ab_usage();
 	o->alloc = argv[optind];
 	if (o->x.message[0] == '\0')
 		return ab_usage_error("--message must not be empty");
@@ -111,8 +100,8 @@ static void say(const char *what, const char *path, const char *why)
 	char *q;
 
 	if ((q = malloc(4 * strlen(path) + 1)) == NULL) {
-		fprintf(stderr, "%s: %s an entry (out of memory to name it): "
-		    "%s\n", ab_prog, what, why);
+		ab_say("%s an entry (out of memory to name it): %s", what,
+		    why);
 		return;
 	}
 	for (; *p != '\0'; p++) {
@@ -126,7 +115,7 @@ static void say(const char *what, const char *path, const char *why)
 		n += 4;
 	}
 	q[n] = '\0';
-	fprintf(stderr, "%s: %s \"%s\": %s\n", ab_prog, what, q, why);
+	ab_say("%s \"%s\": %s", what, q, why);
 	free(q);
 }
 
@@ -155,9 +144,10 @@ static int close_out(struct ab_outfile *of, int rc,
 	return -1;
 }
 
-static int run(struct opts *o, struct ab_err *err)
+static int run(void *opts, struct ab_err *err)
 {
 	static struct ab_outfile of;
+	struct opts *o = opts;
 	struct ab_export_cred creds[AB_EXPORT_CREDS];
 	struct ab_buf held_by[AB_EXPORT_CREDS];
 	char tree[41] = "";
@@ -216,14 +206,9 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct ab_err err;
 	struct opts o;
-	int rc;
 
 	ab_prog = "ab-export";
-	rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	memset(&err, 0, sizeof err);
-	return run(&o, &err) < 0 ? ab_report(&err) : 0;
+	ab_usage_text = usage_text;
+	return ab_tool_main(parse(argc, argv, &o), run, &o);
 }

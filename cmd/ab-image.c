@@ -29,12 +29,6 @@ struct opts {
 	int rebuild;
 };
 
-static int usage(FILE *f, int status)
-{
-	fputs(usage_text, f);
-	return status;
-}
-
 /* bin/ab-image finds ../image in a source tree, and
  * ../share/agentbox/image when installed. */
 static const char *image_dir(const char *given)
@@ -82,9 +76,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof *o);
 	o->recipe = "default";
 	if (argc < 2)
-		return usage(stderr, AB_EUSAGE);
+		return ab_usage();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-		return usage(stdout, -1);
+		return ab_option('h');
 	if (strcmp(argv[1], "--version") == 0)
 		return ab_version();
 	o->verb = argv[1];
@@ -97,8 +91,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P': o->packages = optarg; break;
 		case 'R': o->rebuild = 1; break;
 		case 'W': o->wheels = optarg; break;
-		case 'h': return usage(stdout, -1);
-		default: return usage(stderr, AB_EUSAGE);
+		default: return ab_option(c);
 		}
 	}
 	argc -= optind + 1;
@@ -165,8 +158,9 @@ static int built(struct ab_state *s, struct ab_engine *e,
 	return 0;
 }
 
-static int run(const struct opts *o, struct ab_err *err)
+static int run(void *opts, struct ab_err *err)
 {
+	const struct opts *o = opts;
 	struct ab_image_plan *plan = NULL;
 	struct ab_image_opts io;
 	struct ab_deadline dl;
@@ -208,7 +202,7 @@ static int run(const struct opts *o, struct ab_err *err)
 	else if (strcmp(o->verb, "verify") == 0)
 		rc = ab_image_verify(&s, &e, &h, 1, NULL, err);
 	else if ((rc = ab_image_remove(&s, &e, &h, err)) == 0)
-		fprintf(stderr, "%s: removed image:%s\n", ab_prog, h.id);
+		ab_say("removed image:%s", h.id);
 	if (rc == 0 && strcmp(o->verb, "verify") == 0)
 		rc = ab_print_handle("image", h.id, err);
 	ab_image_plan_free(plan);
@@ -219,16 +213,9 @@ static int run(const struct opts *o, struct ab_err *err)
 
 int main(int argc, char **argv)
 {
-	struct ab_err err;
 	struct opts o;
-	int rc;
 
 	ab_prog = "ab-image";
-	rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	memset(&err, 0, sizeof err);
-	if (run(&o, &err) < 0)
-		return ab_report(&err);
-	return 0;
+	ab_usage_text = usage_text;
+	return ab_tool_main(parse(argc, argv, &o), run, &o);
 }

@@ -43,7 +43,7 @@
 #include "tlsca.h"
 #include "vault.h"
 #include "tally.h"
-#include "version.h"
+#include "tool.h"
 
 #define HEAD_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 10000
@@ -691,17 +691,15 @@ static int parse(int argc, char **argv)
 		{ "idle", required_argument, NULL, 'i' },
 		{ "vault", required_argument, NULL, 'v' },
 		{ "anchors", required_argument, NULL, 'a' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct ab_err err;
 	long long v;
-	int c, i;
+	int c, i, rc;
 
 	cf.max_conns = 64;
 	cf.idle_ms = 600000;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = ab_getopt(argc, argv, "", longopts)) != -1) {
 		switch (c) {
 		case 's': cf.socket = optarg; break;
 		case 't': cf.tally = optarg; break;
@@ -722,14 +720,10 @@ static int parse(int argc, char **argv)
 			break;
 		case 'v': cf.vault = optarg; break;
 		case 'a': cf.anchors = optarg; break;
-		case 'V':
-			printf("%s\n", AB_VERSION);
-			exit(0);
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
 		default:
-			goto usage;
+			if ((rc = ab_option(c)) < 0)
+				exit(0);
+			return rc;
 		}
 	}
 	if (cf.socket == NULL || optind == argc || (cf.tally != NULL &&
@@ -741,15 +735,14 @@ static int parse(int argc, char **argv)
 	for (i = optind; i < argc; i++) {
 		if (ab_egress_entry_parse(&cf.list.e[cf.list.n], argv[i],
 		    &err) < 0) {
-			fprintf(stderr, "ab-proxy: %s\n", err.msg);
+			ab_report(&err);
 			return 2;
 		}
 		cf.list.n++;
 	}
 	return 0;
 usage:
-	fputs(usage_text, stderr);
-	return 2;
+	return ab_usage();
 }
 
 /* The vault, the CA for the list's providers' hosts (none: nothing is
@@ -768,8 +761,8 @@ static int inside_start(void)
 	if ((mkdir(cf.vault, 0700) < 0 && errno != EEXIST) ||
 	    lstat(cf.vault, &st) < 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != geteuid() || chmod(cf.vault, 0700) < 0) {
-		fprintf(stderr, "ab-proxy: the vault %s is not a directory of "
-		    "this proxy's own\n", cf.vault);
+		ab_say("the vault %s is not a directory of this proxy's own",
+		    cf.vault);
 		return 1;
 	}
 	for (i = 0; i < cf.list.n; i++)
@@ -783,7 +776,7 @@ static int inside_start(void)
 	ab_buf_init(&pem, 64 * 1024);
 	if (ab_tlsca_new(&ca, "egress", hosts, n, until, &err) < 0 ||
 	    ab_tlsca_cert_pem(ca, &pem, &err) < 0) {
-		fprintf(stderr, "ab-proxy: cannot make its CA: %s\n", err.msg);
+		ab_say("cannot make its CA: %s", err.msg);
 		return 1;
 	}
 	if (ab_fmt(path, sizeof path, "%.*s/%s", (int)(strrchr(cf.socket,
@@ -800,8 +793,7 @@ static int inside_start(void)
 	ok = fd >= 0 && fchmod(fd, 0644) == 0 &&
 	    write_all(fd, pem.data, pem.len) == 0;
 	if ((fd >= 0 && close(fd) < 0) || !ok || rename(tmp, path) < 0) {
-		fprintf(stderr, "ab-proxy: cannot write %s: %s\n", path,
-		    strerror(errno));
+		ab_say("cannot write %s: %s", path, strerror(errno));
 		ab_buf_free(&pem);
 		return 1;
 	}
@@ -823,6 +815,8 @@ int main(int argc, char **argv)
 	sigset_t usr1;
 	int lfd, rc;
 
+	ab_prog = "ab-proxy";
+	ab_usage_text = usage_text;
 	if ((rc = parse(argc, argv)) != 0)
 		return rc;
 	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0 ||
@@ -840,8 +834,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if ((lfd = listen_on(cf.socket)) < 0) {
-		fprintf(stderr, "ab-proxy: cannot listen on %s: %s\n",
-		    cf.socket, strerror(errno));
+		ab_say("cannot listen on %s: %s", cf.socket, strerror(errno));
 		return 1;
 	}
 	if (cf.vault != NULL && (rc = inside_start()) != 0)

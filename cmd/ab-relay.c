@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "egress.h"
-#include "version.h"
+#include "tool.h"
 
 #define IDLE_MS (24L * 3600 * 1000)	/* the proxy holds the idle bound */
 #define STACK_SIZE (128 * 1024)
@@ -163,55 +163,46 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "max-conns", required_argument, NULL, 'm' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *sock = NULL, *listen_at = "127.0.0.1:3128";
-	int c, fd, lfd;
+	int c, fd, lfd, rc;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	ab_prog = "ab-relay";
+	ab_usage_text = usage_text;
+	while ((c = ab_getopt(argc, argv, "", longopts)) != -1) {
 		switch (c) {
 		case 's': sock = optarg; break;
 		case 'l': listen_at = optarg; break;
 		case 'm':
 			max_conns = strtol(optarg, &end, 10);
 			if (*end || max_conns < 1 || max_conns > 4096)
-				goto usage;
+				return ab_usage();
 			break;
-		case 'V':
-			printf("%s\n", AB_VERSION);
-			return 0;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
 		default:
-			goto usage;
+			rc = ab_option(c);
+			return rc < 0 ? 0 : rc;
 		}
 	}
 	if (sock == NULL || optind != argc || strlen(sock) >= sizeof
 	    proxy.sun_path)
-		goto usage;
+		return ab_usage();
 	proxy.sun_family = AF_UNIX;
 	memcpy(proxy.sun_path, sock, strlen(sock) + 1);
 	if ((fd = dial_proxy()) < 0) {
-		fprintf(stderr, "ab-relay: the proxy socket %s does not "
-		    "answer: %s\n", sock, strerror(errno));
+		ab_say("the proxy socket %s does not answer: %s", sock,
+		    strerror(errno));
 		return 1;
 	}
 	close(fd);
 	if ((lfd = listen_tcp(listen_at)) < 0) {
-		fprintf(stderr, "ab-relay: cannot listen on %s: %s\n",
-		    listen_at, strerror(errno));
+		ab_say("cannot listen on %s: %s", listen_at, strerror(errno));
 		return 1;
 	}
 	if (background(lfd) < 0) {
-		fprintf(stderr, "ab-relay: cannot fork: %s\n", strerror(errno));
+		ab_say("cannot fork: %s", strerror(errno));
 		return 1;
 	}
 	return 0;
-usage:
-	fputs(usage_text, stderr);
-	return 2;
 }

@@ -187,8 +187,7 @@ static int forget_secret(struct ab_engine *e, void *arg, struct ab_err *err)
 	(void)err;
 	ab_engine_budget_begin(e, AB_CLEANUP_MS, &saved);
 	if (ab_inject_forget(&c->s, e, &c->a, &c->p, &skip) < 0)
-		fprintf(stderr, "%s: could not forget the credential: %s\n",
-		    ab_prog, skip.msg);
+		ab_say("could not forget the credential: %s", skip.msg);
 	ab_engine_budget_end(e, &saved);
 	return 0;
 }
@@ -310,9 +309,8 @@ static int progress_on(struct ctx *c, const struct opts *o,
 			return ab_err_wrap(err, "the credential could not be "
 			    "read back to be masked"), -1;
 		if (!o->quiet)
-			fprintf(stderr, "%s: no agent lines: the credential "
-			    "could not be read to be masked: %s\n", ab_prog,
-			    err->msg);
+			ab_say("no agent lines: the credential could not be "
+			    "read to be masked: %s", err->msg);
 		return 0;
 	}
 	c->r.mask = &c->progress;
@@ -357,13 +355,12 @@ static void sign_in_back(struct ctx *c)
 	ab_engine_budget_begin(&c->e, AB_CLEANUP_MS, &saved);
 	if (ab_inject_signin_settle(&c->s, &c->e, &c->a, &c->p, &c->c.sn, o,
 	    c->r.sign_kept, sizeof c->r.sign_kept, &err) < 0)
-		fprintf(stderr, "%s: could not forget the sign-in: %s\n",
-		    ab_prog, err.msg);
+		ab_say("could not forget the sign-in: %s", err.msg);
 	if (o->problem[0] != '\0')
-		fprintf(stderr, "%s: %s %s: %s%s%s\n", ab_prog, kind ==
-		    AB_OAUTH_CODEX ? "--codex-auth" : "--claude-auth", path,
-		    o->problem, c->r.sign_kept[0] ? "; the refreshed sign-in "
-		    "is in " : "", c->r.sign_kept);
+		ab_say("%s %s: %s%s%s", kind == AB_OAUTH_CODEX ?
+		    "--codex-auth" : "--claude-auth", path, o->problem,
+		    c->r.sign_kept[0] ? "; the refreshed sign-in is in " : "",
+		    c->r.sign_kept);
 	ab_engine_budget_end(&c->e, &saved);
 }
 
@@ -490,28 +487,23 @@ static void tell(const struct ab_run *r, const struct ab_err *err)
 {
 	if (strcmp(r->reason, "exited") == 0) {
 		if (r->status != 0)
-			fprintf(stderr, "%s: the agent exited with status "
-			    "%lld\n", ab_prog, r->status);
+			ab_say("the agent exited with status %lld", r->status);
 	} else if (!r->started && strcmp(r->reason, "cancelled") == 0) {
-		fprintf(stderr, "%s: cancelled before the start; the agent did "
-		    "not start\n", ab_prog);
+		ab_say("cancelled before the start; the agent did not start");
 	} else if (!r->started) {
-		fprintf(stderr, "%s: %s: %s; the agent did not start\n",
-		    ab_prog, r->reason, err->msg);
+		ab_say("%s: %s; the agent did not start", r->reason, err->msg);
 	} else if (strcmp(r->reason, "probe-refused") == 0) {
-		fprintf(stderr, "%s: probe-refused: %s\n", ab_prog,
-		    r->probe_line[0] ? r->probe_line : "no probe line");
+		ab_say("probe-refused: %s", r->probe_line[0] ? r->probe_line :
+		    "no probe line");
 	} else if (strcmp(r->reason, "oom") == 0) {
-		fprintf(stderr, "%s: oom: the engine killed the agent for "
-		    "memory\n", ab_prog);
+		ab_say("oom: the engine killed the agent for memory");
 	} else if (strcmp(r->reason, "killed") == 0) {
-		fprintf(stderr, "%s: killed: a signal ab-run did not send "
-		    "stopped the agent (status %lld)\n", ab_prog, r->status);
+		ab_say("killed: a signal ab-run did not send stopped the agent "
+		    "(status %lld)", r->status);
 	} else if (strcmp(r->reason, "engine-error") == 0) {
-		fprintf(stderr, "%s: %s\n", ab_prog, err->msg);
+		ab_report(err);
 	} else {
-		fprintf(stderr, "%s: %s: the container was stopped\n",
-		    ab_prog, r->reason);
+		ab_say("%s: the container was stopped", r->reason);
 	}
 }
 
@@ -540,13 +532,11 @@ static void egress(struct ctx *c)
 	if (c->r.egress != 1 || strcmp(state, "running") == 0)
 		return;
 	if (strcmp(state, "unknown") == 0)
-		fprintf(stderr, "%s: the allocation's egress proxy could not "
-		    "be inspected after the run: its egress record may be "
-		    "incomplete\n", ab_prog);
+		ab_say("the allocation's egress proxy could not be inspected "
+		    "after the run: its egress record may be incomplete");
 	else
-		fprintf(stderr, "%s: the allocation's egress proxy died while "
-		    "the agent ran (%s): its egress record is incomplete\n",
-		    ab_prog, state);
+		ab_say("the allocation's egress proxy died while the agent "
+		    "ran (%s): its egress record is incomplete", state);
 }
 
 static int record(struct ctx *c, struct ab_err *err)
@@ -603,7 +593,7 @@ static int run(struct ctx *c, const struct opts *o)
 	/* The files given are complete only now; one that cannot be put in
 	 * place is output lost: said, and never an exit status of 0. */
 	if (ab_run_close_outputs(&c->r, &rerr) < 0) {
-		fprintf(stderr, "%s: %s\n", ab_prog, rerr.msg);
+		ab_report(&rerr);
 		if (rc == 0)
 			rc = AB_EENGINE;
 	}

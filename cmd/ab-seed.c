@@ -1,6 +1,5 @@
 /* ab-seed: the trusted commit into an allocation's task and git volumes. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +24,6 @@ struct opts {
 	struct ab_seed_opts seed;
 };
 
-static int usage(FILE *f, int status)
-{
-	fputs(usage_text, f);
-	return status;
-}
-
 static int depth(const char *s, long *out)
 {
 	char *end;
@@ -49,14 +42,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "expect", required_argument, NULL, 'e' },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "deadline", required_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = ab_getopt(argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 'r': o->seed.repo = optarg; break;
 		case 'c': o->seed.rev = optarg; break;
@@ -67,9 +58,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				    "1000000000 commits");
 			break;
 		case 'd': o->deadline = optarg; break;
-		case 'V': return ab_version();
-		case 'h': return usage(stdout, -1);
-		default: return usage(stderr, AB_EUSAGE);
+		default: return ab_option(c);
 		}
 	}
 	if (argc - optind != 1)
@@ -81,8 +70,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static int run(const struct opts *o, struct ab_err *err)
+static int run(void *opts, struct ab_err *err)
 {
+	const struct opts *o = opts;
 	struct ab_deadline dl;
 	struct ab_handle h;
 	struct ab_alloc a;
@@ -113,18 +103,11 @@ state:
 
 int main(int argc, char **argv)
 {
-	struct ab_err err;
 	struct opts o;
-	int rc;
 
 	ab_prog = "ab-seed";
+	ab_usage_text = usage_text;
 	/* git's pipes (githist.h): a git that died is an error, not ours. */
 	signal(SIGPIPE, SIG_IGN);
-	rc = parse(argc, argv, &o);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	memset(&err, 0, sizeof err);
-	if (run(&o, &err) < 0)
-		return ab_report(&err);
-	return 0;
+	return ab_tool_main(parse(argc, argv, &o), run, &o);
 }

@@ -72,6 +72,49 @@ version() {
 	done
 }
 
+@test "every program prints its usage on stderr for an unknown option and exits 2" {
+	local p args
+	for p in $(programs); do
+		args=(--no-such-option)
+		[ "$p" != ab-image ] || args=(build --no-such-option)
+		run_exact 2 "$AB_BIN/$p" "${args[@]}"
+		assert_output ""
+		[[ $stderr == "usage: $p "* || $stderr == *$'\n'"usage: $p "* ]] ||
+			fail "$p: $stderr"
+	done
+}
+
+@test "the tools' usage errors are one line of theirs, exit 2" {
+	run_exact 2 ab-alloc
+	assert_equal "$stderr" "ab-alloc: --image is required"
+	run_exact 2 ab-alloc --image "$AB_IMAGE" --egress-conns 3
+	assert_equal "$stderr" "ab-alloc: --egress-conns goes with --egress"
+	run_exact 2 ab-seed --repo "$REPO" --commit HEAD
+	assert_equal "$stderr" "ab-seed: one ALLOC handle is required"
+	run_exact 2 ab-seed alloc:x --depth 0
+	assert_equal "$stderr" "ab-seed: --depth takes 1 to 1000000000 commits"
+	run_exact 2 ab-image frobnicate
+	assert_equal "$stderr" "ab-image: unknown verb frobnicate"
+	run_exact 2 ab-image verify
+	assert_equal "$stderr" "ab-image: verify takes one handle"
+	run_exact 2 ab-export alloc:x --format zip
+	assert_equal "$stderr" "ab-export: --format is patch or bundle"
+	run_exact 2 ab-export alloc:x --max-file 1Q
+	assert_equal "$stderr" "ab-export: --max-file: not a size between 1 and 68719476736: 1Q"
+	run_exact 2 ab-clean --all
+	assert_equal "$stderr" "ab-clean: --all goes with --sweep"
+	run_exact 2 ab-proxy --socket /nonexistent/s 'no entry'
+	assert_equal "$stderr" "ab-proxy: egress entry no entry: not HOST:PORT: give HOST:PORT with a DNS name"
+}
+
+# A line on a terminal cannot be rewritten by the bytes of an argument.
+@test "an operand's control bytes stay escaped in the one error line" {
+	run_exact 2 ab-alloc --image "$AB_IMAGE" $'a\nb'
+	assert_equal "$stderr" 'ab-alloc: unexpected operand a\x0ab'
+	run_exact 2 ab-clean --within $'\e[31m9' alloc:x
+	assert_equal "$stderr" 'ab-clean: --within takes 1 to 3600 seconds: \x1b[31m9'
+}
+
 @test "run-task's --help names it as it was called" {
 	run_exact 0 "$RUN_TASK" --help
 	[[ ${lines[0]} == "usage: run-task --repo DIR "* ]]
