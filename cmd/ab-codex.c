@@ -61,7 +61,8 @@ die(int status, int with_errno, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	/* A reason cut short still reads. */
+	(void)ab_vfmt(text, sizeof text, fmt, ap);
 	va_end(ap);
 	if (with_errno)
 		ab_say("%s: %s", text, strerror(saved));

@@ -12,10 +12,11 @@ const char *ab_usage_text = "";
 /* "prog: TEXT" as one printable line into OUT (CAP bytes). */
 static void line_of(char *out, size_t cap, const char *text)
 {
-	size_t k = (size_t)snprintf(out, cap, "%s: ", ab_prog);
+	size_t k = 0;
 
-	if (k + 2 >= cap)
-		k = 0;
+	/* A name too long for the line is left out, never the text. */
+	if (ab_fmt(out, cap, "%s: ", ab_prog) == 0 && strlen(out) + 2 < cap)
+		k = strlen(out);
 	k += ab_printable(out + k, cap - k - 1, text, strlen(text));
 	out[k++] = '\n';
 	out[k] = '\0';
@@ -33,15 +34,12 @@ void ab_vsay(const char *fmt, va_list ap)
 	int n;
 
 	va_copy(again, ap);
-	n = vsnprintf(small, sizeof small, fmt, ap);
-	if (n < 0)
-		small[0] = '\0';
-	else if ((size_t)n >= sizeof small &&
-	    (text = malloc((size_t)n + 1)) != NULL)
-		vsnprintf(text, (size_t)n + 1, fmt, again);
-	else
+	/* Cut to SMALL only when memory runs out. */
+	if (ab_vfmt(small, sizeof small, fmt, ap) < 0 &&
+	    vasprintf(&text, fmt, again) < 0)
 		text = small;
 	va_end(again);
+	n = (int)strlen(text);
 	if (n > 0 && 4 * (size_t)n + 64 > cap &&
 	    (out = malloc(4 * (size_t)n + 64)) != NULL)
 		cap = 4 * (size_t)n + 64;
