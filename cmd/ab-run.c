@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "cancel.h"
 #include "ctr.h"
+#include "ctrrec.h"
 #include "deadline.h"
 #include "engine.h"
 #include "file.h"

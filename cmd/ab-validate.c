@@ -8,6 +8,7 @@
 #include "adapter.h"
 #include "alloc.h"
 #include "ctr.h"
+#include "ctrrec.h"
 #include "deadline.h"
 #include "engine.h"
 #include "file.h"

@@ -11,7 +11,6 @@
 #include "err.h"
 #include "json.h"
 #include "lockdown.h"
-#include "signin.h"
 #include "state.h"
 
 /* Creates container NAME from l; refuses any engine warning.  *conflict is
@@ -41,22 +40,5 @@ int ab_ctr_check(struct ab_engine *e, const struct ab_lock *l,
 int ab_ctr_which(struct ab_engine *e, const char *ctr,
     const char *path_env, const char *name, char *out, size_t cap,
     struct ab_err *err);
-
-/* A ctr record (ab-validate): the container made from a profile. */
-struct ab_ctr {
-	char id[AB_ID_LEN + 1];
-	char profile[AB_ID_LEN + 1];
-	char alloc[AB_ID_LEN + 1];
-	char name[96];
-	char container[80];
-	/* A ChatGPT sign-in: what its file was when ab-validate copied it. */
-	int sign_in;
-	struct ab_signin sn;
-};
-
-int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
-    struct ab_err *err);
-int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
-    struct ab_ctr *c, struct ab_err *err);
 
 #endif
