@@ -40,10 +40,10 @@ IMAGE_LIB_ab-relay = egress err
 IMAGE_LIB_ab-codex = appserver json buf pathcheck err
 IMAGE_LIB_ab-privs =
 LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/debroot.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
-	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/httpmsg.c lib/image.c lib/inject.c lib/intercept.c lib/json.c lib/jwt.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/oauth.c lib/outfile.c \
+	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/httpmsg.c lib/image.c lib/inject.c lib/intercept.c lib/json.c lib/jwt.c lib/lines.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/oauth.c lib/outfile.c \
 	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/roottar.c lib/run.c lib/runtime.c lib/schema.c lib/secret.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tlsca.c lib/tool.c lib/vault.c lib/wheel.c lib/worklist.c lib/worktar.c lib/zip.c
-UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
+UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lines-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
 	intercept-test oauth-test signin-test tally-test tlsca-test \
 	zip-test

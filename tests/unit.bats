@@ -12,6 +12,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/lines: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/lines-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/pathcheck: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/pathcheck-test"
 	assert_success
