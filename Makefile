@@ -37,7 +37,7 @@ IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
 IMAGE_LIB_ab-proxy = egress tally tlsca intercept oauth jwt httpmsg secret vault hash json buf err
 IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
 IMAGE_LIB_ab-relay = egress err
-IMAGE_LIB_ab-codex = appserver json buf pathcheck err
+IMAGE_LIB_ab-codex = appserver lines json buf pathcheck err
 IMAGE_LIB_ab-privs =
 LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/cancel.c lib/changeout.c lib/clean.c lib/deadline.c lib/debroot.c lib/egress.c lib/elfdeps.c lib/endpoint.c lib/engine.c lib/engineid.c lib/err.c lib/export.c \
 	lib/file.c lib/git.c lib/gitfeed.c lib/githist.c lib/gitindex.c lib/gitpack.c lib/gitstage.c lib/gitstream.c lib/hash.c lib/hashcache.c lib/httpmsg.c lib/image.c lib/inject.c lib/intercept.c lib/json.c lib/jwt.c lib/lines.c lib/listing.c lib/lockcheck.c lib/lockdown.c lib/mux.c lib/oauth.c lib/outfile.c \
@@ -69,7 +69,7 @@ FUZZ_LIB_roottar = lib/roottar.c lib/rootfs.c lib/tarstream.c lib/elfdeps.c \
 	lib/testhook.c lib/deadline.c lib/buf.c lib/err.c
 FUZZ_LDLIBS_roottar = -lgit2 -lcrypto
 FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
-FUZZ_LIB_agent = lib/agent.c lib/progress.c lib/schema.c lib/json.c lib/buf.c \
+FUZZ_LIB_agent = lib/agent.c lib/lines.c lib/progress.c lib/schema.c lib/json.c lib/buf.c \
 	lib/err.c
 FUZZ_LIB_pathcheck = lib/pathcheck.c lib/err.c
 FUZZ_LIB_progress = lib/progress.c lib/buf.c
@@ -78,7 +78,7 @@ FUZZ_LIB_secret = lib/secret.c lib/err.c
 FUZZ_LIB_oauth = lib/oauth.c lib/jwt.c lib/secret.c lib/vault.c lib/egress.c lib/hash.c \
 	lib/json.c lib/buf.c lib/err.c
 FUZZ_LDLIBS_oauth = -lcrypto
-FUZZ_LIB_appserver = lib/appserver.c lib/json.c lib/buf.c lib/pathcheck.c \
+FUZZ_LIB_appserver = lib/appserver.c lib/lines.c lib/json.c lib/buf.c lib/pathcheck.c \
 	lib/err.c
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60

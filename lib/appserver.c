@@ -215,7 +215,7 @@ int ab_as_init(struct ab_as *s, const char *root, const char *model,
 	s->lstat = lstat_fn;
 	ab_buf_init(&s->to_server, 0);
 	ab_buf_init(&s->events, 0);
-	ab_buf_init(&s->line, AB_AS_LINE_MAX);
+	ab_lines_init(&s->lines, AB_AS_LINE_MAX);
 	ab_buf_init(&s->usage, 4096);
 	if (!ab_json_text_ok(prompt, strlen(prompt)))
 		return -1;
@@ -245,7 +245,7 @@ void ab_as_free(struct ab_as *s)
 		item_free(s->items[i]);
 	ab_buf_free(&s->to_server);
 	ab_buf_free(&s->events);
-	ab_buf_free(&s->line);
+	ab_lines_free(&s->lines);
 	ab_buf_free(&s->usage);
 }
 
@@ -1118,32 +1118,29 @@ static void message(struct ab_as *s, const char *text, size_t n)
 
 void ab_as_feed(struct ab_as *s, const char *p, size_t n)
 {
-	const char *nl;
+	const char *l;
 	size_t k;
+	int rc;
 
-	while (n > 0 && s->state != AB_AS_ABORTED) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (ab_buf_add(&s->line, p, k) < 0) {
-			ab_buf_reset(&s->line);
+	ab_lines_feed(&s->lines, p, n);
+	while (s->state != AB_AS_ABORTED &&
+	    (rc = ab_lines_next(&s->lines, &l, &k)) != AB_LINE_NONE) {
+		if (rc == AB_LINE_OK)
+			message(s, l, k);
+		else	/* refused: a message cut short has no meaning */
 			ab_as_abort(s, "Codex sent a message over %u bytes",
 			    AB_AS_LINE_MAX);
-			return;
-		}
-		if (nl == NULL)
-			return;
-		message(s, s->line.data ? s->line.data : "", s->line.len);
-		ab_buf_reset(&s->line);
-		p += k + 1;
-		n -= k + 1;
 	}
 }
 
 void ab_as_eof(struct ab_as *s)
 {
-	if (s->line.len > 0 && s->state != AB_AS_ABORTED)
-		message(s, s->line.data, s->line.len);
-	ab_buf_reset(&s->line);
+	const char *l;
+	size_t k;
+
+	if (ab_lines_end(&s->lines, &l, &k) == AB_LINE_OK &&
+	    s->state != AB_AS_ABORTED)
+		message(s, l, k);
 	if (s->state == AB_AS_STARTING || s->state == AB_AS_RUNNING)
 		ab_as_abort(s, "Codex ended before its turn did");
 }
