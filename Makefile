@@ -44,7 +44,7 @@ LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/ca
 	lib/oneshot.c lib/owned.c lib/packcheck.c lib/pathcheck.c lib/profile.c lib/progress.c lib/proxy.c lib/rootfs.c lib/roottar.c lib/run.c lib/runtime.c lib/schema.c lib/secret.c lib/seed.c lib/side.c lib/signin.c lib/size.c lib/sshdial.c lib/state.c lib/tally.c lib/tarread.c lib/tarstream.c lib/testhook.c \
 	lib/tlsca.c lib/tool.c lib/vault.c lib/wheel.c lib/worklist.c lib/worktar.c lib/zip.c
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lines-test lockcheck-test pathcheck-test \
-	progress-test runtime-test schema-test secret-test \
+	progress-test run-test runtime-test schema-test secret-test \
 	intercept-test oauth-test signin-test tally-test tlsca-test \
 	zip-test
 # What a unit test links besides libagentbox.a and PKG_LIBS.

@@ -34,6 +34,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/run: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/run-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/runtime: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/runtime-test"
 	assert_success
