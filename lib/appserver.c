@@ -100,21 +100,17 @@ static void event_failed(struct ab_as *s, const char *text, size_t n)
 
 void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 {
-	char msg[AB_AS_WHY_MAX + 32];
+	char msg[AB_AS_WHY_MAX + 32], text[AB_AS_WHY_MAX];
 	va_list ap;
-	size_t i;
 
 	if (s->state == AB_AS_ABORTED)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(s->why, sizeof s->why, fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	/* One line of printable ASCII: it reaches a terminal as it is, and
 	 * a cut above may have split a character. */
-	for (i = 0; s->why[i] != '\0'; i++)
-		if ((unsigned char)s->why[i] < 0x20 ||
-		    (unsigned char)s->why[i] >= 0x7f)
-			s->why[i] = '?';
+	ab_printable(s->why, sizeof s->why, text, strlen(text));
 	s->state = AB_AS_ABORTED;
 	snprintf(msg, sizeof msg, "ab-codex stopped Codex: %s", s->why);
 	event_failed(s, msg, strlen(msg));
@@ -738,7 +734,7 @@ static void failed(struct ab_as *s, const char *what, const char *msg,
     size_t msgn)
 {
 	char text[AB_AS_TEXT_MAX];
-	size_t n, i;
+	size_t n;
 
 	n = strlen(what);
 	memcpy(text, what, n);
@@ -748,10 +744,8 @@ static void failed(struct ab_as *s, const char *what, const char *msg,
 	/* The cut may have split a character: back to a whole one. */
 	for (n += msgn; n > 0 && !ab_json_utf8_ok(text, n); n--)
 		;
-	/* why is a C string for a terminal: a NUL or control byte is '?'. */
-	for (i = 0; i < n && i + 1 < sizeof s->why; i++)
-		s->why[i] = (unsigned char)text[i] < 0x20 ? '?' : text[i];
-	s->why[i] = '\0';
+	/* why is a C string for a terminal: one printable ASCII line. */
+	ab_printable(s->why, sizeof s->why, text, n);
 	s->state = AB_AS_FAILED;
 	event_failed(s, text, n);
 }
