@@ -114,10 +114,11 @@ static int invisible(unsigned cp)
 	    (cp >= 0x2066 && cp <= 0x2069);
 }
 
-/* IN made printable into OUT (at most CAP bytes; *more set when some of
+/* IN made one line into OUT (at most CAP bytes; *more set when some of
  * IN did not fit): escape sequences, control bytes, DEL, C1 controls and
  * bidirectional controls go; a line or tab break, U+2028 and U+2029 are a
- * space; a byte that is not part of a UTF-8 character is '?'. */
+ * space; the rest stays, to be masked as the credential would be, then
+ * shown. */
 static size_t sanitize(const unsigned char *in, size_t n, unsigned char *out,
     size_t cap, int *more)
 {
@@ -144,8 +145,7 @@ static size_t sanitize(const unsigned char *in, size_t n, unsigned char *out,
 		} else if (in[i] < 0x80) {
 			out[o++] = in[i++];
 		} else if ((len = utf8_char(in + i, n - i, &cp)) == 0) {
-			out[o++] = '?';
-			i++;
+			out[o++] = in[i++];	/* no character: shown as \xNN */
 		} else if (cp == 0x2028 || cp == 0x2029) {
 			out[o++] = ' ';
 			i += len;
@@ -293,25 +293,47 @@ int ab_progress_mask_json(const struct ab_progress *p, const char *in,
 	return rc;
 }
 
+/* The character of LEN bytes at S as it is shown into OUT: ASCII as it
+ * is, any other byte as \xNN, as ab_printable shows it.  Not ab_printable
+ * alone: sanitize made the text one line first, removing a terminal's
+ * sequences whole, and a mask never splits a character.  Its length. */
+static size_t show(const unsigned char *s, size_t len, char *out)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t i;
+
+	if (len == 1 && s[0] < 0x80) {
+		out[0] = (char)s[0];
+		return 1;
+	}
+	for (i = 0; i < len; i++) {
+		out[4 * i] = '\\';
+		out[4 * i + 1] = 'x';
+		out[4 * i + 2] = digit[s[i] >> 4];
+		out[4 * i + 3] = digit[s[i] & 0x0f];
+	}
+	return 4 * len;
+}
+
 size_t ab_progress_clean(const struct ab_progress *p, const char *in,
     size_t n, char out[AB_PROGRESS_TEXT_MAX])
 {
 	unsigned char s[AB_PROGRESS_SCAN], m[AB_PROGRESS_SCAN];
-	const char *piece;
-	size_t sn, i = 0, o = 0, len;
+	char piece[4 * 4];
+	size_t sn, i = 0, o = 0, len, k = 1;
 	int cut;
 
 	sn = sanitize((const unsigned char *)in, n, s, sizeof s, &cut);
 	mark(p, s, sn, m);
 	while (i < sn) {
 		if (m[i]) {
-			piece = AB_PROGRESS_MASKED;
-			len = strlen(piece);
+			len = strlen(AB_PROGRESS_MASKED);
+			memcpy(piece, AB_PROGRESS_MASKED, len);
 		} else {
-			piece = (const char *)s + i;
-			for (len = 1; i + len < sn && !m[i + len] &&
-			    (s[i + len] & 0xc0) == 0x80; len++)
+			for (k = 1; k < 4 && i + k < sn && !m[i + k] &&
+			    (s[i + k] & 0xc0) == 0x80; k++)
 				;
+			len = show(s + i, k, piece);
 		}
 		if (o + len > AB_PROGRESS_WIDTH) {
 			cut = 1;
@@ -323,7 +345,7 @@ size_t ab_progress_clean(const struct ab_progress *p, const char *in,
 			while (i < sn && m[i])
 				i++;
 		else
-			i += len;
+			i += k;
 	}
 	if (cut) {
 		memcpy(out + o, AB_PROGRESS_CUT, strlen(AB_PROGRESS_CUT));
