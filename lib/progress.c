@@ -294,46 +294,99 @@ int ab_progress_mask_json(const struct ab_progress *p, const char *in,
 }
 
 /* The character of LEN bytes at S as it is shown into OUT: ASCII as it
- * is, any other byte as \xNN, as ab_printable shows it.  Not ab_printable
- * alone: sanitize made the text one line first, removing a terminal's
- * sequences whole, and a mask never splits a character.  Its length. */
-static size_t show(const unsigned char *s, size_t len, char *out)
+ * is, any other byte as \xNN, as ab_printable shows it.  Its length. */
+static size_t show(const unsigned char *s, size_t len, unsigned char *out)
 {
 	static const char digit[] = "0123456789abcdef";
 	size_t i;
 
 	if (len == 1 && s[0] < 0x80) {
-		out[0] = (char)s[0];
+		out[0] = s[0];
 		return 1;
 	}
 	for (i = 0; i < len; i++) {
 		out[4 * i] = '\\';
 		out[4 * i + 1] = 'x';
-		out[4 * i + 2] = digit[s[i] >> 4];
-		out[4 * i + 3] = digit[s[i] & 0x0f];
+		out[4 * i + 2] = (unsigned char)digit[s[i] >> 4];
+		out[4 * i + 3] = (unsigned char)digit[s[i] & 0x0f];
 	}
 	return 4 * len;
+}
+
+/* The text as shown, and where each character of it begins. */
+struct shown {
+	unsigned char t[AB_PROGRESS_SCAN], m[AB_PROGRESS_SCAN];
+	unsigned char start[AB_PROGRESS_SCAN];
+	size_t n;
+};
+
+/* S (SN bytes, M its marks) as shown into SH; *more set when it did not
+ * fit.  Not ab_printable alone: sanitize made S one line, removing a
+ * terminal's sequences whole, and a character is shown whole or not. */
+static void show_all(const unsigned char *s, const unsigned char *m,
+    size_t sn, struct shown *sh, int *more)
+{
+	size_t i = 0, k, len;
+
+	sh->n = 0;
+	while (i < sn) {
+		for (k = 1; s[i] >= 0xc0 && k < 4 && i + k < sn &&
+		    m[i + k] == m[i] && (s[i + k] & 0xc0) == 0x80; k++)
+			;
+		len = k == 1 && s[i] < 0x80 ? 1 : 4 * k;
+		if (sh->n + len > sizeof sh->t) {
+			*more = 1;
+			return;
+		}
+		show(s + i, k, sh->t + sh->n);
+		memset(sh->m + sh->n, m[i], len);
+		memset(sh->start + sh->n, 0, len);
+		sh->start[sh->n] = 1;
+		sh->n += len;
+		i += k;
+	}
+}
+
+/* The credential's runs in the text as shown too (an escape's digits
+ * beside the text could complete one), each mark widened to whole
+ * characters. */
+static void mark_shown(const struct ab_progress *p, struct shown *sh,
+    unsigned char *m)
+{
+	size_t i, j;
+	int any;
+
+	mark(p, sh->t, sh->n, m);
+	for (i = 0; i < sh->n; i = j) {
+		any = sh->m[i] | m[i];
+		for (j = i + 1; j < sh->n && !sh->start[j]; j++)
+			any |= sh->m[j] | m[j];
+		memset(sh->m + i, any, j - i);
+	}
 }
 
 size_t ab_progress_clean(const struct ab_progress *p, const char *in,
     size_t n, char out[AB_PROGRESS_TEXT_MAX])
 {
 	unsigned char s[AB_PROGRESS_SCAN], m[AB_PROGRESS_SCAN];
-	char piece[4 * 4];
-	size_t sn, i = 0, o = 0, len, k = 1;
+	struct shown sh;
+	const unsigned char *piece;
+	size_t sn, i = 0, o = 0, len;
 	int cut;
 
 	sn = sanitize((const unsigned char *)in, n, s, sizeof s, &cut);
 	mark(p, s, sn, m);
-	while (i < sn) {
-		if (m[i]) {
+	show_all(s, m, sn, &sh, &cut);
+	explicit_bzero(s, sizeof s);
+	mark_shown(p, &sh, m);
+	while (i < sh.n) {
+		if (sh.m[i]) {
+			piece = (const unsigned char *)AB_PROGRESS_MASKED;
 			len = strlen(AB_PROGRESS_MASKED);
-			memcpy(piece, AB_PROGRESS_MASKED, len);
 		} else {
-			for (k = 1; k < 4 && i + k < sn && !m[i + k] &&
-			    (s[i + k] & 0xc0) == 0x80; k++)
+			piece = sh.t + i;
+			for (len = 1; i + len < sh.n && !sh.start[i + len]; len++)
 				;
-			len = show(s + i, k, piece);
 		}
 		if (o + len > AB_PROGRESS_WIDTH) {
 			cut = 1;
@@ -341,17 +394,17 @@ size_t ab_progress_clean(const struct ab_progress *p, const char *in,
 		}
 		memcpy(out + o, piece, len);
 		o += len;
-		if (m[i])
-			while (i < sn && m[i])
+		if (sh.m[i])
+			while (i < sh.n && sh.m[i])
 				i++;
 		else
-			i += k;
+			i += len;
 	}
 	if (cut) {
 		memcpy(out + o, AB_PROGRESS_CUT, strlen(AB_PROGRESS_CUT));
 		o += strlen(AB_PROGRESS_CUT);
 	}
-	explicit_bzero(s, sizeof s);
+	explicit_bzero(&sh, sizeof sh);
 	out[o] = '\0';
 	return o;
 }

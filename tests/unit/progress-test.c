@@ -158,6 +158,11 @@ static void test_secret(void)
 	    "characters");
 	ab_progress_free(&p);
 	ok(p.nsecrets == 0 && is(&p, "abc", "abc"), "freed: nothing kept");
+	ab_progress_init(&p, -1, "");
+	ok(ab_progress_secret(&p, "93ABCDEF", 8) == 0 &&
+	    is(&p, "a \x93" "ABCDEF b", "a [redacted] b"), "a credential "
+	    "an escape's digits complete is masked, the escape whole");
+	ab_progress_free(&p);
 }
 
 /* A clock of the test's own. */
@@ -339,7 +344,7 @@ static void test_json(void)
 
 int main(void)
 {
-	plan(40);
+	plan(41);
 	test_escapes();
 	test_cut();
 	test_secret();
