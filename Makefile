@@ -37,7 +37,7 @@ IMAGE_PROGS = ab-proxy ab-relay ab-codex ab-privs
 IMAGE_LIB_ab-proxy = egress tally tlsca intercept oauth jwt httpmsg secret vault hash json buf tool err
 IMAGE_LDLIBS_ab-proxy = $(shell pkg-config --static --libs libssl 2>/dev/null)
 IMAGE_LIB_ab-relay = egress tool err
-IMAGE_LIB_ab-codex = appserver json buf pathcheck tool err
+IMAGE_LIB_ab-codex = appserver lines json buf pathcheck tool err
 IMAGE_LIB_ab-privs =
 # lib/ is grouped by subsystem (lib/README): a module is named by its
 # file's stem wherever it sits, and every folder is on the include path.
@@ -48,8 +48,8 @@ lib_c = $(foreach m,$(1),$(firstword $(wildcard lib/$(m).c lib/*/$(m).c)))
 # lib/'s folders from the bottom up: each may include only its own
 # headers and those of the folders before it (make lint checks).
 LIB_LAYERS = base format git engine box image egress agent step
-UNIT_TESTS = agent-test appserver-test egress-test err-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
-	progress-test runtime-test schema-test secret-test \
+UNIT_TESTS = agent-test appserver-test egress-test err-test gitstream-test httpmsg-test json-test lines-test lockcheck-test pathcheck-test \
+	progress-test run-test runtime-test schema-test secret-test \
 	gitpack-test intercept-test oauth-test signin-test tally-test tlsca-test \
 	zip-test
 # What a unit test links besides libagentbox.a and PKG_LIBS.
@@ -72,14 +72,14 @@ FUZZ_LIB_roottar = roottar rootfs tarstream elfdeps file hash hashcache \
 	wheel zip git pathcheck testhook deadline buf err
 FUZZ_LDLIBS_roottar = -lgit2 -lcrypto
 FUZZ_LIB_json = json buf err
-FUZZ_LIB_agent = agent progress schema json buf err
+FUZZ_LIB_agent = agent lines progress schema json buf err
 FUZZ_LIB_pathcheck = pathcheck err
 FUZZ_LIB_progress = progress buf err
 FUZZ_LIB_listing = listing err
 FUZZ_LIB_secret = secret err
 FUZZ_LIB_oauth = oauth jwt secret vault egress hash json buf err
 FUZZ_LDLIBS_oauth = -lcrypto
-FUZZ_LIB_appserver = appserver json buf pathcheck err
+FUZZ_LIB_appserver = appserver lines json buf pathcheck err
 FUZZ_CC = clang
 FUZZ_SECONDS ?= 60
 

@@ -14,7 +14,7 @@ void ab_agent_init(struct ab_agent *a, const char *provider,
 		abort();
 	a->schema = schema;
 	a->schema_len = schema_len;
-	ab_buf_init(&a->line, AB_AGENT_LINE_MAX);
+	ab_lines_init(&a->lines, AB_AGENT_LINE_MAX);
 	ab_buf_init(&a->final, AB_AGENT_FINAL_MAX);
 	ab_buf_init(&a->answer, AB_AGENT_ANSWER_MAX);
 	ab_buf_init(&a->usage, 64 << 10);
@@ -28,7 +28,7 @@ void ab_agent_init(struct ab_agent *a, const char *provider,
 
 void ab_agent_free(struct ab_agent *a)
 {
-	ab_buf_free(&a->line);
+	ab_lines_free(&a->lines);
 	ab_buf_free(&a->final);
 	ab_buf_free(&a->answer);
 	ab_buf_free(&a->usage);
@@ -551,13 +551,12 @@ static void codex_progress(struct ab_agent *a, const struct ab_json *j)
 		turn_end(a, 1, a->error.data, a->error.len);
 }
 
-static void line(struct ab_agent *a)
+static void line(struct ab_agent *a, const char *p, size_t n)
 {
 	struct ab_json j;
 	struct ab_err skip;
 
-	if (a->line.len == 0 || ab_json_parse(&j, a->line.data, a->line.len,
-	    &skip) < 0)
+	if (n == 0 || ab_json_parse(&j, p, n, &skip) < 0)
 		return;
 	if (strcmp(a->provider, "codex") == 0)
 		codex_line(a, &j);
@@ -573,35 +572,26 @@ static void line(struct ab_agent *a)
 
 void ab_agent_feed(struct ab_agent *a, const char *p, size_t n)
 {
-	const char *nl;
+	const char *l;
 	size_t k;
+	int rc;
 
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (!a->skipping && ab_buf_add(&a->line, p, k) < 0) {
-			/* Past the bound: the rest of this line is skipped. */
-			a->skipping = 1;
+	ab_lines_feed(&a->lines, p, n);
+	while ((rc = ab_lines_next(&a->lines, &l, &k)) != AB_LINE_NONE) {
+		if (rc == AB_LINE_OK)
+			line(a, l, k);
+		else	/* skipped: the rest of the stream is still read */
 			a->lines_over++;
-			ab_buf_reset(&a->line);
-		}
-		if (nl == NULL)
-			return;
-		if (!a->skipping)
-			line(a);
-		a->skipping = 0;
-		ab_buf_reset(&a->line);
-		p += k + 1;
-		n -= k + 1;
 	}
 }
 
 void ab_agent_end(struct ab_agent *a)
 {
-	if (!a->skipping)
-		line(a);
-	a->skipping = 0;
-	ab_buf_reset(&a->line);
+	const char *l;
+	size_t k;
+
+	if (ab_lines_end(&a->lines, &l, &k) == AB_LINE_OK)
+		line(a, l, k);
 }
 
 /* The status, and in why what makes it so. */

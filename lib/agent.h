@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "lines.h"
 #include "progress.h"
 
 #define AB_AGENT_LINE_MAX (4u << 20)
@@ -38,8 +39,7 @@ struct ab_agent {
 	char provider[16];		/* "claude", "codex" */
 	const char *schema;		/* NULL: no answer is expected */
 	size_t schema_len;
-	struct ab_buf line;		/* the line being read */
-	int skipping;			/* past the line bound: to its end */
+	struct ab_lines lines;		/* the stream, split */
 	int lines_over;			/* lines that passed the bound */
 	/* The last result line's fields. */
 	int saw_result, is_error;

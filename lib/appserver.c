@@ -98,22 +98,18 @@ static void event_failed(struct ab_as *s, const char *text, size_t n)
 
 void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 {
-	char msg[AB_AS_WHY_MAX + 32];
+	char msg[AB_AS_WHY_MAX + 32], text[AB_AS_WHY_MAX];
 	va_list ap;
-	size_t i;
 
 	if (s->state == AB_AS_ABORTED)
 		return;
 	/* A reason cut short still reads. */
 	va_start(ap, fmt);
-	(void)ab_vfmt(s->why, sizeof s->why, fmt, ap);
+	(void)ab_vfmt(text, sizeof text, fmt, ap);
 	va_end(ap);
 	/* One line of printable ASCII: it reaches a terminal as it is, and
 	 * a cut above may have split a character. */
-	for (i = 0; s->why[i] != '\0'; i++)
-		if ((unsigned char)s->why[i] < 0x20 ||
-		    (unsigned char)s->why[i] >= 0x7f)
-			s->why[i] = '?';
+	ab_printable(s->why, sizeof s->why, text, strlen(text));
 	s->state = AB_AS_ABORTED;
 	/* Sized for the reason: a bug here when cut. */
 	if (ab_fmt(msg, sizeof msg, "ab-codex stopped Codex: %s", s->why) < 0)
@@ -216,7 +212,7 @@ int ab_as_init(struct ab_as *s, const char *root, const char *model,
 	s->lstat = lstat_fn;
 	ab_buf_init(&s->to_server, 0);
 	ab_buf_init(&s->events, 0);
-	ab_buf_init(&s->line, AB_AS_LINE_MAX);
+	ab_lines_init(&s->lines, AB_AS_LINE_MAX);
 	ab_buf_init(&s->usage, 4096);
 	if (!ab_json_text_ok(prompt, strlen(prompt)))
 		return -1;
@@ -246,7 +242,7 @@ void ab_as_free(struct ab_as *s)
 		item_free(s->items[i]);
 	ab_buf_free(&s->to_server);
 	ab_buf_free(&s->events);
-	ab_buf_free(&s->line);
+	ab_lines_free(&s->lines);
 	ab_buf_free(&s->usage);
 }
 
@@ -656,7 +652,7 @@ static void failed(struct ab_as *s, const char *what, const char *msg,
     size_t msgn)
 {
 	char text[AB_AS_TEXT_MAX];
-	size_t n, i;
+	size_t n;
 
 	n = strlen(what);
 	memcpy(text, what, n);
@@ -666,10 +662,8 @@ static void failed(struct ab_as *s, const char *what, const char *msg,
 	/* The cut may have split a character: back to a whole one. */
 	for (n += msgn; n > 0 && !ab_json_utf8_ok(text, n); n--)
 		;
-	/* why is a C string for a terminal: a NUL or control byte is '?'. */
-	for (i = 0; i < n && i + 1 < sizeof s->why; i++)
-		s->why[i] = (unsigned char)text[i] < 0x20 ? '?' : text[i];
-	s->why[i] = '\0';
+	/* why is a C string for a terminal: one printable ASCII line. */
+	ab_printable(s->why, sizeof s->why, text, n);
 	s->state = AB_AS_FAILED;
 	event_failed(s, text, n);
 }
@@ -1036,32 +1030,29 @@ static void message(struct ab_as *s, const char *text, size_t n)
 
 void ab_as_feed(struct ab_as *s, const char *p, size_t n)
 {
-	const char *nl;
+	const char *l;
 	size_t k;
+	int rc;
 
-	while (n > 0 && s->state != AB_AS_ABORTED) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (ab_buf_add(&s->line, p, k) < 0) {
-			ab_buf_reset(&s->line);
+	ab_lines_feed(&s->lines, p, n);
+	while (s->state != AB_AS_ABORTED &&
+	    (rc = ab_lines_next(&s->lines, &l, &k)) != AB_LINE_NONE) {
+		if (rc == AB_LINE_OK)
+			message(s, l, k);
+		else	/* refused: a message cut short has no meaning */
 			ab_as_abort(s, "Codex sent a message over %u bytes",
 			    AB_AS_LINE_MAX);
-			return;
-		}
-		if (nl == NULL)
-			return;
-		message(s, s->line.data ? s->line.data : "", s->line.len);
-		ab_buf_reset(&s->line);
-		p += k + 1;
-		n -= k + 1;
 	}
 }
 
 void ab_as_eof(struct ab_as *s)
 {
-	if (s->line.len > 0 && s->state != AB_AS_ABORTED)
-		message(s, s->line.data, s->line.len);
-	ab_buf_reset(&s->line);
+	const char *l;
+	size_t k;
+
+	if (ab_lines_end(&s->lines, &l, &k) == AB_LINE_OK &&
+	    s->state != AB_AS_ABORTED)
+		message(s, l, k);
 	if (s->state == AB_AS_STARTING || s->state == AB_AS_RUNNING)
 		ab_as_abort(s, "Codex ended before its turn did");
 }

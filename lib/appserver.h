@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "lines.h"
 
 #define AB_AS_LINE_MAX (4u << 20)	/* one message from the server */
 #define AB_AS_ID_MAX 128		/* thread, turn, item and request IDs */
@@ -78,7 +79,7 @@ struct ab_as {
 	int turn_sent;
 	struct ab_buf to_server;	/* lines to write to the server */
 	struct ab_buf events;		/* lines for ab-run (stdout) */
-	struct ab_buf line;		/* the line being read */
+	struct ab_lines lines;		/* the stream, split */
 	int skipping;
 	struct ab_buf usage;		/* the last total, as JSON */
 	char grow_item[AB_AS_ID_MAX];	/* the agent message streaming now */

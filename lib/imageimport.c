@@ -6,13 +6,14 @@
 #include "buf.h"
 #include "imageimport.h"
 #include "json.h"
+#include "lines.h"
 #include "roottar.h"
 #include "tarstream.h"
 
 #define LINE_MAX_BYTES (1 << 20)
 
 struct progress {
-	struct ab_buf line;
+	struct ab_lines lines;	/* a longer line is refused */
 	char id[80];
 	char msg[400];	/* an error reply's message */
 	void (*show)(const char *line);
@@ -83,17 +84,19 @@ static int progress_sink(void *ctx, const char *p, size_t n,
     struct ab_err *err)
 {
 	struct progress *pg = ctx;
-	char *nl;
+	const char *line;
 	size_t k;
+	int rc;
 
-	if (ab_buf_add(&pg->line, p, n) < 0)
-		return ab_fail(err, AB_EENGINE,
-		    "engine sent a progress line over %d bytes", LINE_MAX_BYTES);
-	while ((nl = memchr(pg->line.data, '\n', pg->line.len)) != NULL) {
-		k = (size_t)(nl - pg->line.data);
-		if (progress_line(pg, pg->line.data, k, err) < 0)
+	ab_lines_feed(&pg->lines, p, n);
+	while ((rc = ab_lines_next(&pg->lines, &line, &k)) != AB_LINE_NONE) {
+		if (rc < 0)
+			return ab_fail(err, AB_EENGINE, "out of memory");
+		if (rc == AB_LINE_OVER)
+			return ab_fail(err, AB_EENGINE, "engine sent a "
+			    "progress line over %d bytes", LINE_MAX_BYTES);
+		if (progress_line(pg, line, k, err) < 0)
 			return -1;
-		ab_buf_consume(&pg->line, k + 1);
 	}
 	return 0;
 }
@@ -106,11 +109,13 @@ static int send_body(struct ab_engine *e, const char *path, ab_reader rd,
 	struct progress pg;
 	struct ab_req q;
 	struct ab_resp r;
+	const char *last;
+	size_t n;
 	int rc;
 
 	memset(&pg, 0, sizeof pg);
 	pg.show = show;
-	ab_buf_init(&pg.line, LINE_MAX_BYTES);
+	ab_lines_init(&pg.lines, LINE_MAX_BYTES);
 	memset(&q, 0, sizeof q);
 	q.method = "POST";
 	q.path = path;
@@ -125,15 +130,15 @@ static int send_body(struct ab_engine *e, const char *path, ab_reader rd,
 	if (rc == 0 && r.status != 200)
 		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine said %ld%s%s",
 		    what, r.status, pg.msg[0] ? ": " : "", pg.msg);
-	if (rc == 0 && pg.line.len > 0)
-		rc = progress_line(&pg, pg.line.data, pg.line.len, err);
+	if (rc == 0 && ab_lines_end(&pg.lines, &last, &n) == AB_LINE_OK)
+		rc = progress_line(&pg, last, n, err);
 	if (rc == 0 && pg.id[0] == '\0')
 		rc = ab_fail(err, AB_EENGINE, "cannot %s: engine named no image",
 		    what);
 	if (rc == 0)
 		rc = ab_fmt_err(err, digest, 80, "the image's ID", "%s", pg.id);
 	ab_resp_free(&r);
-	ab_buf_free(&pg.line);
+	ab_lines_free(&pg.lines);
 	return rc;
 }
 

@@ -375,24 +375,6 @@ static int keycmp(const void *a, const void *b)
 	return (x->n > y->n) - (x->n < y->n);
 }
 
-/* The key as it appears in the source, cut short and kept printable:
- * the message ends up on a terminal. */
-static void printable(char *dst, size_t dsz, const char *p, size_t n)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n && o + 4 < dsz; i++) {
-		unsigned char c = p[i];
-
-		dst[o++] = c >= 0x20 && c < 0x7f ? c : '?';
-	}
-	if (i < n) {
-		memcpy(dst + o, "...", 3);
-		o += 3;
-	}
-	dst[o] = '\0';
-}
-
 /* Two members with one name give a record two meanings (and parsers
  * disagree on which wins), so refuse them.  Keys are compared unescaped;
  * sorting keeps a hostile object with many keys from costing n^2. */
@@ -415,7 +397,9 @@ static int nodups(struct walk *w, struct key *k, int n)
 	qsort(k, n, sizeof *k, keycmp);
 	for (i = 1; i < n; i++)
 		if (keycmp(&k[i - 1], &k[i]) == 0) {
-			printable(show, sizeof show, k[i].raw, k[i].rawn);
+			/* The key's name, cut short and kept printable:
+			 * the message ends up on a terminal. */
+			ab_quote(show, sizeof show, k[i].p, k[i].n);
 			ab_fail(w->err, AB_EUSAGE, "duplicate key \"%s\"",
 			    show);
 			goto out;

@@ -115,10 +115,11 @@ static int invisible(unsigned cp)
 	    (cp >= 0x2066 && cp <= 0x2069);
 }
 
-/* IN made printable into OUT (at most CAP bytes; *more set when some of
+/* IN made one line into OUT (at most CAP bytes; *more set when some of
  * IN did not fit): escape sequences, control bytes, DEL, C1 controls and
  * bidirectional controls go; a line or tab break, U+2028 and U+2029 are a
- * space; a byte that is not part of a UTF-8 character is '?'. */
+ * space; the rest stays, to be masked as the credential would be, then
+ * shown. */
 static size_t sanitize(const unsigned char *in, size_t n, unsigned char *out,
     size_t cap, int *more)
 {
@@ -145,8 +146,7 @@ static size_t sanitize(const unsigned char *in, size_t n, unsigned char *out,
 		} else if (in[i] < 0x80) {
 			out[o++] = in[i++];
 		} else if ((len = utf8_char(in + i, n - i, &cp)) == 0) {
-			out[o++] = '?';
-			i++;
+			out[o++] = in[i++];	/* no character: shown as \xNN */
 		} else if (cp == 0x2028 || cp == 0x2029) {
 			out[o++] = ' ';
 			i += len;
@@ -294,24 +294,99 @@ int ab_progress_mask_json(const struct ab_progress *p, const char *in,
 	return rc;
 }
 
+/* The character of LEN bytes at S as it is shown into OUT: ASCII as it
+ * is, any other byte as \xNN, as ab_printable shows it.  Its length. */
+static size_t show(const unsigned char *s, size_t len, unsigned char *out)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t i;
+
+	if (len == 1 && s[0] < 0x80) {
+		out[0] = s[0];
+		return 1;
+	}
+	for (i = 0; i < len; i++) {
+		out[4 * i] = '\\';
+		out[4 * i + 1] = 'x';
+		out[4 * i + 2] = (unsigned char)digit[s[i] >> 4];
+		out[4 * i + 3] = (unsigned char)digit[s[i] & 0x0f];
+	}
+	return 4 * len;
+}
+
+/* The text as shown, and where each character of it begins. */
+struct shown {
+	unsigned char t[AB_PROGRESS_SCAN], m[AB_PROGRESS_SCAN];
+	unsigned char start[AB_PROGRESS_SCAN];
+	size_t n;
+};
+
+/* S (SN bytes, M its marks) as shown into SH; *more set when it did not
+ * fit.  Not ab_printable alone: sanitize made S one line, removing a
+ * terminal's sequences whole, and a character is shown whole or not. */
+static void show_all(const unsigned char *s, const unsigned char *m,
+    size_t sn, struct shown *sh, int *more)
+{
+	size_t i = 0, k, len;
+
+	sh->n = 0;
+	while (i < sn) {
+		for (k = 1; s[i] >= 0xc0 && k < 4 && i + k < sn &&
+		    m[i + k] == m[i] && (s[i + k] & 0xc0) == 0x80; k++)
+			;
+		len = k == 1 && s[i] < 0x80 ? 1 : 4 * k;
+		if (sh->n + len > sizeof sh->t) {
+			*more = 1;
+			return;
+		}
+		show(s + i, k, sh->t + sh->n);
+		memset(sh->m + sh->n, m[i], len);
+		memset(sh->start + sh->n, 0, len);
+		sh->start[sh->n] = 1;
+		sh->n += len;
+		i += k;
+	}
+}
+
+/* The credential's runs in the text as shown too (an escape's digits
+ * beside the text could complete one), each mark widened to whole
+ * characters. */
+static void mark_shown(const struct ab_progress *p, struct shown *sh,
+    unsigned char *m)
+{
+	size_t i, j;
+	int any;
+
+	mark(p, sh->t, sh->n, m);
+	for (i = 0; i < sh->n; i = j) {
+		any = sh->m[i] | m[i];
+		for (j = i + 1; j < sh->n && !sh->start[j]; j++)
+			any |= sh->m[j] | m[j];
+		memset(sh->m + i, any, j - i);
+	}
+}
+
 size_t ab_progress_clean(const struct ab_progress *p, const char *in,
     size_t n, char out[AB_PROGRESS_TEXT_MAX])
 {
 	unsigned char s[AB_PROGRESS_SCAN], m[AB_PROGRESS_SCAN];
-	const char *piece;
+	struct shown sh;
+	const unsigned char *piece;
 	size_t sn, i = 0, o = 0, len;
 	int cut;
 
 	sn = sanitize((const unsigned char *)in, n, s, sizeof s, &cut);
 	mark(p, s, sn, m);
-	while (i < sn) {
-		if (m[i]) {
-			piece = AB_PROGRESS_MASKED;
-			len = strlen(piece);
+	show_all(s, m, sn, &sh, &cut);
+	explicit_bzero(s, sizeof s);
+	mark_shown(p, &sh, m);
+	while (i < sh.n) {
+		if (sh.m[i]) {
+			piece = (const unsigned char *)AB_PROGRESS_MASKED;
+			len = strlen(AB_PROGRESS_MASKED);
 		} else {
-			piece = (const char *)s + i;
-			for (len = 1; i + len < sn && !m[i + len] &&
-			    (s[i + len] & 0xc0) == 0x80; len++)
+			piece = sh.t + i;
+			for (len = 1; i + len < sh.n && !sh.start[i + len]; len++)
 				;
 		}
 		if (o + len > AB_PROGRESS_WIDTH) {
@@ -320,8 +395,8 @@ size_t ab_progress_clean(const struct ab_progress *p, const char *in,
 		}
 		memcpy(out + o, piece, len);
 		o += len;
-		if (m[i])
-			while (i < sn && m[i])
+		if (sh.m[i])
+			while (i < sh.n && sh.m[i])
 				i++;
 		else
 			i += len;
@@ -330,7 +405,7 @@ size_t ab_progress_clean(const struct ab_progress *p, const char *in,
 		memcpy(out + o, AB_PROGRESS_CUT, strlen(AB_PROGRESS_CUT));
 		o += strlen(AB_PROGRESS_CUT);
 	}
-	explicit_bzero(s, sizeof s);
+	explicit_bzero(&sh, sizeof sh);
 	out[o] = '\0';
 	return o;
 }

@@ -3,10 +3,11 @@
  *
  * Every byte of a step's text is the model's or its vendor's.  Before it
  * is shown it is made safe for a terminal or a log: escape sequences and
- * control bytes removed, invalid UTF-8 shown as '?', then every run of
- * AB_PROGRESS_MASK bytes or more of a credential masked, then cut to
- * AB_PROGRESS_WIDTH bytes.  At most AB_PROGRESS_RATE lines go out in any
- * one second; the rest are counted, and the count goes out as one line
+ * control bytes removed, then every run of AB_PROGRESS_MASK bytes or more
+ * of a credential masked, then every other byte past ASCII shown as \xNN
+ * (as ab_printable shows it), then cut to AB_PROGRESS_WIDTH bytes.  At
+ * most AB_PROGRESS_RATE lines go out in any one second; the rest are
+ * counted, and the count goes out as one line
  * before the next line shown.  A line that standard error cannot take at
  * once (a full pipe nobody reads) is counted the same way: the follower
  * of a running agent never waits on its own standard error.

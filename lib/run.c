@@ -109,65 +109,47 @@ static int capture(struct ab_capture *c, const char *p, size_t n,
 /* The probe's line comes first on stdout; what follows is the agent's. */
 struct follow {
 	struct ab_run *r;
-	char line[128];
-	size_t have;
+	struct ab_lines probe;	/* a longer line is refused */
 	int probe_done, probe_bad;
 };
 
-/* Printable ASCII only: what the record keeps of text it did not make. */
-static void ascii(char *dst, size_t cap, const char *src)
-{
-	size_t i;
-
-	for (i = 0; src[i] != '\0' && i + 1 < cap; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[i] = '\0';
-}
-
-static void probe_line(struct follow *f)
+static void probe_line(struct follow *f, int rc, const char *line,
+    size_t n)
 {
 	char want[sizeof PROBE_OK + AB_ID_LEN + 1];
-	size_t i;
 
 	f->probe_done = 1;
 	/* Sized for it: cut, it matches nothing. */
 	if (ab_fmt(want, sizeof want, "%s%s", PROBE_OK, f->r->nonce) == 0 &&
-	    f->have == strlen(want) && memcmp(f->line, want, f->have) == 0) {
+	    rc == AB_LINE_OK && n == strlen(want) &&
+	    memcmp(line, want, n) == 0) {
 		f->r->probe_ok = 1;
 		return;
 	}
 	f->probe_bad = 1;
 	/* Kept for the record as printable ASCII only. */
-	for (i = 0; i < f->have && i + 1 < sizeof f->r->probe_line; i++)
-		f->r->probe_line[i] = f->line[i] >= 0x20 && f->line[i] < 0x7f ?
-		    f->line[i] : '?';
-	f->r->probe_line[i] = '\0';
+	if (rc < 0)
+		n = 0;
+	ab_printable(f->r->probe_line, sizeof f->r->probe_line, line, n);
 }
 
 static int on_output(void *ctx, int stream, const char *p, size_t n,
     struct ab_err *err)
 {
 	struct follow *f = ctx;
-	const char *nl;
-	size_t k;
+	const char *line = "";
+	size_t k = 0;
+	int rc;
 
 	if (stream == 2)
 		return capture(&f->r->err, p, n, err);
 	if (!f->probe_done) {
-		nl = memchr(p, '\n', n);
-		k = nl != NULL ? (size_t)(nl - p) : n;
-		if (f->have + k >= sizeof f->line) {
-			f->have = sizeof f->line - 1;
-			probe_line(f);
+		ab_lines_feed(&f->probe, p, n);
+		rc = ab_lines_next(&f->probe, &line, &k);
+		if (rc == AB_LINE_NONE)
 			return 0;
-		}
-		memcpy(f->line + f->have, p, k);
-		f->have += k;
-		if (nl == NULL)
-			return 0;
-		probe_line(f);
-		p += k + 1;
-		n -= k + 1;
+		probe_line(f, rc, line, k);
+		ab_lines_rest(&f->probe, &p, &n);
 	}
 	/* After a refused probe nothing is the agent's.  The CLI's stream
 	 * is read before the output limit cuts what is kept. */
@@ -305,51 +287,52 @@ static void kill_lost(struct ab_engine *e, const char *cid,
 	    "not be killed and may still run: %s", kerr.msg);
 }
 
-/* The engine's events of the container, subscribed to before it starts:
- * every signal sent to it through the engine is a "kill" event, whoever
- * sent it, and its "die" comes after them all.  The container's State
- * cannot tell an outside kill from the agent's own death by SIGKILL. */
-struct events {
-	struct ab_buf line;
-	int kills, died, oom;
-};
+void ab_run_events_init(struct ab_run_events *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	ab_lines_init(&ev->lines, AB_RUN_EVENT_LINE_MAX);
+}
 
+void ab_run_events_feed(struct ab_run_events *ev, const char *p, size_t n)
+{
+	struct ab_json j;
+	struct ab_err skip;
+	const char *line;
+	size_t k;
+	int t, rc;
+
+	ab_lines_feed(&ev->lines, p, n);
+	while ((rc = ab_lines_next(&ev->lines, &line, &k)) != AB_LINE_NONE) {
+		/* A line too long is skipped: no event of ours is. */
+		if (rc != AB_LINE_OK || k == 0 ||
+		    ab_json_parse(&j, line, k, &skip) < 0)
+			continue;
+		t = ab_json_key(&j, 0, "Action");
+		ev->kills += ab_json_str_eq(&j, t, "kill");
+		ev->died |= ab_json_str_eq(&j, t, "die");
+		ev->oom |= ab_json_str_eq(&j, t, "oom");
+		ab_json_free(&j);
+	}
+}
+
+void ab_run_events_free(struct ab_run_events *ev)
+{
+	ab_lines_free(&ev->lines);
+}
+
+/* Subscribed to before the container starts, so none is missed. */
 static int on_event(void *ctx, const char *p, size_t n, struct ab_err *err)
 {
-	struct events *ev = ctx;
-	struct ab_json j;
-	const char *nl;
-	int t;
-
 	(void)err;
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		if (ab_buf_add(&ev->line, p, nl ? (size_t)(nl - p) : n) < 0)
-			ev->line.len = 0;	/* an event too big to be ours */
-		if (nl == NULL)
-			return 0;
-		n -= (size_t)(nl - p) + 1;
-		p = nl + 1;
-		if (ev->line.len > 0 && ab_json_parse(&j, ev->line.data,
-		    ev->line.len, err) == 0) {
-			t = ab_json_key(&j, 0, "Action");
-			ev->kills += ab_json_str_eq(&j, t, "kill");
-			ev->died |= ab_json_str_eq(&j, t, "die");
-			ev->oom |= ab_json_str_eq(&j, t, "oom");
-			ab_json_free(&j);
-		}
-		ev->line.len = 0;
-	}
+	ab_run_events_feed(ctx, p, n);
 	return 0;
 }
 
 static int events_open(struct ab_engine *e, const char *cid,
-    struct ab_stream *s, struct events *ev, struct ab_err *err)
+    struct ab_stream *s, struct ab_run_events *ev, struct ab_err *err)
 {
 	char path[400];
 
-	memset(ev, 0, sizeof *ev);
-	ab_buf_init(&ev->line, 64 * 1024);
 	/* filters={"container":["CID"],"type":["container"]}; from now on:
 	 * the engine subscribes before it sends the reply's headers. */
 	if (ab_fmt_err(err, path, sizeof path, "the container's ID",
@@ -459,7 +442,7 @@ static int start(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
  * A container removed after it died (ab-clean under a running agent, or
  * by hand) has none: its wait's status and its events stand. */
 static int settle(struct ab_engine *e, struct ab_run *r,
-    const struct events *ev, struct ab_err *err)
+    const struct ab_run_events *ev, struct ab_err *err)
 {
 	struct ab_json j;
 	char *s;
@@ -510,7 +493,7 @@ static int settle(struct ab_engine *e, struct ab_run *r,
 
 static int follow(struct ab_engine *e, struct ab_run *r, struct follow *f,
     struct ab_stream *w, struct ab_stream *a, const struct ab_mux *m,
-    const struct events *ev, struct ab_err *err)
+    const struct ab_run_events *ev, struct ab_err *err)
 {
 	struct stop st = { 0, 0, 0 };
 	long long drain_end;
@@ -561,7 +544,7 @@ int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 {
 	struct ab_budget saved;
 	struct ab_stream w, a, ev;
-	struct events evs;
+	struct ab_run_events evs;
 	struct follow f;
 	struct ab_mux m;
 	char path[200];
@@ -569,6 +552,8 @@ int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err)
 
 	memset(&f, 0, sizeof f);
 	f.r = r;
+	ab_lines_init(&f.probe, sizeof r->probe_line - 1);
+	ab_run_events_init(&evs);
 	ab_mux_init(&m, on_output, &f);
 	/* Every call from here on may outlive the deadline by the stop
 	 * sequence and the settlement, and no more. */
@@ -592,7 +577,8 @@ close_w:
 	ab_stream_close(&w);
 close_ev:
 	ab_stream_close(&ev);
-	ab_buf_free(&evs.line);
+	ab_run_events_free(&evs);
+	ab_lines_free(&f.probe);
 	if (rc < 0) {
 		set_reason(r, "engine-error");
 		/* The agent must not outlive a run that lost track of it. */
@@ -758,7 +744,9 @@ int ab_result_save(struct ab_state *s, const char *id,
 	if (r->sign_in)
 		sign_in_fields(&w, r);
 	if (r->error[0] != '\0') {
-		ascii(msg, sizeof msg, r->error);
+		/* Printable ASCII only: the record keeps no text it did
+		 * not make as it came. */
+		ab_printable(msg, sizeof msg, r->error, strlen(r->error));
 		ab_jw_kstr(&w, "error", msg);
 	}
 	ab_jw_obj_end(&w);

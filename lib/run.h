@@ -16,6 +16,7 @@
 #include "deadline.h"
 #include "engine.h"
 #include "err.h"
+#include "lines.h"
 #include "lockdown.h"
 #include "outfile.h"
 #include "progress.h"
@@ -91,6 +92,20 @@ int ab_run_check(struct ab_engine *e, struct ab_run *r,
 /* Starts the container and follows it until it settled; r->reason is
  * set.  -1 only for an engine failure (r->reason "engine-error"). */
 int ab_run_follow(struct ab_engine *e, struct ab_run *r, struct ab_err *err);
+
+/* The engine's events of the container, read as they come: every signal
+ * sent to it through the engine is a "kill" event, whoever sent it, and
+ * its "die" comes after them all.  The container's State cannot tell an
+ * outside kill from the agent's own death by SIGKILL.  An event line over
+ * AB_RUN_EVENT_LINE_MAX is none of these (skipped, its tail too). */
+#define AB_RUN_EVENT_LINE_MAX (64 << 10)
+struct ab_run_events {
+	struct ab_lines lines;
+	int kills, died, oom;
+};
+void ab_run_events_init(struct ab_run_events *ev);
+void ab_run_events_feed(struct ab_run_events *ev, const char *p, size_t n);
+void ab_run_events_free(struct ab_run_events *ev);
 
 /* The identities a result names besides what the run found. */
 struct ab_result_ids {

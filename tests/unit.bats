@@ -12,6 +12,13 @@ load helpers
 	assert_output --partial "ok "
 }
 
+@test "lib/lines: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/lines-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
 @test "lib/pathcheck: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/pathcheck-test"
 	assert_success
@@ -29,6 +36,13 @@ load helpers
 @test "lib/lockcheck: every unit check passes" {
 	run "${AB_UNIT:-$AB_ROOT/build/tests}/lockcheck-test" \
 		"$AB_ROOT/tests/unit/fixtures"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}
+
+@test "lib/run: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/run-test"
 	assert_success
 	refute_output --partial "not ok"
 	assert_output --partial "ok "

@@ -502,9 +502,17 @@ static void test_nul(void)
 	    "{\"message\":\"bad\\u0000byte\"},\"items\":[]}}}\n");
 	ok(s.state == AB_AS_FAILED && emitted(&s, "{\"type\":\"turn.failed\","
 	    "\"error\":{\"message\":\"bad\\u0000byte\"}}") &&
-	    strcmp(s.why, "bad?byte") == 0,
+	    strcmp(s.why, "bad\\x00byte") == 0,
 	    "a failed turn's error holding a NUL: whole in the event, "
 	    "printable in why");
+	ab_as_free(&s);
+
+	started(&s, NULL);
+	feed(&s, "{\"method\":\"x\\u001b[2J\\u00e9\",\"params\":{"
+	    "\"threadId\":\"other\"}}\n");
+	ok(s.state == AB_AS_ABORTED && strcmp(s.why,
+	    "x\\x1b[2J\\xc3\\xa9 for a thread agentbox did not start") == 0,
+	    "an abort naming an escape sequence and UTF-8: \\xNN in why");
 	ab_as_free(&s);
 }
 
@@ -530,7 +538,7 @@ static void test_path_ok(void)
 
 int main(void)
 {
-	plan(81);
+	plan(82);
 	test_start();
 	test_thread_checks();
 	test_signs();

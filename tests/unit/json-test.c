@@ -265,8 +265,11 @@ static void test_nul(void)
 	    "the span is the escaped source");
 	ab_json_free(&j);
 
-	refuses("{\"k\\u0000\":1,\"k\\u0000\":2}", "duplicate key",
-	    "two keys holding the same NUL are duplicates");
+	refuses("{\"k\\u0000\":1,\"k\\u0000\":2}", "duplicate key \"k\\x00\"",
+	    "two keys holding the same NUL are duplicates, named printable");
+	refuses("{\"\\u001b[2J\\\"\xc3\xa9\":1,\"\\u001b[2J\\\"\xc3\xa9\":2}",
+	    "duplicate key \"\\x1b[2J\\x22\\xc3\\xa9\"",
+	    "a duplicate key's escape, quote and UTF-8 shown as \\xNN");
 	accepts("{\"a\\u0000b\":1,\"a\\u0000c\":2,\"a\":3}",
 	    "keys differing after a NUL are not duplicates");
 	refuses("[\"\\u000\"]", NULL, "a short \\u000 is still refused");
@@ -714,7 +717,7 @@ static void test_writer_refusals(void)
 
 int main(void)
 {
-	plan(196);
+	plan(197);
 	test_lookup();
 	test_strings();
 	test_nul();

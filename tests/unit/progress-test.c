@@ -54,12 +54,15 @@ static void test_escapes(void)
 	ok(is(&p, "a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x80\x8f" "d", "abcd"),
 	    "bidirectional overrides, isolates and marks go");
 	ok(is(&p, "a\xe2\x80\xa8" "b", "a b"), "U+2028 is a space");
-	ok(is(&p, "a\xff" "b\xc3" "c", "a?b?c"), "a byte that is no character "
-	    "is '?'");
-	ok(is(&p, "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80", "?????????"),
-	    "overlong forms, surrogates and code points past U+10FFFF are '?'");
-	ok(is(&p, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 "
-	    "\xe2\x82\xac \xf0\x9f\x98\x80"), "UTF-8 text stays as it is");
+	ok(is(&p, "a\xff" "b\xc3" "c", "a\\xffb\\xc3c"), "a byte that is no "
+	    "character is \\xNN");
+	ok(is(&p, "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80",
+	    "\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80"),
+	    "overlong forms, surrogates and code points past U+10FFFF are "
+	    "\\xNN");
+	ok(is(&p, "caf\xc3\xa9 \xe2\x82\xac", "caf\\xc3\\xa9 "
+	    "\\xe2\\x82\\xac"), "UTF-8 text is \\xNN: printable ASCII "
+	    "alone reaches a terminal");
 }
 
 static void test_cut(void)
@@ -84,6 +87,12 @@ static void test_cut(void)
 	memset(want, 'x', 199);
 	snprintf(want + 199, sizeof want - 199, " [cut]");
 	ok(is(&p, in, want), "the cut never splits a character");
+	/* 197 bytes, then a byte shown as \xNN that would end past 200. */
+	memset(in, 'x', 197);
+	snprintf(in + 197, sizeof in - 197, "\xffy");
+	memset(want, 'x', 197);
+	snprintf(want + 197, sizeof want - 197, " [cut]");
+	ok(is(&p, in, want), "nor a byte shown as \\xNN");
 	/* Escapes before the text do not count against the width. */
 	memset(in, 0, sizeof in);
 	for (int i = 0; i < 100; i++)
@@ -149,6 +158,11 @@ static void test_secret(void)
 	    "characters");
 	ab_progress_free(&p);
 	ok(p.nsecrets == 0 && is(&p, "abc", "abc"), "freed: nothing kept");
+	ab_progress_init(&p, -1, "");
+	ok(ab_progress_secret(&p, "93ABCDEF", 8) == 0 &&
+	    is(&p, "a \x93" "ABCDEF b", "a [redacted] b"), "a credential "
+	    "an escape's digits complete is masked, the escape whole");
+	ab_progress_free(&p);
 }
 
 /* A clock of the test's own. */
@@ -330,7 +344,7 @@ static void test_json(void)
 
 int main(void)
 {
-	plan(39);
+	plan(41);
 	test_escapes();
 	test_cut();
 	test_secret();
