@@ -72,7 +72,7 @@ FUZZ_LIB_json = lib/json.c lib/buf.c lib/err.c
 FUZZ_LIB_agent = lib/agent.c lib/progress.c lib/schema.c lib/json.c lib/buf.c \
 	lib/err.c
 FUZZ_LIB_pathcheck = lib/pathcheck.c lib/err.c
-FUZZ_LIB_progress = lib/progress.c lib/buf.c
+FUZZ_LIB_progress = lib/progress.c lib/buf.c lib/err.c
 FUZZ_LIB_listing = lib/listing.c lib/err.c
 FUZZ_LIB_secret = lib/secret.c lib/err.c
 FUZZ_LIB_oauth = lib/oauth.c lib/jwt.c lib/secret.c lib/vault.c lib/egress.c lib/hash.c \

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 struct ab_buf {
 	char *data;
 	size_t len;
@@ -28,5 +30,9 @@ void ab_buf_reset(struct ab_buf *b);
 /* Drops the first n bytes. */
 void ab_buf_consume(struct ab_buf *b, size_t n);
 void ab_buf_free(struct ab_buf *b);
+/* Why an append to B failed, into err; -1.  "WHAT is larger than MAX
+ * bytes" (CODE) when B refused it, else "out of memory" (AB_EENGINE). */
+int ab_buf_fail(const struct ab_buf *b, int code, const char *what,
+    struct ab_err *err);
 
 #endif
