@@ -113,12 +113,13 @@ static int check_labels(const struct ab_json *j, int labels,
 	int i, k, n, ours = 0, rc = 0;
 	char *key;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_QUERY_MAX);	/* as the import's query held them */
 	ab_jw_init(&w, &b);
 	labels_json(&w, sp);
 	if (ab_jw_done(&w) < 0 || ab_json_parse(&want, b.data, b.len, err) < 0) {
+		ab_buf_fail(&b, AB_EREFUSED, "the image's labels", err);
 		ab_buf_free(&b);
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return -1;
 	}
 	n = ab_json_count(j, labels);
 	for (i = 0; rc == 0 && i < n; i++) {
@@ -293,7 +294,7 @@ static int write_record(struct ab_state *s, const struct spec *sp,
 	struct ab_jw w;
 	int i, rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "image", sp->id);
 	ab_jw_kstr(&w, "digest", sp->digest);
@@ -315,8 +316,9 @@ static int write_record(struct ab_state *s, const struct spec *sp,
 	}
 	ab_jw_arr_end(&w);
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    ab_record_write(s, "image", sp->id, b.data, b.len, err);
+	rc = ab_jw_done(&w) < 0 ? ab_buf_fail(&b, AB_EREFUSED, "the image "
+	    "record", err) : ab_record_write(s, "image", sp->id, b.data, b.len,
+	    err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -631,10 +633,11 @@ static int send_tar(struct ab_engine *e, const char *path,
 	return rc;
 }
 
+/* CHANGE NULL: its own append failed. */
 static int add_change(struct ab_buf *q, const char *change)
 {
-	return ab_buf_adds(q, "&changes=") < 0 || ab_url_escape(q, change) < 0 ?
-	    -1 : 0;
+	return change == NULL || ab_buf_adds(q, "&changes=") < 0 ||
+	    ab_url_escape(q, change) < 0 ? -1 : 0;
 }
 
 /* The import's query: the image's whole configuration (nothing of a
@@ -646,37 +649,42 @@ static int import_query(struct ab_buf *q, const struct ab_rootfs *rf,
 	struct ab_buf c;
 	int i, rc = 0;
 
-	ab_buf_init(&c, 0);
+	ab_buf_init(&c, AB_QUERY_MAX);	/* a change, escaped into q */
 	/* The tag only keeps the image from being pruned as dangling (as the
-	 * untagged parent of some other image, say); it is never trusted. */
-	ab_buf_addf(q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
+	 * untagged parent of some other image, say); it is never trusted.
+	 * Every append's -1 is kept in rc: no change goes missing. */
+	rc |= ab_buf_addf(q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
 	    sp->id);
-	ab_buf_addf(&c, "USER %s", rf->user);
-	add_change(q, c.data);
+	rc |= ab_buf_addf(&c, "USER %s", rf->user);
+	rc |= add_change(q, c.data);
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "ENV PATH=%s", sp->path_env);
-	add_change(q, c.data);
+	rc |= ab_buf_addf(&c, "ENV PATH=%s", sp->path_env);
+	rc |= add_change(q, c.data);
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "ENTRYPOINT [\"%s\"]", rf->entrypoint);
-	add_change(q, c.data);
-	add_change(q, "WORKDIR /work");
+	rc |= ab_buf_addf(&c, "ENTRYPOINT [\"%s\"]", rf->entrypoint);
+	rc |= add_change(q, c.data);
+	rc |= add_change(q, "WORKDIR /work");
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "LABEL org.agentbox.image=%s org.agentbox.state=%s "
-	    "org.agentbox.recipe=%s org.agentbox.recipe-kind=%s", sp->id,
-	    sp->sid, sp->recipe, sp->kind);
+	rc |= ab_buf_addf(&c, "LABEL org.agentbox.image=%s "
+	    "org.agentbox.state=%s org.agentbox.recipe=%s "
+	    "org.agentbox.recipe-kind=%s", sp->id, sp->sid, sp->recipe,
+	    sp->kind);
 	for (i = 0; i < sp->nv; i++)
-		ab_buf_addf(&c, " org.agentbox.version.%s=%s", sp->vname[i],
-		    sp->vvalue[i]);
+		rc |= ab_buf_addf(&c, " org.agentbox.version.%s=%s",
+		    sp->vname[i], sp->vvalue[i]);
 	if (sp->base[0] != '\0')
-		ab_buf_addf(&c, " org.agentbox.base=%s", sp->base);
+		rc |= ab_buf_addf(&c, " org.agentbox.base=%s", sp->base);
 	/* Names, versions and spaces: quoted, nothing to escape. */
 	if (sp->packages[0] != '\0')
-		ab_buf_addf(&c, " org.agentbox.packages=\"%s\"",
+		rc |= ab_buf_addf(&c, " org.agentbox.packages=\"%s\"",
 		    sp->packages);
-	if (add_change(q, c.data) < 0 || c.data == NULL || q->data == NULL)
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	if (rc == 0)
+		rc = add_change(q, c.data);
+	if (rc < 0)
+		ab_buf_fail(c.over ? &c : q, AB_EREFUSED, "the import's query",
+		    err);
 	ab_buf_free(&c);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 static int import_default(struct ab_engine *e, struct ab_rootfs *rf,
@@ -687,7 +695,7 @@ static int import_default(struct ab_engine *e, struct ab_rootfs *rf,
 	struct ab_buf q;
 	int rc;
 
-	ab_buf_init(&q, 0);
+	ab_buf_init(&q, AB_QUERY_MAX);
 	rc = import_query(&q, rf, sp, err);
 	ab_rootfs_source(rf, &src);
 	if (rc == 0)
@@ -709,7 +717,7 @@ static int import_layered(struct ab_engine *e, struct ab_rootfs *rf,
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot read the root "
 		    "filesystem back");
-	ab_buf_init(&q, 0);
+	ab_buf_init(&q, AB_QUERY_MAX);
 	rc = import_query(&q, rf, sp, err);
 	if (rc == 0)
 		rc = ab_roottar_open(&t, fd, rf, err);
@@ -862,7 +870,7 @@ static int export_base(struct ab_engine *e, const struct spec *sp, int fd,
 
 	if (ab_new_id(rnd, err) < 0)
 		return -1;
-	ab_buf_init(&body, 0);
+	ab_buf_init(&body, AB_REQUEST_MAX);
 	ab_jw_init(&w, &body);
 	ab_jw_obj(&w);
 	ab_jw_kstr(&w, "Image", sp->base);
@@ -883,8 +891,10 @@ static int export_base(struct ab_engine *e, const struct spec *sp, int fd,
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 	if (ab_jw_done(&w) < 0) {
+		ab_buf_fail(&body, AB_EREFUSED, "the export container's "
+		    "request", err);
 		ab_buf_free(&body);
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return -1;
 	}
 	snprintf(url, sizeof url, "/containers/create?name=agentbox-export-%s",
 	    rnd);
@@ -1434,9 +1444,13 @@ static int ctr_stat(struct ab_engine *e, const char *ctr, const char *path,
 	char *t;
 	int n, rc = -1;
 
-	ab_buf_init(&url, 0);
-	ab_buf_addf(&url, "/containers/%s/archive?path=", ctr);
-	ab_url_escape(&url, path);
+	ab_buf_init(&url, AB_URL_MAX);
+	if (ab_buf_addf(&url, "/containers/%s/archive?path=", ctr) < 0 ||
+	    ab_url_escape(&url, path) < 0) {
+		ab_buf_fail(&url, AB_EREFUSED, "a program's path", err);
+		ab_buf_free(&url);
+		return -1;
+	}
 	memset(&q, 0, sizeof q);
 	q.method = "HEAD";
 	q.path = url.data;

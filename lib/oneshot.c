@@ -24,12 +24,15 @@ int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
 	char *s = NULL;
 	int rc = -1, w;
 
-	ab_buf_init(&body, 0);
-	ab_buf_init(&path, 0);
+	ab_buf_init(&body, AB_REQUEST_MAX);
+	ab_buf_init(&path, AB_QUERY_MAX);
 	memset(&j, 0, sizeof j);
-	if (ab_lock_body(l, &body, err) < 0 ||
-	    ab_buf_addf(&path, "/containers/create?name=%s", name) < 0)
+	if (ab_lock_body(l, &body, err) < 0)
 		goto out;
+	if (ab_buf_addf(&path, "/containers/create?name=%s", name) < 0) {
+		ab_buf_fail(&path, AB_EUSAGE, "the container's name", err);
+		goto out;
+	}
 	if (ab_engine_json(e, "POST", path.data, body.data, what, &r, err) < 0)
 		goto resp;
 	if (r.status != 201) {
@@ -108,6 +111,7 @@ void ab_image_keep(struct ab_engine *e, const char *id, const char *body,
     size_t len)
 {
 	ab_buf_free(&e->img);
+	ab_buf_init(&e->img, AB_REPLY_MAX);	/* the inspect reply it was */
 	e->img_id[0] = '\0';
 	if (!content_addressed(id) || strlen(id) >= sizeof e->img_id ||
 	    ab_buf_add(&e->img, body, len) < 0)
