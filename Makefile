@@ -46,7 +46,7 @@ LIB_SRC = lib/adapter.c lib/agent.c lib/alloc.c lib/appserver.c lib/buf.c lib/ca
 UNIT_TESTS = agent-test appserver-test egress-test gitstream-test httpmsg-test json-test lockcheck-test pathcheck-test \
 	progress-test runtime-test schema-test secret-test \
 	intercept-test oauth-test signin-test tally-test tlsca-test \
-	zip-test
+	zip-test buf-test
 # What a unit test links besides libagentbox.a and PKG_LIBS.
 UNIT_LDLIBS_tlsca-test = -lssl
 UNIT_LDLIBS_intercept-test = -lssl

@@ -16,7 +16,7 @@ static int grow(struct ab_buf *b, size_t need)
 	size_t cap;
 	char *p;
 
-	if (b->max && need > b->max) {
+	if (need > b->max || b->max == 0) {
 		b->over = 1;
 		return -1;
 	}
