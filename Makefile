@@ -252,6 +252,9 @@ lint: test-deps
 	@$(MAKE) --no-print-directory analyze
 	@! grep -nE '\b(sprintf|vsprintf|strcpy|strcat|gets|strtok|atoi)\(' \
 		lib/*.c cmd/*.c || { echo "lint: banned function" >&2; exit 1; }
+	@! grep -nE 'ab_buf_init\([^,]*, *0\)' lib/*.c cmd/*.c tests/unit/*.c \
+		tests/fuzz/*.c || { echo "lint: a buffer without a bound" \
+		"(lib/buf.h)" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run
