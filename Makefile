@@ -51,7 +51,7 @@ LIB_LAYERS = base format git engine box image egress agent step
 UNIT_TESTS = agent-test appserver-test egress-test err-test gitstream-test httpmsg-test json-test lines-test lockcheck-test pathcheck-test \
 	progress-test run-test runtime-test schema-test secret-test \
 	gitpack-test intercept-test oauth-test signin-test tally-test tlsca-test \
-	zip-test
+	zip-test buf-test
 # What a unit test links besides libagentbox.a and PKG_LIBS.
 UNIT_LDLIBS_tlsca-test = -lssl
 UNIT_LDLIBS_intercept-test = -lssl
@@ -264,6 +264,9 @@ lint: test-deps
 		grep -v '^lib/\(base/\)\?err\.c:' | grep -vE \
 		'^lib/(base/)?buf\.c:[0-9]+:.*vsnprintf\((NULL, 0|b->data \+ b->len),' || \
 		{ echo "lint: snprintf: use ab_fmt (err.h)" >&2; exit 1; }
+	@! grep -nE 'ab_buf_init\([^,]*, *0\)' $(LIB_SRC) cmd/*.c tests/unit/*.c \
+		tests/fuzz/*.c || { echo "lint: a buffer without a bound" \
+		"(lib/buf.h)" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run

@@ -41,6 +41,10 @@ static const char usage_text[] =
 
 #define SCHEMA_MAX (64 * 1024)
 #define CA_MAX (512 * 1024)
+/* Codex's rules: a line for each approved command (AB_ALLOW_MAX bytes,
+ * its words quoted) and one for each program, with its pinned path
+ * (under 1 KiB). */
+#define RULES_MAX (AB_MAX_ARGV * (4 * AB_ALLOW_MAX + 1024 + 256) + 256)
 
 struct opts {
 	const char *alloc, *phase, *attempt, *deadline, *memory, *pids, *cpus;
@@ -477,10 +481,10 @@ static int codex_rules(struct ab_profile *p, char *const *pins,
 	int rc;
 
 	ab_profile_call(p, &pc);
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, RULES_MAX);
 	rc = ab_adapter_rules(&pc.c, pins, &b);
 	if (rc < 0)
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
+		rc = ab_buf_fail(&b, AB_EUSAGE, "Codex's rules", err);
 	if (rc == 0)
 		rc = put_input(p, AB_IN_RULES, &b, sha, err);
 	ab_buf_free(&b);
@@ -631,7 +635,7 @@ static int capture_on(const struct opts *o, struct ab_state *s,
 	/* The body is checked against the default seccomp form; ab-validate
 	 * rebuilds it for the engine it meets and compares the parameters. */
 	ab_profile_lock(p, a, a->digest, s->sid, 0, &k);
-	ab_buf_init(&body, 0);
+	ab_buf_init(&body, AB_REQUEST_MAX);
 	rc = ab_profile_body(&k, &body, sha, err);
 	if (rc == 0)
 		rc = ab_attempt_claim(s, p->attempt, err);

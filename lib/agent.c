@@ -295,6 +295,9 @@ static void codex_line(struct ab_agent *a, const struct ab_json *j)
 /* The bytes of a field a line is made from: far more than is shown, so
  * the credential is masked whole around where the line is cut. */
 #define RAW_MAX (64u << 10)
+/* A step's line: RAW_MAX of fields, a name cut at 64 bytes, and the
+ * words and escapes around them. */
+#define STEP_MAX (RAW_MAX + 1024)
 
 /* N bytes of S; a NUL, which a value may hold, as the text \u0000, as
  * the CLI escaped it: neither dropped unseen nor cutting the line. */
@@ -357,7 +360,7 @@ static void refused(struct ab_agent *a, const char *id, const char *what)
 	const char *t = call_text(a, id);
 	struct ab_buf b;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, STEP_MAX);
 	raw_add(&b, "refused ");
 	raw_add(&b, t != NULL ? t : what != NULL ? what : "a step");
 	say(a, &b);
@@ -399,7 +402,7 @@ static void claude_call(struct ab_agent *a, const struct ab_json *j, int blk)
 
 	for (i = 0; arg == NULL && i < sizeof said / sizeof said[0]; i++)
 		arg = ab_json_strn(j, ab_json_key(j, in, said[i].key), &n);
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, STEP_MAX);
 	named(&b, name, arg, n, arg != NULL && said[i - 1].paren);
 	call(a, id, &b);
 	ab_buf_free(&b);
@@ -427,7 +430,7 @@ static void turn_end(struct ab_agent *a, int failed, const char *why,
 {
 	struct ab_buf b;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, STEP_MAX);
 	raw_add(&b, failed ? "turn failed" : "turn ended");
 	if (failed && why != NULL && n > 0) {
 		raw_add(&b, ": ");
@@ -512,7 +515,7 @@ static void codex_item_progress(struct ab_agent *a, const struct ab_json *j,
 	int declined = ab_json_str_eq(j, st, "declined");
 	struct ab_buf b;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, STEP_MAX);
 	if (ab_json_str_eq(j, type, "command_execution")) {
 		codex_command(&b, j, item);
 		if (declined)
@@ -662,12 +665,13 @@ static void list_json(struct ab_jw *w, const char *key,
 		ab_jw_null(w);
 		return;
 	}
-	ab_buf_init(&arr, 0);
-	ab_buf_addc(&arr, '[');
-	if (items->len > 0)
-		ab_buf_add(&arr, items->data, items->len);
-	ab_buf_addc(&arr, ']');
-	ab_jw_raw(w, arr.data, arr.len);
+	ab_buf_init(&arr, items->len + 2);	/* the list in brackets */
+	if (ab_buf_addc(&arr, '[') < 0 || (items->len > 0 &&
+	    ab_buf_add(&arr, items->data, items->len) < 0) ||
+	    ab_buf_addc(&arr, ']') < 0)
+		w->failed = 1;	/* ab_jw_done tells */
+	else
+		ab_jw_raw(w, arr.data, arr.len);
 	ab_buf_free(&arr);
 }
 

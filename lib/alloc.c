@@ -177,7 +177,7 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
 	struct ab_jw w;
 	int i, rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "alloc", a->id);
 	ab_jw_kstr(&w, "engine", a->engine);
@@ -209,8 +209,9 @@ int ab_alloc_save(struct ab_state *s, const struct ab_alloc *a,
 	egress_save(&w, a);
 	ab_jw_kbool(&w, "sign_in", a->sign_in);
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    ab_record_write(s, "alloc", a->id, b.data, b.len, err);
+	rc = ab_jw_done(&w) < 0 ? ab_buf_fail(&b, AB_EENGINE, "the alloc "
+	    "record", err) : ab_record_write(s, "alloc", a->id, b.data, b.len,
+	    err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -470,12 +471,13 @@ int ab_alloc_volume_create(struct ab_engine *e, const struct ab_volume *v,
 	struct ab_json j;
 	int rc = -1;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_REQUEST_MAX);
 	ab_jw_init(&w, &b);
 	volume_body(&w, v, id, sid);
 	if (ab_jw_done(&w) < 0) {
+		ab_buf_fail(&b, AB_EENGINE, "the volume's request", err);
 		ab_buf_free(&b);
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return -1;
 	}
 	if (ab_engine_json(e, "POST", "/volumes/create", b.data,
 	    "create a volume", &r, err) == 0) {

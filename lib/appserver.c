@@ -14,10 +14,20 @@ enum { ID_INIT = 1, ID_THREAD, ID_TURN };
 #define DECLINE_COMMAND "agentbox approves no command while Codex runs: " \
 	"only the profile's --allow-command rules run"
 
-static void jw_line(struct ab_buf *out, struct ab_buf *b)
+/* RC of an append to Q, s->to_server or s->events: a line that did not
+ * fit stops the run rather than go missing. */
+static void queued(struct ab_as *s, const struct ab_buf *q, int rc)
 {
-	ab_buf_add(out, b->data, b->len);
-	ab_buf_addc(out, '\n');
+	if (rc < 0)
+		ab_as_abort(s, "the lines for %s: %s %zu bytes",
+		    q == &s->events ? "ab-run" : "Codex", q->over ?
+		    "larger than" : "out of memory at", q->max);
+}
+
+static void jw_line(struct ab_as *s, struct ab_buf *out, struct ab_buf *b)
+{
+	queued(s, out, ab_buf_add(out, b->data, b->len) < 0 ||
+	    ab_buf_addc(out, '\n') < 0 ? -1 : 0);
 	ab_buf_free(b);
 }
 
@@ -81,7 +91,7 @@ static void event_failed(struct ab_as *s, const char *text, size_t n)
 	struct ab_buf b;
 	struct ab_jw w;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_AS_EVENT_MAX);
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	ab_jw_kstr(&w, "type", "turn.failed");
@@ -91,7 +101,7 @@ static void event_failed(struct ab_as *s, const char *text, size_t n)
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 	if (ab_jw_done(&w) == 0)
-		jw_line(&s->events, &b);
+		jw_line(s, &s->events, &b);
 	else
 		ab_buf_free(&b);
 }
@@ -124,7 +134,7 @@ void ab_as_abort(struct ab_as *s, const char *fmt, ...)
 static void request_begin(struct ab_jw *w, struct ab_buf *b, int id,
     const char *method)
 {
-	ab_buf_init(b, 0);
+	ab_buf_init(b, AB_AS_EVENT_MAX);
 	ab_jw_init(w, b);
 	ab_jw_obj(w);
 	ab_jw_kstr(w, "jsonrpc", "2.0");
@@ -149,7 +159,7 @@ static void send_thread_start(struct ab_as *s)
 		ab_jw_kstr(&w, "model", s->model);
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
-	jw_line(&s->to_server, &b);
+	jw_line(s, &s->to_server, &b);
 }
 
 static void send_turn_start(struct ab_as *s)
@@ -187,11 +197,15 @@ static void send_turn_start(struct ab_as *s)
 	ab_jw_obj_end(&w);
 	s->turn_sent = 1;
 	if (ab_jw_done(&w) != 0) {
+		if (b.over)
+			ab_as_abort(s, "the turn is larger than %u bytes",
+			    AB_AS_EVENT_MAX);
+		else
+			ab_as_abort(s, "the turn could not be written");
 		ab_buf_free(&b);
-		ab_as_abort(s, "the turn could not be written");
 		return;
 	}
-	jw_line(&s->to_server, &b);
+	jw_line(s, &s->to_server, &b);
 }
 
 int ab_as_init(struct ab_as *s, const char *root, const char *model,
@@ -210,8 +224,8 @@ int ab_as_init(struct ab_as *s, const char *root, const char *model,
 	s->prompt = prompt;
 	s->schema = schema;
 	s->lstat = lstat_fn;
-	ab_buf_init(&s->to_server, 0);
-	ab_buf_init(&s->events, 0);
+	ab_buf_init(&s->to_server, AB_AS_QUEUE_MAX);
+	ab_buf_init(&s->events, AB_AS_QUEUE_MAX);
 	ab_lines_init(&s->lines, AB_AS_LINE_MAX);
 	ab_buf_init(&s->usage, 4096);
 	if (!ab_json_text_ok(prompt, strlen(prompt)))
@@ -255,9 +269,10 @@ static void answer(struct ab_as *s, const struct ab_json *j, int id,
 	size_t n;
 
 	ab_json_span(j, id, &p, &n);
-	ab_buf_adds(&s->to_server, "{\"jsonrpc\":\"2.0\",\"id\":");
-	ab_buf_add(&s->to_server, p, n);
-	ab_buf_addf(&s->to_server, ",%s}\n", member);
+	queued(s, &s->to_server, ab_buf_adds(&s->to_server,
+	    "{\"jsonrpc\":\"2.0\",\"id\":") < 0 ||
+	    ab_buf_add(&s->to_server, p, n) < 0 ||
+	    ab_buf_addf(&s->to_server, ",%s}\n", member) < 0 ? -1 : 0);
 }
 
 static void reply(struct ab_as *s, const struct ab_json *j, int id,
@@ -403,7 +418,7 @@ static void changes_json(struct ab_jw *w, const struct ab_as_item *it)
 static void item_begin(struct ab_jw *w, struct ab_buf *b, const char *type,
     const char *id, const char *status)
 {
-	ab_buf_init(b, 0);
+	ab_buf_init(b, AB_AS_EVENT_MAX);
 	ab_jw_init(w, b);
 	ab_jw_obj(w);
 	ab_jw_kstr(w, "type", "item.completed");
@@ -420,10 +435,13 @@ static void item_end(struct ab_as *s, struct ab_jw *w, struct ab_buf *b)
 	ab_jw_obj_end(w);
 	ab_jw_obj_end(w);
 	if (ab_jw_done(w) != 0) {
+		if (b->over)	/* never dropped unseen */
+			ab_as_abort(s, "an event for ab-run is larger than %u "
+			    "bytes", AB_AS_EVENT_MAX);
 		ab_buf_free(b);
 		return;
 	}
-	jw_line(&s->events, b);
+	jw_line(s, &s->events, b);
 }
 
 static void event_file_change(struct ab_as *s, const struct ab_as_item *it,
@@ -728,10 +746,10 @@ static void turn_completed(struct ab_as *s, const struct ab_json *j, int p)
 
 	if (ab_json_str_eq(j, ab_json_key(j, turn, "status"), "completed")) {
 		s->state = AB_AS_DONE;
-		ab_buf_adds(&s->events, "{\"type\":\"turn.completed\","
-		    "\"usage\":");
-		ab_buf_adds(&s->events, s->usage.len ? s->usage.data : "{}");
-		ab_buf_adds(&s->events, "}\n");
+		queued(s, &s->events, ab_buf_adds(&s->events,
+		    "{\"type\":\"turn.completed\",\"usage\":") < 0 ||
+		    ab_buf_adds(&s->events, s->usage.len ? s->usage.data :
+		    "{}") < 0 || ab_buf_adds(&s->events, "}\n") < 0 ? -1 : 0);
 		return;
 	}
 	msg = text_or_empty(j, ab_json_get(j, turn, "error.message"), &n);
@@ -752,7 +770,7 @@ static void error_note(struct ab_as *s, const struct ab_json *j, int p)
 
 	if (msg == NULL)
 		return;
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_AS_EVENT_MAX);
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	ab_jw_kstr(&w, "type", "error");
@@ -760,7 +778,7 @@ static void error_note(struct ab_as *s, const struct ab_json *j, int p)
 	ab_jw_obj_end(&w);
 	free(msg);
 	if (ab_jw_done(&w) == 0)
-		jw_line(&s->events, &b);
+		jw_line(s, &s->events, &b);
 	else
 		ab_buf_free(&b);
 }
@@ -792,7 +810,7 @@ static void command_started(struct ab_as *s, const struct ab_json *j,
 
 	if (cmd == NULL)
 		return;
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_AS_EVENT_MAX);
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	ab_jw_kstr(&w, "type", "item.started");

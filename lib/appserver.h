@@ -43,6 +43,14 @@
 #define AB_AS_OUTPUT_MAX (16u << 10)	/* what a command printed, likewise */
 #define AB_AS_FINAL_MAX (256u << 10)	/* the agent's message, in an event */
 #define AB_AS_WHY_MAX 256
+/* One line we write: its fields are cut as above, at most 6 bytes each
+ * byte as JSON; the largest, a change's paths or the prompt (256 KiB),
+ * are under 2 MiB so. */
+#define AB_AS_EVENT_MAX (8u << 20)
+/* Lines waiting for Codex or for ab-run: ab-codex writes them out after
+ * each read (64 KiB) of Codex's output, whose lines make a few events
+ * each.  Past this the run is stopped, not an event dropped. */
+#define AB_AS_QUEUE_MAX (256u << 20)
 
 enum ab_as_state {
 	AB_AS_STARTING,		/* initialize and thread/start sent */

@@ -16,7 +16,7 @@ static int grow(struct ab_buf *b, size_t need)
 	size_t cap;
 	char *p;
 
-	if (b->max && need > b->max) {
+	if (need > b->max || b->max == 0) {
 		b->over = 1;
 		return -1;
 	}
@@ -94,4 +94,16 @@ void ab_buf_free(struct ab_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof *b);
+}
+
+int ab_buf_fail(const struct ab_buf *b, int code, const char *what,
+    struct ab_err *err)
+{
+	if (b->over && b->max == 0)
+		return ab_fail(err, AB_EENGINE, "%s: a buffer without a bound "
+		    "(a bug)", what);
+	if (b->over)
+		return ab_fail(err, code, "%s is larger than %zu bytes", what,
+		    b->max);
+	return ab_fail(err, AB_EENGINE, "out of memory");
 }

@@ -7,8 +7,13 @@
 #include "file.h"
 #include "git.h"
 #include "gitstream.h"
+#include "pathcheck.h"
 
 /* -- The patch. */
+
+/* A delta's header lines: two names of a path export takes, a byte at
+ * most 4 when quoted, and the modes and IDs. */
+#define HEAD_MAX (2 * 4 * AB_PATHCHECK_PATH_MAX + 1024)
 
 static int patch_line(const git_diff_delta *d, const git_diff_hunk *h,
     const git_diff_line *l, void *ctx)
@@ -70,7 +75,7 @@ static int streamed_delta(git_repository *repo, const git_diff_delta *d,
 	struct ab_buf b;
 	int rc = -1;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, HEAD_MAX);
 	git_oid_tostr(o, sizeof o, &d->old_file.id);
 	git_oid_tostr(n, sizeof n, &d->new_file.id);
 	if (ab_buf_adds(&b, "diff --git ") < 0 ||
@@ -99,7 +104,7 @@ static int streamed_delta(git_repository *repo, const git_diff_delta *d,
 	    ab_gitstream_literal(repo, &d->old_file.id, fd, err) < 0 ? -1 : 0;
 	goto out;
 oom:
-	ab_fail(err, AB_EENGINE, "out of memory");
+	ab_buf_fail(&b, AB_EREFUSED, "a change's header", err);
 out:
 	ab_buf_free(&b);
 	return rc;
@@ -113,13 +118,13 @@ static int mode_delta(const git_diff_delta *d, int fd, struct ab_err *err)
 	struct ab_buf b;
 	int rc = 0;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, HEAD_MAX);
 	if (ab_buf_adds(&b, "diff --git ") < 0 ||
 	    name(&b, "a/", d->old_file.path) < 0 || ab_buf_addc(&b, ' ') < 0 ||
 	    name(&b, "b/", d->new_file.path) < 0 ||
 	    ab_buf_addf(&b, "\nold mode %06o\nnew mode %06o\n",
 	    d->old_file.mode, d->new_file.mode) < 0)
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
+		rc = ab_buf_fail(&b, AB_EREFUSED, "a change's header", err);
 	else if (ab_write_all(fd, b.data, b.len) < 0)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot write the patch");
 	ab_buf_free(&b);

@@ -19,12 +19,15 @@ int ab_ctr_create(struct ab_engine *e, const struct ab_lock *l,
 	char *s = NULL;
 	int rc = -1, w;
 
-	ab_buf_init(&body, 0);
-	ab_buf_init(&path, 0);
+	ab_buf_init(&body, AB_REQUEST_MAX);
+	ab_buf_init(&path, AB_QUERY_MAX);
 	memset(&j, 0, sizeof j);
-	if (ab_lock_body(l, &body, err) < 0 ||
-	    ab_buf_addf(&path, "/containers/create?name=%s", name) < 0)
+	if (ab_lock_body(l, &body, err) < 0)
 		goto out;
+	if (ab_buf_addf(&path, "/containers/create?name=%s", name) < 0) {
+		ab_buf_fail(&path, AB_EUSAGE, "the container's name", err);
+		goto out;
+	}
 	if (ab_engine_json(e, "POST", path.data, body.data, what, &r, err) < 0)
 		goto resp;
 	if (r.status != 201) {
@@ -105,6 +108,7 @@ void ab_image_keep(struct ab_engine *e, const char *id, const char *body,
     size_t len)
 {
 	ab_buf_free(&e->img);
+	ab_buf_init(&e->img, AB_REPLY_MAX);	/* the inspect reply it was */
 	e->img_id[0] = '\0';
 	if (!content_addressed(id) || strlen(id) >= sizeof e->img_id ||
 	    ab_buf_add(&e->img, body, len) < 0)
@@ -199,9 +203,13 @@ static int ctr_stat(struct ab_engine *e, const char *ctr, const char *path,
 	char *t;
 	int n, rc = -1;
 
-	ab_buf_init(&url, 0);
-	ab_buf_addf(&url, "/containers/%s/archive?path=", ctr);
-	ab_url_escape(&url, path);
+	ab_buf_init(&url, AB_URL_MAX);
+	if (ab_buf_addf(&url, "/containers/%s/archive?path=", ctr) < 0 ||
+	    ab_url_escape(&url, path) < 0) {
+		ab_buf_fail(&url, AB_EREFUSED, "a program's path", err);
+		ab_buf_free(&url);
+		return -1;
+	}
 	memset(&q, 0, sizeof q);
 	q.method = "HEAD";
 	q.path = url.data;

@@ -22,7 +22,7 @@ int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
 	struct ab_jw w;
 	int rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "ctr", c->id);
 	ab_jw_kstr(&w, "profile", c->profile);
@@ -42,8 +42,9 @@ int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
 	} else
 		ab_jw_null(&w);
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    ab_record_write(s, "ctr", c->id, b.data, b.len, err);
+	rc = ab_jw_done(&w) < 0 ? ab_buf_fail(&b, AB_EENGINE, "the ctr "
+	    "record", err) : ab_record_write(s, "ctr", c->id, b.data, b.len,
+	    err);
 	ab_buf_free(&b);
 	return rc;
 }

@@ -219,12 +219,13 @@ static int parse_set(struct ab_debroot *d, const struct ab_buf *got,
 	/* qsort wants a real array even of none: v is NULL then. */
 	if (rc == 0 && n > 0)
 		qsort(v, n, sizeof *v, by_str);
-	ab_buf_init(&out, 0);
+	ab_buf_init(&out, OUTPUT_MAX);	/* shorter than apt's lines it is from */
 	for (i = 0; i < n; i++) {
 		if (rc == 0 && (i == 0 || strcmp(v[i], v[i - 1]) != 0)) {
 			if ((out.len > 0 && ab_buf_adds(&out, " ") < 0) ||
 			    ab_buf_adds(&out, v[i]) < 0)
-				rc = ab_fail(err, AB_EENGINE, "out of memory");
+				rc = ab_buf_fail(&out, AB_EENGINE, "the package "
+				    "set", err);
 			d->count++;
 		}
 	}
@@ -249,7 +250,7 @@ static int pin(struct ab_debroot *d, struct ab_err *err)
 
 	if (copy == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, OUTPUT_MAX);	/* entries of the set */
 	for (name = strtok_r(copy, ",", &save); name != NULL;
 	    name = strtok_r(NULL, ",", &save)) {
 		if (ab_fmt(want, sizeof want, "%s=", name) < 0) {
@@ -269,8 +270,9 @@ static int pin(struct ab_debroot *d, struct ab_err *err)
 		    ab_buf_add(&b, at, (size_t)(end - at)) < 0 ||
 		    ab_buf_adds(&b, "") < 0) {
 			free(copy);
+			ab_buf_fail(&b, AB_EENGINE, "the pinned list", err);
 			ab_buf_free(&b);
-			return ab_fail(err, AB_EENGINE, "out of memory");
+			return -1;
 		}
 	}
 	free(copy);

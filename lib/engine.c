@@ -332,7 +332,7 @@ static int perform(struct ab_engine *e, const struct ab_req *q,
 	/* An import's changes carry an image's labels, its package list
 	 * among them (ab-image build --packages); a path of /work is at
 	 * most AB_URL_MAX. */
-	char url[64 * 1024];
+	char url[AB_QUERY_MAX];
 	long long left;
 	CURLcode rc;
 
@@ -810,8 +810,8 @@ int ab_engine_list(struct ab_engine *e, const char *kind,
 	struct ab_jw w;
 	int rc = -1;
 
-	ab_buf_init(&q, 0);
-	ab_buf_init(&f, 0);
+	ab_buf_init(&q, AB_QUERY_MAX);
+	ab_buf_init(&f, AB_QUERY_MAX);	/* escaped into q */
 	ab_jw_init(&w, &f);
 	ab_jw_obj(&w);
 	ab_jw_key(&w, "label");
@@ -828,7 +828,8 @@ int ab_engine_list(struct ab_engine *e, const char *kind,
 	memset(&r, 0, sizeof r);
 	if (ab_jw_done(&w) < 0 || ab_url_escape(&q, f.data) < 0 ||
 	    q.data == NULL)
-		ab_fail(err, AB_EENGINE, "out of memory");
+		ab_buf_fail(f.over ? &f : &q, AB_EENGINE, "the listing's query",
+		    err);
 	else if (ab_engine_json(e, "GET", q.data, NULL, "list by label", &r,
 	    err) == 0) {
 		if (r.status != 200)

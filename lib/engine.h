@@ -37,6 +37,12 @@
 
 /* The largest reply body kept in memory by ab_engine_call. */
 #define AB_REPLY_MAX (8u << 20)
+/* The largest request body we write: the engine gives a container's or
+ * a volume's configuration back in its inspect reply, which must fit in
+ * AB_REPLY_MAX for it to be checked. */
+#define AB_REQUEST_MAX AB_REPLY_MAX
+/* A request's path and query, as perform's URL holds them. */
+#define AB_QUERY_MAX (64 * 1024)
 
 struct ab_info {
 	int memory_limit, swap_limit, pids_limit, cpu_cfs_quota;

@@ -115,6 +115,11 @@ static int under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* A path told with its credentials masked: a tar's name (tarread keeps
+ * 64 KiB) with, at worst, each byte a credential's, told "[redacted]".
+ * Past it, the path is told as "[redacted]" whole. */
+#define TOLD_MAX (10 * 65536 + 1)
+
 /* PATH told through FN, each credential an agent held that it holds
  * masked: a line of ours never carries one. */
 static void tell(const struct xp *x, ab_export_skip fn, const char *path,
@@ -125,7 +130,7 @@ static void tell(const struct xp *x, ab_export_skip fn, const char *path,
 	size_t n = 0;
 	int i;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, TOLD_MAX);
 	for (;;) {
 		for (best = NULL, i = 0; i < x->o->ncreds; i++)
 			if ((q = memmem(p, strlen(p), x->o->creds[i].p,
@@ -732,14 +737,14 @@ static int read_archive(struct xp *x, struct ab_engine *e,
 	if (slash != NULL && ab_fmt_err(err, prefix, sizeof prefix, "a path "
 	    "in /work", "%.*s/", (int)(slash - rel), rel) < 0)
 		return -1;
-	ab_buf_init(&url, 0);
+	ab_buf_init(&url, AB_URL_MAX);
 	x->prefix = rel[0] != '\0' ? prefix : NULL;
 	x->top = slash != NULL ? slash + 1 : rel;
 	x->want = want;
 	if (ab_buf_addf(&url, "/containers/%s/archive?path=", a->keeper_id) < 0 ||
 	    ab_url_escape(&url, "/work") < 0 || (rel[0] != '\0' &&
 	    (ab_url_escape(&url, "/") < 0 || ab_url_escape(&url, rel) < 0))) {
-		ab_fail(err, AB_EENGINE, "out of memory");
+		ab_buf_fail(&url, AB_EREFUSED, "the path's URL", err);
 		goto out;
 	}
 	x->archives++;
@@ -1781,7 +1786,7 @@ int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
 		return rc;
 	if (ab_record_read(s, &h, &j, err) < 0)
 		return -1;
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	for (i = 0; i < ab_json_count(&j, 0); i++) {
@@ -1805,8 +1810,9 @@ int ab_export_note(struct ab_state *s, const char *alloc, const char *tree,
 	ab_jw_kbool(&w, "since_seed", st->marked);
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    ab_record_write(s, "result", h.id, b.data, b.len, err);
+	rc = ab_jw_done(&w) < 0 ? ab_buf_fail(&b, AB_EENGINE, "the result "
+	    "record", err) : ab_record_write(s, "result", h.id, b.data, b.len,
+	    err);
 	ab_json_free(&j);
 	ab_buf_free(&b);
 	return rc;

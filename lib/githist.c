@@ -377,7 +377,9 @@ static int revs(int fd, const struct ab_git_hist *h, struct ab_err *err)
 	int rc = 0;
 
 	ab_buf_init(&sh, (size_t)1 << 30);
-	ab_buf_init(&out, 0);
+	/* "--shallow " before each ID (40 bytes or more) of sh: under
+	 * twice its size, with the tip. */
+	ab_buf_init(&out, (size_t)2 << 30);
 	if (ab_fmt_err(err, path, sizeof path, "the staging clone's path",
 	    "%s/shallow", h->stage) < 0)
 		rc = -1;
@@ -395,7 +397,7 @@ static int revs(int fd, const struct ab_git_hist *h, struct ab_err *err)
 		rc = ab_fail_errno(err, AB_EENGINE, "cannot start git "
 		    "pack-objects");
 	else if (rc < 0 && err->msg[0] == '\0')
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
+		rc = ab_buf_fail(&out, AB_EREFUSED, "pack-objects' input", err);
 	ab_buf_free(&sh);
 	ab_buf_free(&out);
 	return rc;

@@ -12,6 +12,11 @@
 #include "hash.h"
 
 #define FLUSH_AT (256 * 1024)
+/* An extension's size is a 32-bit field. */
+#define EXT_MAX ((size_t)UINT32_MAX)
+/* What waits to be written: under FLUSH_AT, and one put, the largest
+ * the TREE extension whole with its header. */
+#define OUT_MAX (FLUSH_AT + EXT_MAX + 8)
 
 /* Bytes on their way to fd (when >= 0), hashed (when sha is set) a chunk
  * at a time: an EVP update a field was most of the writing. */
@@ -36,7 +41,7 @@ static void put(struct out *o, const void *p, size_t n)
 	if (o->failed)
 		return;
 	if (ab_buf_add(&o->b, p, n) < 0)
-		o->failed = ENOMEM;
+		o->failed = o->b.over ? EFBIG : ENOMEM;
 	else if (o->fd >= 0 && o->b.len >= FLUSH_AT)
 		flush(o);
 }
@@ -150,7 +155,7 @@ static void put_trees(struct out *o, const struct ab_git_tree *t)
 	const char *slash;
 	size_t i;
 
-	ab_buf_init(&side.b, 0);
+	ab_buf_init(&side.b, EXT_MAX);
 	if (count(t, &c) < 0)
 		side.failed = ENOMEM;
 	else
@@ -199,7 +204,7 @@ static int write_all(int fd, const struct ab_git_tree *t)
 
 	if (ab_sha1_init(&sha, &ignored) < 0)
 		return ENOMEM;
-	ab_buf_init(&o.b, 0);
+	ab_buf_init(&o.b, OUT_MAX);
 	for (i = 0; i < t->n; i++)
 		n += is_entry(&t->e[i]);
 	put(&o, "DIRC", 4);

@@ -376,7 +376,7 @@ static int write_shallow(struct copy *c, struct shallow *sh,
 	if (sh->n == 0)
 		return 0;
 	qsort(sh->v, sh->n, sizeof *sh->v, oid_cmp);
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, sh->n * (GIT_OID_HEXSZ + 1));	/* an ID a line */
 	for (i = 0; i < sh->n && rc == 0; i++) {
 		git_oid_tostr(hex, sizeof hex, &sh->v[i]);
 		rc = ab_buf_addf(&b, "%s\n", hex);

@@ -75,12 +75,13 @@ static int check_labels(const struct ab_json *j, int labels,
 	int i, k, n, ours = 0, rc = 0;
 	char *key;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_QUERY_MAX);	/* as the import's query held them */
 	ab_jw_init(&w, &b);
 	labels_json(&w, sp);
 	if (ab_jw_done(&w) < 0 || ab_json_parse(&want, b.data, b.len, err) < 0) {
+		ab_buf_fail(&b, AB_EREFUSED, "the image's labels", err);
 		ab_buf_free(&b);
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return -1;
 	}
 	n = ab_json_count(j, labels);
 	for (i = 0; rc == 0 && i < n; i++) {

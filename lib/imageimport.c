@@ -156,10 +156,11 @@ static int send_tar(struct ab_engine *e, const char *path,
 	return rc;
 }
 
+/* CHANGE NULL: its own append failed. */
 static int add_change(struct ab_buf *q, const char *change)
 {
-	return ab_buf_adds(q, "&changes=") < 0 || ab_url_escape(q, change) < 0 ?
-	    -1 : 0;
+	return change == NULL || ab_buf_adds(q, "&changes=") < 0 ||
+	    ab_url_escape(q, change) < 0 ? -1 : 0;
 }
 
 /* The import's query: the image's whole configuration (nothing of a
@@ -171,35 +172,40 @@ static int import_query(struct ab_buf *q, const struct ab_rootfs *rf,
 	struct ab_buf c;
 	int i, rc = 0;
 
-	ab_buf_init(&c, 0);
+	ab_buf_init(&c, AB_QUERY_MAX);	/* a change, escaped into q */
 	/* The tag only keeps the image from being pruned as dangling (as the
-	 * untagged parent of some other image, say); it is never trusted. */
-	ab_buf_addf(q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
+	 * untagged parent of some other image, say); it is never trusted.
+	 * Every append's -1 is kept in rc: no change goes missing. */
+	rc |= ab_buf_addf(q, "/images/create?fromSrc=-&repo=agentbox&tag=%s",
 	    sp->id);
-	ab_buf_addf(&c, "USER %s", rf->user);
-	add_change(q, c.data);
+	rc |= ab_buf_addf(&c, "USER %s", rf->user);
+	rc |= add_change(q, c.data);
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "ENV PATH=%s", sp->path_env);
-	add_change(q, c.data);
+	rc |= ab_buf_addf(&c, "ENV PATH=%s", sp->path_env);
+	rc |= add_change(q, c.data);
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "ENTRYPOINT [\"%s\"]", rf->entrypoint);
-	add_change(q, c.data);
-	add_change(q, "WORKDIR /work");
+	rc |= ab_buf_addf(&c, "ENTRYPOINT [\"%s\"]", rf->entrypoint);
+	rc |= add_change(q, c.data);
+	rc |= add_change(q, "WORKDIR /work");
 	ab_buf_reset(&c);
-	ab_buf_addf(&c, "LABEL org.agentbox.image=%s org.agentbox.state=%s "
-	    "org.agentbox.recipe=%s org.agentbox.recipe-kind=%s", sp->id,
-	    sp->sid, sp->recipe, sp->kind);
+	rc |= ab_buf_addf(&c, "LABEL org.agentbox.image=%s "
+	    "org.agentbox.state=%s org.agentbox.recipe=%s "
+	    "org.agentbox.recipe-kind=%s", sp->id, sp->sid, sp->recipe,
+	    sp->kind);
 	for (i = 0; i < sp->nv; i++)
-		ab_buf_addf(&c, " org.agentbox.version.%s=%s", sp->vname[i],
-		    sp->vvalue[i]);
+		rc |= ab_buf_addf(&c, " org.agentbox.version.%s=%s",
+		    sp->vname[i], sp->vvalue[i]);
 	if (sp->base[0] != '\0')
-		ab_buf_addf(&c, " org.agentbox.base=%s", sp->base);
+		rc |= ab_buf_addf(&c, " org.agentbox.base=%s", sp->base);
 	/* Names, versions and spaces: quoted, nothing to escape. */
 	if (sp->packages[0] != '\0')
-		ab_buf_addf(&c, " org.agentbox.packages=\"%s\"",
+		rc |= ab_buf_addf(&c, " org.agentbox.packages=\"%s\"",
 		    sp->packages);
-	if (add_change(q, c.data) < 0 || c.data == NULL || q->data == NULL)
-		rc = ab_fail(err, AB_EENGINE, "out of memory");
+	if (rc == 0)
+		rc = add_change(q, c.data);
+	if (rc < 0)
+		ab_buf_fail(c.over ? &c : q, AB_EREFUSED, "the import's query",
+		    err);
 	ab_buf_free(&c);
 	return rc;
 }
@@ -212,7 +218,7 @@ int ab_image_import(struct ab_engine *e, struct ab_rootfs *rf,
 	struct ab_buf q;
 	int rc;
 
-	ab_buf_init(&q, 0);
+	ab_buf_init(&q, AB_QUERY_MAX);
 	rc = import_query(&q, rf, sp, err);
 	ab_rootfs_source(rf, &src);
 	if (rc == 0)
@@ -234,7 +240,7 @@ int ab_image_import_layered(struct ab_engine *e, struct ab_rootfs *rf,
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		return ab_fail_errno(err, AB_EENGINE, "cannot read the root "
 		    "filesystem back");
-	ab_buf_init(&q, 0);
+	ab_buf_init(&q, AB_QUERY_MAX);
 	rc = import_query(&q, rf, sp, err);
 	if (rc == 0)
 		rc = ab_roottar_open(&t, fd, rf, err);

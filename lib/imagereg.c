@@ -17,7 +17,7 @@ int ab_image_record_write(struct ab_state *s, const struct ab_image_spec *sp,
 	struct ab_jw w;
 	int i, rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "image", sp->id);
 	ab_jw_kstr(&w, "digest", sp->digest);
@@ -39,8 +39,9 @@ int ab_image_record_write(struct ab_state *s, const struct ab_image_spec *sp,
 	}
 	ab_jw_arr_end(&w);
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    ab_record_write(s, "image", sp->id, b.data, b.len, err);
+	rc = ab_jw_done(&w) < 0 ? ab_buf_fail(&b, AB_EREFUSED, "the image "
+	    "record", err) : ab_record_write(s, "image", sp->id, b.data, b.len,
+	    err);
 	ab_buf_free(&b);
 	return rc;
 }

@@ -163,7 +163,7 @@ int ab_image_export_base(struct ab_engine *e,
 
 	if (ab_new_id(rnd, err) < 0)
 		return -1;
-	ab_buf_init(&body, 0);
+	ab_buf_init(&body, AB_REQUEST_MAX);
 	ab_jw_init(&w, &body);
 	ab_jw_obj(&w);
 	ab_jw_kstr(&w, "Image", sp->base);
@@ -184,8 +184,10 @@ int ab_image_export_base(struct ab_engine *e,
 	ab_jw_obj_end(&w);
 	ab_jw_obj_end(&w);
 	if (ab_jw_done(&w) < 0) {
+		ab_buf_fail(&body, AB_EREFUSED, "the export container's "
+		    "request", err);
 		ab_buf_free(&body);
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return -1;
 	}
 	rc = ab_fmt_err(err, url, sizeof url, "the export container's name",
 	    "/containers/create?name=agentbox-export-%s", rnd);

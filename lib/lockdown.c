@@ -213,6 +213,9 @@ int ab_lock_body(const struct ab_lock *l, struct ab_buf *out,
 	ab_jw_obj_end(&w);
 	host_config(&w, l);
 	ab_jw_obj_end(&w);
+	if (ab_jw_done(&w) < 0 && out->over)
+		return ab_buf_fail(out, AB_EUSAGE, "the container's request",
+		    err);
 	if (ab_jw_done(&w) < 0)
 		return ab_fail(err, AB_EUSAGE,
 		    "cannot encode the container (invalid UTF-8 in an "

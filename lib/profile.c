@@ -546,7 +546,7 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	struct ab_jw w;
 	int rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "profile", p->id);
 	ab_jw_kstr(&w, "alloc", p->alloc);
@@ -586,9 +586,11 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	ab_jw_key(&w, "body");
 	ab_jw_raw(&w, body, strlen(body));
 	ab_jw_obj_end(&w);
-	rc = ab_jw_done(&w) < 0 ? ab_fail(err, AB_EUSAGE,
-	    "cannot encode the profile (an argument is not UTF-8?)") :
-	    ab_record_write(s, "profile", p->id, b.data, b.len, err);
+	rc = ab_jw_done(&w) < 0 && b.over ? ab_buf_fail(&b, AB_EUSAGE,
+	    "the profile record", err) : ab_jw_done(&w) < 0 ? ab_fail(err,
+	    AB_EUSAGE, "cannot encode the profile (an argument is not "
+	    "UTF-8?)") : ab_record_write(s, "profile", p->id, b.data, b.len,
+	    err);
 	ab_buf_free(&b);
 	return rc;
 }
@@ -778,7 +780,7 @@ int ab_profile_open(struct ab_state *s, const struct ab_handle *h,
 	if (k == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	ab_profile_lock(p, a, a->digest, s->sid, 0, k);
-	ab_buf_init(&body, 0);
+	ab_buf_init(&body, AB_REQUEST_MAX);
 	rc = ab_profile_body(k, &body, sha, err);
 	ab_buf_free(&body);
 	free(k);

@@ -213,11 +213,12 @@ static int network_create(struct ab_engine *e, const struct ab_proxy_of *a,
 	if (ab_fmt_err(err, name, sizeof name, "the egress network's name",
 	    EGRESS_PREFIX "%s-%s", a->engine, a->id) < 0)
 		return -1;
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_REQUEST_MAX);
 	network_body(&b, name, a->engine);
-	if (b.data == NULL) {
+	if (b.data == NULL || b.over) {
+		ab_buf_fail(&b, AB_EENGINE, "the network's request", err);
 		ab_buf_free(&b);
-		return ab_fail(err, AB_EENGINE, "out of memory");
+		return -1;
 	}
 	if (ab_engine_json(e, "POST", "/networks/create", b.data,
 	    "create the egress network", &r, err) == 0) {
@@ -664,6 +665,6 @@ int ab_proxy_summary(struct ab_engine *e, const struct ab_proxy_of *a,
 	}
 	ab_jw_obj_end(&w);
 	free(end);
-	return ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory") :
-	    0;
+	return ab_jw_done(&w) < 0 ? ab_buf_fail(out, AB_EENGINE, "the egress "
+	    "summary", err) : 0;
 }

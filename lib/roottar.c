@@ -13,6 +13,11 @@
 #define CHUNK (64 * 1024)
 #define NAME_MAX_BYTES (64 * 1024)
 #define ACCOUNTS_MAX (1 << 20)
+/* What one step hands out: the held long-name entries (pending's bound)
+ * and a header, or a chunk. */
+#define EMIT_MAX (NAME_MAX_BYTES + 3 * BLOCK + CHUNK)
+/* An account file: the root's and the agent's line. */
+#define ADD_MAX (ACCOUNTS_MAX + 128)
 
 enum { ROOT, LAYER };
 
@@ -50,6 +55,12 @@ static int not_tar(struct ab_err *err)
 static int oom(struct ab_err *err)
 {
 	return ab_fail(err, AB_EENGINE, "out of memory");
+}
+
+static int emit_fail(const struct ab_roottar *t, struct ab_err *err)
+{
+	return ab_buf_fail(&t->emit, AB_EENGINE, "a root entry's tar bytes",
+	    err);
 }
 
 /* A numeric field: octal, or base-256 when its first byte says so. */
@@ -221,7 +232,8 @@ static int header(struct ab_roottar *t, struct ab_err *err)
 		return size == 0 ? name_done(t, err) : 0;
 	}
 	if (type == 'g')
-		return ab_buf_add(&t->emit, h, BLOCK) < 0 ? oom(err) : 0;
+		return ab_buf_add(&t->emit, h, BLOCK) < 0 ? emit_fail(t, err) :
+		    0;
 	if (t->next_name != NULL) {
 		rc = plain_path(t->next_name, path, sizeof path);
 	} else {
@@ -250,7 +262,7 @@ static int header(struct ab_roottar *t, struct ab_err *err)
 	if (!t->skip && ((t->pending.len > 0 && ab_buf_add(&t->emit,
 	    t->pending.data, t->pending.len) < 0) ||
 	    ab_buf_add(&t->emit, h, BLOCK) < 0))
-		return oom(err);
+		return emit_fail(t, err);
 	ab_buf_reset(&t->pending);
 	return 0;
 }
@@ -292,7 +304,7 @@ static int root_step(struct ab_roottar *t, struct ab_err *err)
 		    "/etc/passwd, /etc/group or a long name is too large");
 	if (t->held ? ab_buf_add(&t->pending, chunk, n) < 0 :
 	    !t->skip && ab_buf_add(&t->emit, chunk, n) < 0)
-		return t->held ? not_tar(err) : oom(err);
+		return t->held ? not_tar(err) : emit_fail(t, err);
 	t->data -= real;
 	t->left -= (long long)n;
 	if (t->left == 0 && t->capture == &t->longname)
@@ -399,12 +411,12 @@ int ab_roottar_open(struct ab_roottar **rt, int fd, struct ab_rootfs *layer,
 		return oom(err);
 	t->fd = fd;
 	t->rf = layer;
-	ab_buf_init(&t->emit, 0);
+	ab_buf_init(&t->emit, EMIT_MAX);
 	ab_buf_init(&t->pending, NAME_MAX_BYTES + 2 * BLOCK + CHUNK);
 	ab_buf_init(&t->longname, NAME_MAX_BYTES);
 	for (i = 0; i < 2; i++) {
 		ab_buf_init(&t->acct[i], ACCOUNTS_MAX);
-		ab_buf_init(&t->add[i], 0);
+		ab_buf_init(&t->add[i], ADD_MAX);
 	}
 	ab_rootfs_source(layer, &t->layer);
 	*rt = t;

@@ -24,7 +24,7 @@ static void capture_init(struct ab_capture *c, long long limit)
 	c->fd = -1;
 	c->of.fd = -1;
 	c->limit = limit;
-	ab_buf_init(&c->keep, 0);
+	ab_buf_init(&c->keep, (size_t)limit);	/* capture stops there */
 }
 
 void ab_run_init(struct ab_run *r)
@@ -34,8 +34,8 @@ void ab_run_init(struct ab_run *r)
 	r->grace_ms = 10000;
 	capture_init(&r->out, AB_RUN_RECORD_OUTPUT);
 	capture_init(&r->err, AB_RUN_RECORD_OUTPUT);
-	ab_buf_init(&r->enforced, 0);
-	ab_buf_init(&r->egress_json, 0);
+	ab_buf_init(&r->enforced, AB_REPLY_MAX);	/* the inspect's, in part */
+	ab_buf_init(&r->egress_json, AB_RECORD_MAX);	/* in the record whole */
 }
 
 void ab_run_free(struct ab_run *r)
@@ -198,8 +198,8 @@ static int keep_enforced(const struct ab_json *j, struct ab_run *r,
 		ab_jw_raw(&w, p, n);
 	}
 	ab_jw_obj_end(&w);
-	return ab_jw_done(&w) < 0 ? ab_fail(err, AB_EENGINE, "out of memory")
-	    : 0;
+	return ab_jw_done(&w) < 0 ? ab_buf_fail(&r->enforced, AB_EENGINE,
+	    "the lockdown enforced", err) : 0;
 }
 
 int ab_run_check(struct ab_engine *e, struct ab_run *r,
@@ -603,7 +603,7 @@ static void base64(struct ab_jw *w, const unsigned char *p, size_t n)
 	unsigned long v;
 	size_t i;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, (n + 2) / 3 * 4 + 1);	/* 4 bytes for each 3 */
 	for (i = 0; i < n; i += 3) {
 		v = (unsigned long)p[i] << 16;
 		if (i + 1 < n)
@@ -704,7 +704,7 @@ int ab_result_save(struct ab_state *s, const char *id,
 	struct ab_jw w;
 	int rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_RECORD_MAX);	/* what a record may be read back */
 	ab_jw_init(&w, &b);
 	ab_record_begin(&w, s, "result", id);
 	ab_jw_kstr(&w, "ctr", ids->ctr);
@@ -750,10 +750,12 @@ int ab_result_save(struct ab_state *s, const char *id,
 		ab_jw_kstr(&w, "error", msg);
 	}
 	ab_jw_obj_end(&w);
-	ab_buf_init(&m, 0);
+	ab_buf_init(&m, AB_RECORD_MAX);	/* the same, masked */
 	if (ab_jw_done(&w) < 0 || (r->mask != NULL &&
 	    ab_progress_mask_json(r->mask, b.data, b.len, &m) < 0))
-		rc = ab_fail(err, AB_EENGINE, "cannot encode the result");
+		rc = b.over || m.over ? ab_buf_fail(b.over ? &b : &m,
+		    AB_EENGINE, "the result record", err) : ab_fail(err,
+		    AB_EENGINE, "cannot encode the result");
 	else if (r->mask != NULL)
 		rc = ab_record_write(s, "result", id, m.data, m.len, err);
 	else

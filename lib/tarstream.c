@@ -16,6 +16,12 @@
 #define BLOCK 512
 #define SIZE_MAX_OCTAL 077777777777LL	/* 11 digits */
 #define ID_MAX_OCTAL 07777777u		/* 7 digits */
+/* An entry's pax records: a path (4 KiB) and a link target (git and
+ * readlink give 4 KiB at most), with a size and owners. */
+#define PAX_MAX (64 * 1024)
+/* What waits to be handed out: less than one read (curl asks at most
+ * its upload buffer, 2 MiB) and one step, a chunk or a header. */
+#define OUT_MAX ((2u << 20) + CHUNK + PAX_MAX + 8 * BLOCK)
 
 struct ab_tar {
 	struct ab_tar_source src;
@@ -38,14 +44,15 @@ int ab_tar_open(struct ab_tar **tp, const struct ab_tar_source *src,
 	if (t == NULL)
 		return ab_fail(err, AB_EENGINE, "out of memory");
 	t->src = *src;
-	ab_buf_init(&t->out, 0);
+	ab_buf_init(&t->out, OUT_MAX);
 	*tp = t;
 	return 0;
 }
 
-static int oom(struct ab_err *err)
+static int out_fail(const struct ab_tar *t, struct ab_err *err)
 {
-	return ab_fail(err, AB_EENGINE, "out of memory writing a tar");
+	return ab_buf_fail(&t->out, AB_EENGINE, "a tar's bytes not yet sent",
+	    err);
 }
 
 /* WIDTH-1 zero-padded octal digits and a NUL, as snprintf "%0*llo" would
@@ -125,14 +132,14 @@ static size_t pad_of(unsigned long long n)
 }
 
 static int put_pax(struct ab_tar *t, const struct ab_tar_entry *e,
-    const char *name, const char *link, long long size)
+    const char *name, const char *link, long long size, struct ab_err *err)
 {
 	struct ab_tar_entry x = *e;
 	struct ab_buf r;
 	char num[32];
 	int rc = 0;
 
-	ab_buf_init(&r, 0);
+	ab_buf_init(&r, PAX_MAX);
 	if (strlen(name) > 100)
 		rc |= pax_record(&r, "path", name);
 	if (link != NULL && strlen(link) > 100)
@@ -150,12 +157,15 @@ static int put_pax(struct ab_tar *t, const struct ab_tar_entry *e,
 		    pax_record(&r, "gid", num);
 	}
 	x.mode = 0644;
-	if (rc == 0 && r.len > 0)
-		rc = put_block(t, "././@PaxHeader", 'x', &x, (long long)r.len,
-		    NULL) < 0 || ab_buf_add(&t->out, r.data, r.len) < 0 ||
-		    zeros(&t->out, pad_of(r.len)) < 0 ? -1 : 0;
+	if (rc < 0)
+		ab_buf_fail(&r, AB_EREFUSED, "the pax header of a tar entry",
+		    err);
+	else if (r.len > 0 && (put_block(t, "././@PaxHeader", 'x', &x,
+	    (long long)r.len, NULL) < 0 || ab_buf_add(&t->out, r.data,
+	    r.len) < 0 || zeros(&t->out, pad_of(r.len)) < 0))
+		rc = out_fail(t, err);
 	ab_buf_free(&r);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 static int put_header(struct ab_tar *t, const struct ab_tar_entry *e,
@@ -176,9 +186,10 @@ static int put_header(struct ab_tar *t, const struct ab_tar_entry *e,
 	    ab_fmt(t->path_copy, sizeof t->path_copy, "%s", e->path) < 0))
 		return ab_fail(err, AB_EREFUSED, "path too long for a tar: "
 		    "%.64s...", e->path);
-	if (put_pax(t, e, name, link, size) < 0 ||
-	    put_block(t, name, type, e, size, link) < 0)
-		return oom(err);
+	if (put_pax(t, e, name, link, size, err) < 0)
+		return -1;
+	if (put_block(t, name, type, e, size, link) < 0)
+		return out_fail(t, err);
 	if (size > 0) {
 		t->in_file = 1;
 		t->remaining = size;
@@ -202,12 +213,12 @@ static int put_data(struct ab_tar *t, struct ab_err *err)
 		return ab_fail(err, AB_EENGINE, "%s: a source gave more than "
 		    "asked", t->path_copy);
 	if (ab_buf_add(&t->out, t->chunk, (size_t)got) < 0)
-		return oom(err);
+		return out_fail(t, err);
 	t->remaining -= got;
 	if (t->remaining == 0) {
 		t->in_file = 0;
 		if (zeros(&t->out, t->pad) < 0)
-			return oom(err);
+			return out_fail(t, err);
 	}
 	return 0;
 }
@@ -228,7 +239,7 @@ static int step(struct ab_tar *t, struct ab_err *err)
 		return put_header(t, &e, err);
 	/* The end: two zero blocks. */
 	if (zeros(&t->out, BLOCK) < 0 || zeros(&t->out, BLOCK) < 0)
-		return oom(err);
+		return out_fail(t, err);
 	t->finished = 1;
 	return 0;
 }

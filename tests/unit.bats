@@ -153,3 +153,10 @@ load helpers
 	refute_output --partial "not ok"
 	assert_output --partial "ok "
 }
+
+@test "lib/buf: every unit check passes" {
+	run "${AB_UNIT:-$AB_ROOT/build/tests}/buf-test"
+	assert_success
+	refute_output --partial "not ok"
+	assert_output --partial "ok "
+}

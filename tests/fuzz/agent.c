@@ -15,6 +15,9 @@
 #include "common.h"
 #include "json.h"
 
+/* The agent's record: its fields are bounded (agent.h), far under. */
+#define RECORD_MAX (16u << 20)
+
 #define INPUT_MAX (256 * 1024)
 
 static const char schema[] = "{\"type\":\"object\",\"properties\":{"
@@ -51,7 +54,7 @@ static void section(const uint8_t *p, size_t n, size_t step, int codex,
 		ab_agent_feed(&a, (const char *)p + i, k);
 	}
 	ab_agent_end(&a);
-	ab_buf_init(out, 0);
+	ab_buf_init(out, RECORD_MAX);
 	ab_jw_init(&w, out);
 	ab_agent_json(&a, "1.0.0", &w);
 	if (ab_jw_done(&w) != 0)

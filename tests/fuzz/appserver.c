@@ -29,6 +29,9 @@
 #include "common.h"
 #include "json.h"
 
+/* A message the harness writes: one path, escaped, and its frame. */
+#define MSG_MAX (AB_AS_EVENT_MAX + 1024)
+
 #define INPUT_MAX (256 * 1024)
 #define PATHS_MAX 32
 
@@ -88,8 +91,8 @@ static void run(const uint8_t *p, size_t n, size_t step, struct ab_buf *srv,
 	}
 	ab_as_eof(&s);
 	fuzz_line(s.why, sizeof s.why);
-	ab_buf_init(srv, 0);
-	ab_buf_init(ev, 0);
+	ab_buf_init(srv, AB_AS_QUEUE_MAX);	/* copies of s's queues */
+	ab_buf_init(ev, AB_AS_QUEUE_MAX);
 	ab_buf_add(srv, s.to_server.data ? s.to_server.data : "",
 	    s.to_server.len);
 	ab_buf_add(ev, s.events.data ? s.events.data : "", s.events.len);
@@ -175,7 +178,7 @@ static int ask(struct ab_as *s, int k, int v, const char *path, size_t n)
 	int accepted, declined;
 
 	/* The harness writes the messages, escaping what it must. */
-	ab_buf_init(&msg, 0);
+	ab_buf_init(&msg, MSG_MAX);
 	ab_jw_init(&w, &msg);
 	ab_jw_obj(&w);
 	ab_jw_kstrn(&w, "path", path, n);
@@ -187,7 +190,7 @@ static int ask(struct ab_as *s, int k, int v, const char *path, size_t n)
 		ab_buf_free(&msg);
 		return -1;
 	}
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, 2 * MSG_MAX);
 	ab_buf_addf(&b, "{\"method\":\"item/started\",\"params\":{"
 	    "\"threadId\":\"t\",\"item\":{\"type\":\"fileChange\","
 	    "\"id\":\"i%d-%d\",\"changes\":[%s]}}}\n{\"method\":"

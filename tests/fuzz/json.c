@@ -123,7 +123,8 @@ static int rewrite(const struct ab_json *j, struct ab_buf *out)
 {
 	struct ab_jw w;
 
-	ab_buf_init(out, 0);
+	/* The text, each byte at most 6 as written (\u00XX), and less. */
+	ab_buf_init(out, 8 * j->len + 64);
 	ab_jw_init(&w, out);
 	if (put(j, 0, &w) != j->ntok)
 		abort();

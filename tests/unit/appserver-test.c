@@ -220,7 +220,7 @@ static void delta(struct ab_as *s, const char *item, size_t n)
 	    "\"params\":{\"threadId\":\"thr-1\",\"itemId\":\"";
 	struct ab_buf b;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, AB_AS_LINE_MAX + 1024);	/* past the line bound */
 	ab_buf_add(&b, head, strlen(head));
 	ab_buf_add(&b, item, strlen(item));
 	ab_buf_add(&b, "\",\"delta\":\"", 11);

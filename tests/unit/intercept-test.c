@@ -323,8 +323,8 @@ int main(void)
 	if (ab_tlsca_new(&ca, "proxy", hosts, 2, until, &err) < 0 ||
 	    ab_tlsca_new(&vendor_ca, "vendor", hosts, 1, until, &err) < 0)
 		die("CA", &err);
-	ab_buf_init(&pem, 0);
-	ab_buf_init(&vpem, 0);
+	ab_buf_init(&pem, AB_TLSCA_EXTRA_MAX);	/* a CA's PEM, as --ca */
+	ab_buf_init(&vpem, AB_TLSCA_EXTRA_MAX);
 	if (ab_tlsca_cert_pem(ca, &pem, &err) < 0 ||
 	    ab_tlsca_cert_pem(vendor_ca, &vpem, &err) < 0)
 		die("PEM", &err);

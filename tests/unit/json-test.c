@@ -12,6 +12,9 @@
 
 #include "tap.h"
 
+/* The writer's buffers here: a test writes under 1 MiB. */
+#define WRITTEN_MAX (16u << 20)
+
 static int parses(const char *text, size_t len)
 {
 	struct ab_json j;
@@ -274,7 +277,7 @@ static void test_nul(void)
 	    "keys differing after a NUL are not duplicates");
 	refuses("[\"\\u000\"]", NULL, "a short \\u000 is still refused");
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, WRITTEN_MAX);
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	ab_jw_keyn(&w, "k\0", 2);
@@ -451,7 +454,7 @@ static void test_big(void)
 	long long v;
 	int i, ok1;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, WRITTEN_MAX);
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	ab_jw_key(&w, "list");
@@ -503,7 +506,7 @@ static void test_writer(void)
 	size_t i;
 	int t, all, b1;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, WRITTEN_MAX);
 	ab_jw_init(&w, &b);
 	ab_jw_obj(&w);
 	for (i = 0; i < sizeof val / sizeof val[0]; i++)
@@ -586,7 +589,7 @@ static int jw_refused(int which)
 	struct ab_jw w;
 	int i, r;
 
-	ab_buf_init(&b, which == 17 ? 8 : 0);
+	ab_buf_init(&b, which == 17 ? 8 : WRITTEN_MAX);
 	ab_jw_init(&w, &b);
 	switch (which) {
 	case 0:
@@ -704,7 +707,7 @@ static void test_writer_refusals(void)
 	for (i = 0; i < (int)(sizeof desc / sizeof desc[0]); i++)
 		ok(jw_refused(i), desc[i]);
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, WRITTEN_MAX);
 	ab_jw_init(&w, &b);
 	for (i = 0; i < 64; i++)
 		ab_jw_arr(&w);

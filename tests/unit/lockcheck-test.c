@@ -76,7 +76,7 @@ static int check(const char *from, const char *to, char *msg)
 	const char *at;
 	int rc;
 
-	ab_buf_init(&b, 0);
+	ab_buf_init(&b, 2u << 20);	/* the fixture (1 MiB at most) edited */
 	at = from ? strstr(doc.data, from) : NULL;
 	if (from != NULL && at == NULL) {
 		printf("# fixture lacks %s\n", from);

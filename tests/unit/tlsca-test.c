@@ -39,7 +39,7 @@ static void ca_pem(const struct ab_tlsca *ca, struct ab_buf *b)
 {
 	struct ab_err err;
 
-	ab_buf_init(b, 0);
+	ab_buf_init(b, AB_TLSCA_EXTRA_MAX);	/* a CA's PEM, as --ca */
 	if (ab_tlsca_cert_pem(ca, b, &err) < 0) {
 		fprintf(stderr, "ab_tlsca_cert_pem: %s\n", err.msg);
 		exit(1);
@@ -536,7 +536,7 @@ static void client_refusals(void)
 	ok(client_fails(NULL, "", AB_EUSAGE, "no certificate") &&
 	    client_fails(NULL, "hello\n", AB_EUSAGE, "no certificate"),
 	    "added anchors without a certificate are refused");
-	ab_buf_init(&both, 0);
+	ab_buf_init(&both, AB_TLSCA_EXTRA_MAX);	/* a PEM and a key */
 	ab_buf_add(&both, b.data, b.len);
 	key_pem(&both);
 	ok(client_fails(NULL, both.data, AB_EUSAGE, "other than certificates"),
