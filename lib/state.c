@@ -580,8 +580,8 @@ static long marker_pid(const char *name, const char *prefix)
 }
 
 /* When PID started, in epoch milliseconds (to the second of the boot
- * time), or -1 when /proc does not say. */
-static long long started_ms(long pid)
+ * time), or -1 when /proc does not say; *dead when it is a zombie. */
+static long long started_ms(long pid, int *dead)
 {
 	unsigned long long ticks, btime = 0;
 	char path[64], line[1024], *p;
@@ -594,6 +594,7 @@ static long long started_ms(long pid)
 		return -1;
 	p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
 	fclose(f);
+	*dead = p != NULL && (p[1] == '\0' || p[2] == 'Z' || p[2] == 'X');
 	/* starttime is the 20th field after the command's ")". */
 	for (i = 0; p != NULL && i < 19; i++)
 		p = strchr(p + 1, ' ');
@@ -609,17 +610,21 @@ static long long started_ms(long pid)
 	    (unsigned long long)hz);
 }
 
-/* Whether the marker's writer still runs: its PID lives and was not
- * taken by a process started after the marker was written (the second
- * of slack is the boot time's granularity). */
+/* Whether the marker's writer still runs: its PID lives, is no zombie
+ * (killed, not yet reaped), and was not taken by a process started after
+ * the marker was written (the second of slack is the boot time's
+ * granularity). */
 static int writer_runs(int dfd, const char *name, long pid)
 {
 	struct stat st;
 	long long born;
+	int dead = 0;
 
 	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 		return 0;
-	born = started_ms(pid);
+	born = started_ms(pid, &dead);
+	if (dead)
+		return 0;
 	if (born < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 1;
 	return born <= ab_ns(&st.st_mtim) / 1000000 + 1000;
