@@ -6,16 +6,26 @@
  * ambient bit.  Engine inspect shows what was asked for, never what the
  * kernel enforces; this is the enforcing kernel's own answer.
  *
- * Silent and 0 when no_new_privs is set, a seccomp filter is in force, and
- * every capability set is empty; otherwise it prints the first check that
- * failed, as the probe names it, and exits 1.
+ * Last, it tries to make a user namespace, both ways a sandbox does
+ * (unshare(2), and clone(2) as bubblewrap does): each must fail.  A user
+ * namespace is where an unprivileged sandbox gets the capabilities it
+ * needs; without one, Codex's bubblewrap cannot start, so no command runs
+ * in Codex's own sandbox instead of going through agentbox's approval.
+ *
+ * Silent and 0 when no_new_privs is set, a seccomp filter is in force,
+ * every capability set is empty and no user namespace can be made;
+ * otherwise it prints the first check that failed, as the probe names it,
+ * and exits 1.
  */
 #include <errno.h>
 #include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "version.h"
@@ -68,6 +78,26 @@ static int bits_empty(void)
 	return fail("CapBnd");
 }
 
+/* Neither call may make a user namespace.  Run last: a namespace made
+ * would hold every capability, in it, for the rest of this process.  The
+ * clone's child, in its namespace, ends at once. */
+static int userns_closed(void)
+{
+	long pid;
+
+	if (unshare(CLONE_NEWUSER) == 0)
+		return fail("user namespace");
+	pid = syscall(SYS_clone, (long)(CLONE_NEWUSER | SIGCHLD), 0L, 0L, 0L,
+	    0L);
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0) {
+		waitpid((pid_t)pid, NULL, 0);
+		return fail("user namespace");
+	}
+	return 0;
+}
+
 static const char usage_text[] = "usage: ab-privs [--version | --help]\n";
 
 int main(int argc, char **argv)
@@ -89,7 +119,7 @@ int main(int argc, char **argv)
 	/* 2: SECCOMP_MODE_FILTER. */
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
 		return fail("Seccomp");
-	if (sets_empty() != 0 || bits_empty() != 0)
+	if (sets_empty() != 0 || bits_empty() != 0 || userns_closed() != 0)
 		return 1;
 	return 0;
 }

@@ -106,6 +106,16 @@ check_identity() {
 	done
 	[ "$(status_field NoNewPrivs)" = 1 ] || refuse NoNewPrivs
 	[ "$(status_field Seccomp)" = 2 ] || refuse Seccomp
+	check_kernel
+}
+
+# The kernel's own answer (ab-privs): no privilege held, and no user
+# namespace can be made, so a sandbox that needs one (Codex's bubblewrap)
+# cannot start, and every command Codex runs comes to agentbox's approval.
+# Without that answer the container is refused.
+check_kernel() {
+	[ -x /usr/lib/agentbox/ab-privs ] || refuse "ab-privs"
+	bad=$(/usr/lib/agentbox/ab-privs) || refuse "${bad:-ab-privs}"
 }
 
 # Under gVisor the kernel the agent talks to is gVisor's own (its Sentry):
@@ -122,8 +132,7 @@ check_sentry() {
 		[ "$(status_field "$c")" = 0000000000000000 ] || refuse "$c"
 	done
 	[ "$(status_field Seccomp)" = 2 ] || refuse Seccomp
-	[ -x /usr/lib/agentbox/ab-privs ] || refuse "ab-privs"
-	bad=$(/usr/lib/agentbox/ab-privs) || refuse "${bad:-ab-privs}"
+	check_kernel
 }
 
 check_mounts() {

@@ -21,6 +21,12 @@
 
 #define SETTLE_MS 500
 #define PASSES 4
+/* How long after a killed tool is gone a create it sent may still land:
+ * the engine finishes a request whose client died, on its own time, and
+ * nothing tells when.  Half a second was seen too short under make asan
+ * ("ab-alloc --egress killed at each pause point"); an engine's create
+ * takes well under a second unless the host is starved. */
+#define LATE_MS 2000
 
 /* The containers or volumes of this state, and of allocation ID when it
  * is not NULL. */
@@ -252,12 +258,55 @@ static int remains(const char *id, struct ab_buf *left, struct ab_err *err)
 	    "%.500s", id, left->data);
 }
 
-static void settle(void)
+static void settle(long ms)
 {
-	struct timespec ts = { 0, SETTLE_MS * 1000000L };
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* A tool that left ID's in-flight marker may still create: any time while
+ * it runs, and once it is gone until the engine finished the request it
+ * sent last.  Waits for both, within the cleanup budget; a budget too
+ * short for them proves nothing. */
+static int await_creates(struct ab_state *s, const struct ab_engine *e,
+    const char *id, struct ab_err *err)
+{
+	ab_test_pause("clean-awaiting");
+	for (;;) {
+		if (ab_deadline_left_ms(&e->dl) <= LATE_MS)
+			return ab_fail(err, AB_EDEADLINE, "alloc:%s: cleanup "
+			    "budget ran out waiting for the creates of the tool "
+			    "that was making it", id);
+		if (!ab_inflight_any(s, "alloc", id, AB_INFLIGHT_LIVE))
+			break;
+		settle(SETTLE_MS);
+	}
+	settle(LATE_MS);
+	return 0;
+}
+
+/* Removes and looks, and looks again after the settle window while a
+ * pass leaves something: a container whose removal the engine finished
+ * only after its volumes were tried (409, in use) is gone by then (seen
+ * in CI: a killed ab-alloc's volumes, kept). */
+static int passes(struct ab_state *s, struct ab_engine *e,
+    const struct ab_alloc *a, struct ab_buf *left, struct ab_err *err)
+{
+	int pass;
+
+	for (pass = 0; pass < PASSES; pass++) {
+		if (pass > 0)
+			settle(SETTLE_MS);
+		ab_buf_reset(left);
+		remove_pass(s, e, a, err);
+		if (prove(s, e, a, left, err) < 0)
+			return -1;
+		if (left->len == 0)
+			break;
+	}
+	return 0;
 }
 
 /* Whether ID is this state's to clean: its record is here and bound to
@@ -369,7 +418,7 @@ static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
 {
 	struct ab_side side;
 	struct ab_alloc a;
-	int pass, late, rc;
+	int rc;
 
 	if ((rc = ours(s, e, id, left, err)) <= 0)
 		return rc;
@@ -378,23 +427,15 @@ static int clean_locked(struct ab_state *s, struct ab_engine *e, const char *id,
 	ab_alloc_init(&a, id, s->sid);
 	/* A create can land late only while its request is in flight, so
 	 * when a tool left its in-flight marker (it was killed, or still
-	 * runs) absence is proven only by a look after the settle window;
-	 * otherwise every create has had its reply and one clean look is
-	 * the proof.  A pass that leaves something looks again after the
-	 * window: a container that landed late, or whose removal the engine
-	 * finished only after its volumes were tried (409, in use), is gone
-	 * by then (seen in CI: a killed ab-alloc's volumes, kept). */
-	late = ab_inflight_any(s, "alloc", id, 0);
-	for (pass = 0; pass < PASSES; pass++) {
-		if (pass > 0)
-			settle();
-		ab_buf_reset(left);
-		remove_pass(s, e, &a, err);
-		if (prove(s, e, &a, left, err) < 0)
-			return -1;
-		if (left->len == 0 && (!late || pass > 0))
-			break;
-	}
+	 * runs) absence is proven only by a look after its creates can no
+	 * longer land; otherwise every create has had its reply and the
+	 * passes are the proof. */
+	if (passes(s, e, &a, left, err) < 0)
+		return -1;
+	if (ab_inflight_any(s, "alloc", id, 0) &&
+	    (await_creates(s, e, id, err) < 0 ||
+	    passes(s, e, &a, left, err) < 0))
+		return -1;
 	if (left->len > 0)
 		return remains(id, left, err);
 	/* An older agentbox's egress network of this state goes with its

@@ -588,6 +588,57 @@ static long marker_pid(const char *name, const char *prefix)
 	return end != name + k && *end == '\0' && pid > 0 ? pid : 0;
 }
 
+/* When PID started, in epoch milliseconds (to the second of the boot
+ * time), or -1 when /proc does not say; *dead when it is a zombie. */
+static long long started_ms(long pid, int *dead)
+{
+	unsigned long long ticks, btime = 0;
+	char path[64], line[1024], *p;
+	long hz = sysconf(_SC_CLK_TCK);
+	int i, ok = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if (hz <= 0 || (f = fopen(path, "re")) == NULL)
+		return -1;
+	p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	*dead = p != NULL && (p[1] == '\0' || p[2] == 'Z' || p[2] == 'X');
+	/* starttime is the 20th field after the command's ")". */
+	for (i = 0; p != NULL && i < 19; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p, " %llu", &ticks) != 1 ||
+	    (f = fopen("/proc/stat", "re")) == NULL)
+		return -1;
+	while (!ok && fgets(line, sizeof line, f) != NULL)
+		ok = sscanf(line, "btime %llu", &btime) == 1;
+	fclose(f);
+	if (!ok)
+		return -1;
+	return (long long)(btime * 1000 + ticks * 1000 /
+	    (unsigned long long)hz);
+}
+
+/* Whether the marker's writer still runs: its PID lives, is no zombie
+ * (killed, not yet reaped), and was not taken by a process started after
+ * the marker was written (the second of slack is the boot time's
+ * granularity). */
+static int writer_runs(int dfd, const char *name, long pid)
+{
+	struct stat st;
+	long long born;
+	int dead = 0;
+
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return 0;
+	born = started_ms(pid, &dead);
+	if (dead)
+		return 0;
+	if (born < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 1;
+	return born <= ab_ns(&st.st_mtim) / 1000000 + 1000;
+}
+
 int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
     int clear)
 {
@@ -611,7 +662,7 @@ int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
 		if ((pid = marker_pid(d->d_name, prefix)) == 0)
 			continue;
 		if (clear == AB_INFLIGHT_LIVE) {
-			found |= kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+			found |= writer_runs(dirfd(dir), d->d_name, pid);
 			continue;
 		}
 		found = 1;

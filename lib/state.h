@@ -77,14 +77,15 @@ int ab_record_list(struct ab_state *s, const char *kind,
 /* A create request on behalf of KIND:ID (an allocation, or an image being
  * built) is in flight: a marker $STATE/KIND/.inflight-ID-PID exists from
  * before the request until its reply.  One left by a killed tool tells
- * ab-clean that a create may still land late, so only then does it wait a
- * settle window; one whose PID still lives tells a sweep that the objects
- * are still being made. */
+ * ab-clean that a create may still land late, so only then does it wait
+ * for the writer to end and then a settle window; one whose PID still
+ * lives tells a sweep that the objects are still being made. */
 int ab_inflight_begin(struct ab_state *s, const char *kind, const char *id,
     struct ab_err *err);
 void ab_inflight_end(struct ab_state *s, const char *kind, const char *id);
 /* 1 when a marker of ID exists; with clear 1, removes them all; with
- * AB_INFLIGHT_LIVE, 1 only when a marker's PID still exists. */
+ * AB_INFLIGHT_LIVE, 1 only when a marker's writer still runs: its PID
+ * exists and is not a process started after the marker was written. */
 #define AB_INFLIGHT_LIVE 2
 int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
     int clear);

@@ -217,6 +217,66 @@ validated() {
 	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
 }
 
+# log_has REGEX: waits until the fault proxy's log has a line matching it.
+log_has() {
+	local i
+	for i in $(seq 1 600); do
+		grep -q "$1" "$AB_PROXY_LOG" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "the proxy never logged $1" >&2
+	return 1
+}
+
+# stopped_or_ended PID: waits until PID stopped at its pause point, or
+# ended (a cleaner that has no such point).
+stopped_or_ended() {
+	local i state
+	for i in $(seq 1 600); do
+		state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+		case $state in T | Z) return 0 ;; esac
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "a create in flight from a tool killed after the sweep's first look: the sweep waits for it to land, removes it, and nothing is left" {
+	local apid spid id st=0 rel=$BATS_TEST_TMPDIR/release
+	# The allocation's first volume create reaches the engine only when
+	# the test lets its body through: in flight, its tool alive.
+	ab_proxy_start --match '^POST /v[0-9.]+/volumes/create' --action stall \
+		--until "$rel"
+	DOCKER_HOST=unix://$AB_PROXY_SOCK ab-alloc --image "$AB_IMAGE" \
+		>/dev/null 2>&1 3>&- &
+	apid=$!
+	log_has '^stall POST /v[0-9.]*/volumes/create'
+	id=$(find "$AB_STATE_DIR/alloc" -mindepth 1 ! -name '.*' -printf '%f\n')
+	[ -e "$AB_STATE_DIR/alloc/.inflight-$id-$apid" ]
+	# While the tool lives its creates may land: a budget that runs out
+	# first proves nothing, and the record stays.
+	run_exact 124 ab-clean --within 3 --sweep --all
+	assert_equal "$stderr" "ab-clean: alloc:$id: cleanup budget ran out waiting for the creates of the tool that was making it"
+	[ -e "$AB_STATE_DIR/alloc/$id" ]
+	AB_TEST_PAUSE=clean-awaiting ab-clean --sweep --all \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	spid=$! PAUSED=$!
+	stopped_or_ended "$spid"
+	# The sweep has looked once and found nothing; now the create lands,
+	# and the tool that sent it is killed.
+	touch "$rel"
+	log_has '^reply 201 POST /v[0-9.]*/volumes/create'
+	kill -KILL "$apid"
+	wait "$apid" || true
+	kill -CONT "$spid" 2>/dev/null || true
+	wait "$spid" || st=$?
+	cat "$BATS_TEST_TMPDIR/err" >&2
+	assert_equal "$st" 0
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "alloc:$id"
+	run objects_of "$id"
+	assert_output ""
+	[ -z "$(find "$AB_STATE_DIR/alloc" -mindepth 1)" ]
+}
+
 @test "a second ab-clean of one allocation waits for the first, and finds it cleaned" {
 	local pid second
 	new_alloc

@@ -336,6 +336,10 @@ hostile_steps() {
 			'["command", "writeStdin"]'
 		outputs | grep -q 'rejected by user' ||
 			fail "$m: Codex did not tell the model of a decline"
+		# The others never ran: Codex's sandbox, where it put them,
+		# cannot start without bubblewrap.
+		outputs | grep -q 'bubblewrap is unavailable' ||
+			fail "$m: no command was kept from starting by Codex's sandbox"
 		ab-clean "$ALLOC"
 	done
 }
@@ -391,6 +395,31 @@ hostile_steps() {
 ./touch
 ./usr/bin/touch
 ./widen.sh"
+}
+
+@test "codex execution on an image that holds Codex's bubblewrap: it cannot start, the agent making no user namespace, so an unapproved command still never runs" {
+	local dir=$BATS_TEST_TMPDIR/image
+	# The agents image with the wheel's bubblewrap where Codex looks for
+	# it (beside its binary), which agents.manifest leaves out.
+	cp -r "$AB_ROOT/image" "$dir"
+	echo 'wheel /usr/lib/codex/codex-resources/bwrap 0755 openai-codex-cli-bin codex_cli_bin/codex-resources/bwrap' \
+		>>"$dir/agents.manifest"
+	OTHER_IMAGE=$(ab-image build --recipe agents --dir "$dir" 2>/dev/null)
+	vendor '{"turns":[{"shell":"touch /work/approved"},{"shell":"touch /work/pwned"},{"shell":"sh -c \": >/work/pwned-sh\""},{"text":"done"}]}'
+	AB_AGENTS_IMAGE=$OTHER_IMAGE new_alloc
+	run_profile "$(profile execution --allow-command "touch /work/approved")"
+	assert_equal "$STATUS" 0
+	assert_equal "$(record_field 'r["agent"]["status"]')" ok
+	# Codex found its bubblewrap and started it for both unapproved
+	# commands; bubblewrap could make no user namespace, so neither ran.
+	assert_equal "$(outputs | grep -c 'bwrap: No permissions to create a new namespace')" 2
+	outputs | grep -q 'bubblewrap is unavailable' && fail "Codex did not find its bubblewrap"
+	run work_files
+	assert_output "./.codex/config.toml
+./approved
+./notes.txt
+./widen.sh"
+	ab-clean "$ALLOC"
 }
 
 @test "codex: one invocation's approvals are not another's on the same allocation" {

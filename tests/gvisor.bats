@@ -429,6 +429,37 @@ no-net"
 	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
 }
 
+# privs_gv DIGEST [DOCKER-OPTION...]: ab-privs alone under runsc, locked
+# down as an agent is, with those options.
+privs_gv() {
+	local digest=$1
+	shift
+	DOCKER_HOST=$E2 run docker run --rm --runtime runsc --network none \
+		--user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+		--label "org.agentbox.state=$(ab_state_sid)" "$@" \
+		--entrypoint /usr/lib/agentbox/ab-privs "$digest"
+}
+
+@test "under runsc the agent can make no user namespace either: the probe's check passes in the lockdown, and ab-privs names one a weaker seccomp lets be made" {
+	local digest allow=$BATS_TEST_TMPDIR/allow.json
+	gv_alloc
+	gv_ctr --runtime runsc -- sh -c 'unshare -U true 2>/dev/null && echo userns || echo no-userns'
+	gv_run
+	assert_equal "$(record_field '[r["reason"], r["probe"]]')" '["exited", "ok"]'
+	assert_equal "$(record_field 'r["stdout"]["text"]')" no-userns
+	# ab-privs, which the probe runs, alone: silent in the lockdown; a
+	# filter that allows every call lets gVisor make one, and it says so.
+	digest=$(e2 docker inspect "agentbox-${ALLOC#alloc:}-keeper" --format '{{.Image}}')
+	privs_gv "$digest"
+	assert_success
+	assert_output ""
+	printf '{"defaultAction": "SCMP_ACT_ALLOW"}\n' >"$allow"
+	privs_gv "$digest" --security-opt "seccomp=$allow"
+	assert_failure 1
+	assert_output "user namespace"
+	DOCKER_HOST=$E2 run_exact 0 ab-clean "$ALLOC"
+}
+
 @test "an image on the user's own base (--base: Python, no shell), under runsc: python3 -m unittest runs, and the probe proves the lockdown from inside gVisor" {
 	local base img tag repo=$BATS_TEST_TMPDIR/prepo
 	tag=abtest-gv-python-$RANDOM$RANDOM

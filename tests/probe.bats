@@ -114,6 +114,42 @@ assert_refused() {
 	assert_refused Seccomp
 }
 
+# seccomp_file NAME [SYSCALL...]: a seccomp filter (Seccomp 2, as the
+# probe wants) that allows every call but those named, as BATS_TEST_TMPDIR/
+# NAME.json: one that lets the agent make a user namespace.
+seccomp_file() {
+	local f=$BATS_TEST_TMPDIR/$1.json
+	shift
+	python3 -c 'import json, sys
+print(json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls":
+    [{"names": sys.argv[1:], "action": "SCMP_ACT_ERRNO"}] if sys.argv[1:] else []}))' \
+		"$@" >"$f"
+	echo "$f"
+}
+
+@test "a lockdown that lets the agent make a user namespace is refused: Codex's bubblewrap could start there" {
+	# The builtin profile closes it: the probe says ok.
+	probe_run
+	assert_success
+	# A filter that allows everything, or everything but unshare(2) (a
+	# sandbox's clone(2) still makes one), leaves every other check
+	# passing: only the user namespace is refused.
+	probe_run --security-opt "seccomp=$(seccomp_file allow)"
+	assert_refused "user namespace"
+	refute_output --partial ran
+	probe_run --security-opt "seccomp=$(seccomp_file clone-only unshare)"
+	assert_refused "user namespace"
+	# A check that cannot run refuses too: an ab-privs that is not a
+	# program, or one that fails without naming what.
+	: >"$BATS_TEST_TMPDIR/privs"
+	probe_run -v "$BATS_TEST_TMPDIR/privs:/usr/lib/agentbox/ab-privs:ro"
+	assert_refused ab-privs
+	printf '#!/usr/lib/agentbox/busybox sh\nexit 1\n' >"$BATS_TEST_TMPDIR/privs"
+	chmod 0755 "$BATS_TEST_TMPDIR/privs"
+	probe_run -v "$BATS_TEST_TMPDIR/privs:/usr/lib/agentbox/ab-privs:ro"
+	assert_refused ab-privs
+}
+
 @test "/work/.git writable is refused" {
 	GIT_RO="" probe_run
 	assert_refused "read-only /work/.git"
@@ -224,6 +260,14 @@ privs_run() {
 		--security-opt no-new-privileges
 	assert_failure 1
 	assert_output CapBnd
+	privs_run --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+		--security-opt "seccomp=$(seccomp_file allow)"
+	assert_failure 1
+	assert_output "user namespace"
+	privs_run --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+		--security-opt "seccomp=$(seccomp_file clone-only unshare)"
+	assert_failure 1
+	assert_output "user namespace"
 	PRIVS_ARGS=extra privs_run --user 10001:10001 --cap-drop ALL \
 		--security-opt no-new-privileges
 	assert_failure 2
