@@ -598,8 +598,8 @@ static long long started_ms(long pid, int *dead)
 	int i, ok = 0;
 	FILE *f;
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if (hz <= 0 || (f = fopen(path, "re")) == NULL)
+	if (hz <= 0 || ab_fmt(path, sizeof path, "/proc/%ld/stat", pid) < 0 ||
+	    (f = fopen(path, "re")) == NULL)
 		return -1;
 	p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
 	fclose(f);
