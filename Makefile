@@ -266,7 +266,7 @@ lint: test-deps
 		{ echo "lint: snprintf: use ab_fmt (err.h)" >&2; exit 1; }
 	@! grep -nE 'ab_buf_init\([^,]*, *0\)' $(LIB_SRC) cmd/*.c tests/unit/*.c \
 		tests/fuzz/*.c || { echo "lint: a buffer without a bound" \
-		"(lib/buf.h)" >&2; exit 1; }
+		"(lib/base/buf.h)" >&2; exit 1; }
 	@shellcheck sh/* image/*.sh bench/*.sh tests/*.bash tests/lib/*.bash \
 		tests/lib/*.sh \
 		tests/run-suite .ci/run

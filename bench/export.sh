@@ -3,7 +3,7 @@
 # 20,000 new files, and for one of 20,000 files plus one 200 MiB file
 # (`/usr/bin/time -v`).  One line a case.  Its peak RSS follows the
 # number of files (the index, the lists of paths), never a blob's size:
-# blobs over 4 MiB are streamed (lib/changeout.c).
+# blobs over 4 MiB are streamed (lib/git/changeout.c).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$here/bin:$PATH

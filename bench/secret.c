@@ -1,4 +1,4 @@
-/* bench/secret.c: the throughput of lib/secret.c's stream substitution on
+/* bench/secret.c: the throughput of lib/base/secret.c's stream substitution on
  * one core (`make bench-secret`), as the egress proxy runs it over a
  * vendor's streamed answer: a 100-byte credential swapped for its
  * placeholder in 64 MiB of server-sent events, fed in pieces of a read's

@@ -3,7 +3,7 @@
  * with the prompt on its standard input: it writes Codex's trust entry
  * for the root, starts `codex app-server` (the argv after --) in the
  * root, starts one thread and one turn, and is the only approver of
- * what Codex asks (lib/appserver.c).  Its standard output is the event
+ * what Codex asks (lib/agent/appserver.c).  Its standard output is the event
  * stream ab-run reads into the result's agent section.
  *
  * As the container's PID 1 it also reaps whatever Codex leaves behind.

@@ -3,7 +3,7 @@
 # runs, its exit statuses, signals, and its refusals of bad input.  Codex's
 # side is tests/lib/app-server.py, a scripted stand-in speaking the same
 # JSON-RPC; the real Codex under ab-codex, in a real container, is
-# tests/codex.bats.  Its decisions are lib/appserver.c's (tests/unit).
+# tests/codex.bats.  Its decisions are lib/agent/appserver.c's (tests/unit).
 
 # shellcheck disable=SC2154 # bats sets status, output, stderr
 load helpers

@@ -30,7 +30,7 @@ digest_of() {
 
 # settled DIR: waits until every file under DIR is one the hash cache
 # records: its mtime and its ctime more than AB_HC_SETTLE (2) seconds old
-# (lib/hashcache.h).  touch -d cannot make a file so: it sets the mtime,
+# (lib/base/hashcache.h).  touch -d cannot make a file so: it sets the mtime,
 # and moves the ctime to now.
 settled() {
 	local newest _
@@ -497,10 +497,10 @@ proxy_settled() {
 
 @test "no recipe pins a CLI version the adapters refuse" {
 	local claude codex f
-	# The adapters' pins, as lib/adapter.c states them.
+	# The adapters' pins, as lib/agent/adapter.c states them.
 	read -r codex claude < <(sed -n \
 		's/.*\*version = codex ? "\([^"]*\)" : "\([^"]*\)";.*/\1 \2/p' \
-		"$AB_ROOT/lib/adapter.c")
+		"$AB_ROOT/lib/agent/adapter.c")
 	[ -n "$codex" ] && [ -n "$claude" ]
 	for f in agents.manifest agents.layer; do
 		grep -qx "version claude-code =$claude" "$AB_ROOT/image/$f"
@@ -585,7 +585,7 @@ proxy_settled() {
 	f=$d/nsswitch.conf
 	cp -p "$f" "$BATS_TEST_TMPDIR/ref"
 	# A file changed less than 2 s before it is hashed is not recorded
-	# (lib/hashcache.h): the copy must settle first.
+	# (lib/base/hashcache.h): the copy must settle first.
 	settled "$d"
 	run_exact 0 ab-image build --dir "$d"
 	assert_equal "$output" "$AB_IMAGE"

@@ -36,9 +36,9 @@ programs() {
 	make -s --no-print-directory -C "$AB_ROOT" print-var NAME=IMAGE_PROGS
 }
 
-# The version lib/version.h defines.
+# The version lib/base/version.h defines.
 version() {
-	sed -n 's/^#define AB_VERSION "\(.*\)"$/\1/p' "$AB_ROOT/lib/version.h"
+	sed -n 's/^#define AB_VERSION "\(.*\)"$/\1/p' "$AB_ROOT/lib/base/version.h"
 }
 
 @test "every program and run-task print the one version on --version" {

@@ -318,7 +318,7 @@ e2_alloc() {
 	assert_equal "$(e2 objects "${e#alloc:}")" 0
 }
 
-# The engine's egress networks (lib/proxy.h), by the mark's label.
+# The engine's egress networks (lib/egress/proxy.h), by the mark's label.
 e2_egress_networks() {
 	e2 docker network ls -q --no-trunc --filter label=org.agentbox.role=egress \
 		--filter "label=org.agentbox.engine=$(e2 ab_engine_mark)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lib/gitstream.c against real git: the literal hunks it writes apply with
+# lib/git/gitstream.c against real git: the literal hunks it writes apply with
 # git apply, the pack it writes is what git index-pack and verify-pack
 # read back, and a blob of 1 GiB costs it a few buffers of memory.  The
 # unit program (tests/unit/gitstream-test.c) writes the repository, the

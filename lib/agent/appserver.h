@@ -22,7 +22,7 @@
  * (AB_AS_LINE_MAX) and so is every field kept.  The module does no I/O
  * of its own: ab_as_feed takes bytes as they come; what must be sent to
  * the server collects in s->to_server, and the event lines ab-run reads
- * (Codex exec's JSONL shapes, lib/agent.c) in s->events.  The filesystem
+ * (Codex exec's JSONL shapes, lib/agent/agent.c) in s->events.  The filesystem
  * is asked through s->lstat, so a harness can stand in for it.
  */
 #ifndef AB_APPSERVER_H

@@ -1,5 +1,5 @@
 /* agent.c: libFuzzer harness for what ab-run reads of an agent CLI's
- * output (lib/agent.c): Claude Code's stream-json lines or Codex's JSONL
+ * output (lib/agent/agent.c): Claude Code's stream-json lines or Codex's JSONL
  * events, every byte the agent's or its vendor's.  The first byte picks
  * the provider and whether an answer schema is set, the second the size
  * of the pieces the stream arrives in.  Beyond not crashing: the same

@@ -1,5 +1,5 @@
 /* appserver.c: libFuzzer harness for ab-codex's reader of Codex's
- * app-server (lib/appserver.c), every byte of which Codex, its model or
+ * app-server (lib/agent/appserver.c), every byte of which Codex, its model or
  * its vendor chose.  The first byte picks the form of the input:
  *
  * raw: the rest is the server's output as it is, fed in pieces of a size

@@ -1,5 +1,5 @@
 /* egress.c: libFuzzer harness for what the egress proxy parses of bytes
- * an agent sends (lib/egress.c): the request head, the authority, and the
+ * an agent sends (lib/egress/egress.c): the request head, the authority, and the
  * address guard over any address.  Beyond not crashing, it checks what
  * the proxy relies on: an accepted request names a host of plain
  * lowercase labels and a port in range, and never an IP literal. */

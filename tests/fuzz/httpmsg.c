@@ -1,5 +1,5 @@
 /* httpmsg.c: libFuzzer harness for the egress proxy's HTTP/1.1 framing
- * (lib/httpmsg.c), every byte the agent's (requests) or the vendor's
+ * (lib/format/httpmsg.c), every byte the agent's (requests) or the vendor's
  * (responses).  The first byte says what the rest is: bit 0-1 a
  * connection's requests, a connection's responses (bits 2-3 the request's
  * method), or a chunked body alone; the second seeds the sizes the bytes

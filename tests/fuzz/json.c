@@ -1,4 +1,4 @@
-/* json.c: libFuzzer harness for the JSON reader and writer (lib/json.c),
+/* json.c: libFuzzer harness for the JSON reader and writer (lib/base/json.c),
  * which read engine replies, the CLIs' events and the scripted vendor's
  * answers.  Beyond not crashing: every parsed document can be written
  * back through the writer token by token (a NUL, \u0000, included), it

@@ -1,5 +1,5 @@
 /* listing.c: libFuzzer harness for the parser of /work's listing
- * (lib/listing.c), which ab-export accounts for every entry with: every
+ * (lib/format/listing.c), which ab-export accounts for every entry with: every
  * byte is the agent's doing.  Beyond not crashing: each entry is a path
  * under /work as the bytes hold it, a kind the parser names, a size only
  * for a regular file; and a refusal is one printable line. */

@@ -1,4 +1,4 @@
-/* oauth.c: libFuzzer harness for lib/oauth.c and lib/jwt.c, a sign-in's
+/* oauth.c: libFuzzer harness for lib/egress/oauth.c and lib/format/jwt.c, a sign-in's
  * refresh as the egress proxy answers it: the agent's request body and
  * the vendor's answer are both untrusted.  The input: a byte giving the
  * answer's status (0: 200, else 401), two bytes giving the body's

@@ -1,5 +1,5 @@
 /* pathcheck.c: libFuzzer harness for the path and symlink checks
- * (lib/pathcheck.c), which decide what of a tree enters /work and what of
+ * (lib/base/pathcheck.c), which decide what of a tree enters /work and what of
  * /work leaves it.  The input is a path, a NUL byte and a symlink target.
  * Beyond not crashing, what is accepted is checked here by code of its
  * own: a path is relative, within its bounds, with no empty, "." or ".."

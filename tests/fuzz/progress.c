@@ -1,4 +1,4 @@
-/* progress.c: libFuzzer harness for lib/progress.c, what ab-run shows of
+/* progress.c: libFuzzer harness for lib/format/progress.c, what ab-run shows of
  * the model's text in its agent lines.  The first byte is the length of
  * a credential taken from the bytes after it (each one of the characters
  * keys are made of, none of which is in the markers, or mapped onto

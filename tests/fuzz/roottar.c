@@ -1,5 +1,5 @@
 /* roottar.c: libFuzzer harness for the pass of a root's tar under
- * agentbox's layer (lib/roottar.c), which reads the export of the user's
+ * agentbox's layer (lib/image/roottar.c), which reads the export of the user's
  * own base image: every name and byte is the base's.  Beyond not
  * crashing: what comes out is whole 512-byte blocks ending in the end
  * marker, no entry of the root's is a path the layer has, and a refusal

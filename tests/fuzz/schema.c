@@ -1,4 +1,4 @@
-/* schema.c: libFuzzer harness for the JSON Schema subset (lib/schema.c):
+/* schema.c: libFuzzer harness for the JSON Schema subset (lib/format/schema.c):
  * the input is a schema, a NUL byte, and a document (an agent's answer).
  * Beyond not crashing, it checks what the caller relies on: a reason is
  * one printable line within its buffer, a checked schema is never refused

@@ -1,4 +1,4 @@
-/* secret.c: libFuzzer harness for lib/secret.c, the credential's
+/* secret.c: libFuzzer harness for lib/base/secret.c, the credential's
  * placeholder and the substitution the egress proxy runs over a vendor's
  * streamed answers.  The input: a byte giving N (1 to 32), FROM and TO
  * (N bytes each), a byte giving how many piece sizes follow (0 to 15),

@@ -1,4 +1,4 @@
-/* tarread.c: libFuzzer harness for the tar reader (lib/tarread.c), which
+/* tarread.c: libFuzzer harness for the tar reader (lib/format/tarread.c), which
  * reads back what the agent left in /work for ab-export: every byte is the
  * agent's.  Beyond not crashing: an entry has a path, a file's data is
  * exactly its size, an entry's type is one the reader names, and a

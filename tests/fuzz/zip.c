@@ -1,4 +1,4 @@
-/* zip.c: libFuzzer harness for the wheel reader (lib/zip.c): the input is
+/* zip.c: libFuzzer harness for the wheel reader (lib/format/zip.c): the input is
  * a file on a memfd, opened, every listed member found by its name and
  * read to a sink that counts.  Beyond not crashing, it checks what the
  * image builder relies on: a listed member is found again as listed, and

@@ -1,4 +1,4 @@
-/* agent-test.c: unit tests for lib/agent.c (a CLI's stream into the
+/* agent-test.c: unit tests for lib/agent/agent.c (a CLI's stream into the
  * result's agent section), TAP output.  The streams are crafted: they
  * stand for a CLI that does not check its answer, a hostile vendor, or a
  * flood, which no real CLI run can be made to produce on demand. */

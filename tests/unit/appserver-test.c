@@ -1,4 +1,4 @@
-/* appserver-test.c: unit tests for lib/appserver.c (ab-codex's side of
+/* appserver-test.c: unit tests for lib/agent/appserver.c (ab-codex's side of
  * Codex's app-server), TAP output.  The server's messages are crafted:
  * they stand for a Codex whose thread came back with another policy (a
  * ChatGPT sign-in's cloud requirements can do that), a server that asks

@@ -1,4 +1,4 @@
-/* buf-test.c: unit tests for lib/buf.c (the bound every buffer states,
+/* buf-test.c: unit tests for lib/base/buf.c (the bound every buffer states,
  * and what a refused append leaves), TAP output. */
 #include <stdio.h>
 #include <string.h>

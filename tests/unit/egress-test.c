@@ -1,4 +1,4 @@
-/* egress-test.c: unit tests for lib/egress.c (the allowlist, the request
+/* egress-test.c: unit tests for lib/egress/egress.c (the allowlist, the request
  * parser, the address guard), TAP output. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-/* err-test.c: unit tests for lib/err.c's checked formatter, TAP output. */
+/* err-test.c: unit tests for lib/base/err.c's checked formatter, TAP output. */
 #include <string.h>
 
 #include "err.h"

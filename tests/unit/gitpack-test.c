@@ -1,4 +1,4 @@
-/* gitpack-test.c: unit tests for ab_deflate (lib/gitpack.c), the one
+/* gitpack-test.c: unit tests for ab_deflate (lib/git/gitpack.c), the one
  * deflate loop of the pack writer, the loose blobs (gitstage.c) and the
  * streamed packs and patches (gitstream.c).  TAP output. */
 #include <stdint.h>

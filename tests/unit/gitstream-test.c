@@ -1,4 +1,4 @@
-/* gitstream-test.c: unit tests for lib/gitstream.c, TAP output, and the
+/* gitstream-test.c: unit tests for lib/git/gitstream.c, TAP output, and the
  * files tests/gitstream.bats gives to real git.
  *
  *   gitstream-test DIR              TAP checks; leaves in DIR a bare repo

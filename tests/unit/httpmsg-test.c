@@ -1,4 +1,4 @@
-/* httpmsg-test.c: unit tests for lib/httpmsg.c (heads, framing, chunked
+/* httpmsg-test.c: unit tests for lib/format/httpmsg.c (heads, framing, chunked
  * bodies, pipelining), TAP output. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* intercept-test.c: lib/intercept.c in one process, TAP output, so that
+/* intercept-test.c: lib/egress/intercept.c in one process, TAP output, so that
  * the proxy's request rewriting and answer replacement run under the
  * sanitizers (make asan builds this test with them; the proxy itself is
  * a static program, never sanitized).

@@ -1,7 +1,7 @@
-/* json-test.c: unit tests for lib/json.c, TAP output.
+/* json-test.c: unit tests for lib/base/json.c, TAP output.
  *
- * cc -std=c17 -Ilib -o json-test tests/unit/json-test.c lib/json.c \
- *     lib/buf.c lib/err.c && ./json-test
+ * cc -std=c17 -Ilib -o json-test tests/unit/json-test.c lib/base/json.c \
+ *     lib/base/buf.c lib/base/err.c && ./json-test
  */
 #include <limits.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* lines-test.c: unit tests for lib/lines.c (a byte stream read as lines,
+/* lines-test.c: unit tests for lib/base/lines.c (a byte stream read as lines,
  * a long line reported once and its tail discarded), TAP output. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* lockcheck-test.c: unit tests for lib/lockcheck.c, TAP output.
+/* lockcheck-test.c: unit tests for lib/box/lockcheck.c, TAP output.
  *
  * fixtures/inspect-agent.json is an agent container's inspect document as
  * Engine 20.10 reported it (ab-validate of an execution profile; its

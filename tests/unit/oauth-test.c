@@ -1,4 +1,4 @@
-/* oauth-test.c: unit tests for lib/oauth.c and lib/jwt.c, TAP output: a
+/* oauth-test.c: unit tests for lib/egress/oauth.c and lib/format/jwt.c, TAP output: a
  * JWT's placeholder, and a sign-in's refresh as the proxy answers it, on
  * a vault directory of the test's own (no network: the vendor's answer
  * is given). */

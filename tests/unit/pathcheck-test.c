@@ -1,7 +1,7 @@
-/* pathcheck-test.c: unit tests for lib/pathcheck.c, TAP output.
+/* pathcheck-test.c: unit tests for lib/base/pathcheck.c, TAP output.
  *
  * cc -std=c17 -D_GNU_SOURCE -Ilib -o pathcheck-test \
- *     tests/unit/pathcheck-test.c lib/pathcheck.c lib/err.c && ./pathcheck-test
+ *     tests/unit/pathcheck-test.c lib/base/pathcheck.c lib/base/err.c && ./pathcheck-test
  */
 #include <stdio.h>
 #include <stdlib.h>

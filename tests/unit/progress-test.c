@@ -1,4 +1,4 @@
-/* progress-test.c: unit tests for lib/progress.c (the agent lines: what
+/* progress-test.c: unit tests for lib/format/progress.c (the agent lines: what
  * the model wrote made safe to show, the credential masked, the cut and
  * the rate), TAP output. */
 #include <fcntl.h>

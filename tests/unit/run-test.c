@@ -1,4 +1,4 @@
-/* run-test.c: unit tests for lib/run.c's reading of the engine's events
+/* run-test.c: unit tests for lib/step/run.c's reading of the engine's events
  * of a container (kills counted, its death and an OOM seen), TAP output. */
 #include <stdio.h>
 #include <stdlib.h>

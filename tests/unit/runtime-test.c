@@ -1,4 +1,4 @@
-/* runtime-test.c: unit tests for lib/runtime.c, TAP output: what the
+/* runtime-test.c: unit tests for lib/engine/runtime.c, TAP output: what the
  * engine's /info shows of a registered runtime, and which registrations
  * agentbox takes.  The engine tests (tests/gvisor.bats) register these
  * on a real engine; here every argument rule is taken one at a time. */

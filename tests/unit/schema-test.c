@@ -1,8 +1,8 @@
-/* schema-test.c: unit tests for lib/schema.c (checking an agent's JSON
+/* schema-test.c: unit tests for lib/format/schema.c (checking an agent's JSON
  * answer against a JSON Schema subset), TAP output.
  *
- * cc -std=c17 -Ilib -o schema-test tests/unit/schema-test.c lib/schema.c \
- *     lib/json.c lib/buf.c lib/err.c && ./schema-test
+ * cc -std=c17 -Ilib -o schema-test tests/unit/schema-test.c lib/format/schema.c \
+ *     lib/base/json.c lib/base/buf.c lib/base/err.c && ./schema-test
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* secret-test.c: unit tests for lib/secret.c (placeholders for a
+/* secret-test.c: unit tests for lib/base/secret.c (placeholders for a
  * credential, and the stream's substitution), TAP output. */
 #include <stdio.h>
 #include <stdlib.h>

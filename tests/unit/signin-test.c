@@ -1,4 +1,4 @@
-/* signin-test.c: unit tests for lib/signin.c (what a ChatGPT sign-in is,
+/* signin-test.c: unit tests for lib/egress/signin.c (what a ChatGPT sign-in is,
  * and when a refreshed one is written back), TAP output.  Works in a
  * fresh temporary directory, removed at the end. */
 #include <fcntl.h>

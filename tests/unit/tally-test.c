@@ -1,4 +1,4 @@
-/* tally-test.c: unit tests for lib/tally.c (what the proxy counts, its
+/* tally-test.c: unit tests for lib/egress/tally.c (what the proxy counts, its
  * file, and a run's share of it), TAP output. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* tlsca-test.c: unit tests for lib/tlsca.c, TAP output.  The oracle is
+/* tlsca-test.c: unit tests for lib/egress/tlsca.c, TAP output.  The oracle is
  * OpenSSL's own: its verifier (strict) judges the certificates, and real
  * handshakes over socketpair(2) judge the contexts.
  *

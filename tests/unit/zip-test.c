@@ -1,11 +1,11 @@
-/* zip-test.c: unit tests for lib/zip.c, TAP output.
+/* zip-test.c: unit tests for lib/format/zip.c, TAP output.
  *
  * The archives in fixtures/zip were made by fixtures/zip/make.py with
  * Python's zipfile, the broken ones by patching good ones where a damaged
  * or hostile wheel would be wrong.
  *
  * cc -std=c17 -D_GNU_SOURCE -Ilib -o zip-test tests/unit/zip-test.c \
- *     lib/zip.c lib/buf.c lib/err.c -lz && ./zip-test tests/unit/fixtures/zip
+ *     lib/format/zip.c lib/base/buf.c lib/base/err.c -lz && ./zip-test tests/unit/fixtures/zip
  */
 #include <fcntl.h>
 #include <stdio.h>
