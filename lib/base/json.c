@@ -827,6 +827,16 @@ char *ab_json_str(const struct ab_json *j, int t)
 	return s;
 }
 
+int ab_json_copy(const struct ab_json *j, const char *key, char *dst,
+    size_t cap)
+{
+	char *v = ab_json_str(j, ab_json_key(j, 0, key));
+	int rc = v != NULL ? ab_fmt(dst, cap, "%s", v) : -1;
+
+	free(v);
+	return rc;
+}
+
 int ab_json_str_eq(const struct ab_json *j, int t, const char *s)
 {
 	if (s == NULL)

@@ -71,6 +71,10 @@ char *ab_json_strn(const struct ab_json *j, int t, size_t *len);
 /* 1 when T is a string whose whole unescaped value equals S: one that
  * holds a NUL never equals a C string. */
 int ab_json_str_eq(const struct ab_json *j, int t, const char *s);
+/* The top-level object's string member KEY into DST (CAP bytes): 0, or
+ * -1 when it is absent, not a string, holds a NUL, or does not fit. */
+int ab_json_copy(const struct ab_json *j, const char *key, char *dst,
+    size_t cap);
 /* 0 with *out set when T is an integer in int64 range, no fraction or
  * exponent; -1 otherwise. */
 int ab_json_int(const struct ab_json *j, int t, long long *out);

@@ -113,18 +113,6 @@ static int names_get(const struct ab_json *j, const char *key,
 	return 0;
 }
 
-static int copy_str(const struct ab_json *j, const char *key, char *out,
-    size_t cap)
-{
-	char *s = ab_json_str(j, ab_json_key(j, 0, key));
-	int rc = s != NULL && strlen(s) < cap ? 0 : -1;
-
-	if (rc == 0)
-		memcpy(out, s, strlen(s) + 1);
-	free(s);
-	return rc;
-}
-
 int ab_oauth_state_decode(const char *p, size_t n, struct ab_oauth_state *st,
     struct ab_err *err)
 {
@@ -150,8 +138,8 @@ int ab_oauth_state_decode(const char *p, size_t n, struct ab_oauth_state *st,
 	    &st->t.expires_ms) == 0 &&
 	    ab_json_int(&j, ab_json_key(&j, 0, "refreshes"), &r) == 0 &&
 	    r >= 0 && r < 1000000 &&
-	    copy_str(&j, "problem", st->problem, sizeof st->problem) == 0 &&
-	    copy_str(&j, "who", st->who, sizeof st->who) == 0 &&
+	    ab_json_copy(&j, "problem", st->problem, sizeof st->problem) == 0 &&
+	    ab_json_copy(&j, "who", st->who, sizeof st->who) == 0 &&
 	    names_get(&j, "live", st->live, &st->nlive) == 0 &&
 	    names_get(&j, "prev", st->prev, &st->nprev) == 0;
 	st->refreshes = (int)r;

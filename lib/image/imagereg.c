@@ -46,18 +46,6 @@ int ab_image_record_write(struct ab_state *s, const struct ab_image_spec *sp,
 	return rc;
 }
 
-static int copy_field(const struct ab_json *j, const char *key, char *dst,
-    size_t cap)
-{
-	char *v = ab_json_str(j, ab_json_key(j, 0, key));
-	int rc = -1;
-
-	if (v != NULL)
-		rc = ab_fmt(dst, cap, "%s", v);
-	free(v);
-	return rc;
-}
-
 /* The values ab-image writes, as it writes them. */
 static int spec_bounded(const struct ab_image_spec *sp)
 {
@@ -92,12 +80,12 @@ static int packages_bounded(const char *s)
 static int root_fields(const struct ab_json *j, struct ab_image_spec *sp)
 {
 	sp->base[0] = sp->packages[0] = '\0';
-	if (ab_json_key(j, 0, "base") >= 0 && (copy_field(j, "base", sp->base,
+	if (ab_json_key(j, 0, "base") >= 0 && (ab_json_copy(j, "base", sp->base,
 	    sizeof sp->base) < 0 || (sp->base[0] != '\0' &&
 	    (strncmp(sp->base, "sha256:", 7) != 0 ||
 	    !ab_is_hex(sp->base + 7, 64)))))
 		return -1;
-	if (ab_json_key(j, 0, "packages") >= 0 && (copy_field(j, "packages",
+	if (ab_json_key(j, 0, "packages") >= 0 && (ab_json_copy(j, "packages",
 	    sp->packages, sizeof sp->packages) < 0 ||
 	    !packages_bounded(sp->packages)))
 		return -1;
@@ -110,7 +98,7 @@ static int engine_field(const struct ab_json *j, struct ab_image_spec *sp)
 	sp->engine[0] = '\0';
 	if (ab_json_key(j, 0, "engine") < 0)
 		return 0;
-	return copy_field(j, "engine", sp->engine, sizeof sp->engine) == 0 &&
+	return ab_json_copy(j, "engine", sp->engine, sizeof sp->engine) == 0 &&
 	    ab_is_id(sp->engine) ? 0 : -1;
 }
 
@@ -126,10 +114,10 @@ int ab_image_record_read(struct ab_state *s, const struct ab_handle *h,
 		return -1;
 	memcpy(sp->id, h->id, sizeof sp->id);
 	memcpy(sp->sid, s->sid, sizeof sp->sid);
-	if (copy_field(&j, "digest", sp->digest, sizeof sp->digest) < 0 ||
-	    copy_field(&j, "recipe_kind", sp->kind, sizeof sp->kind) < 0 ||
-	    copy_field(&j, "recipe", sp->recipe, sizeof sp->recipe) < 0 ||
-	    copy_field(&j, "path", sp->path_env, sizeof sp->path_env) < 0 ||
+	if (ab_json_copy(&j, "digest", sp->digest, sizeof sp->digest) < 0 ||
+	    ab_json_copy(&j, "recipe_kind", sp->kind, sizeof sp->kind) < 0 ||
+	    ab_json_copy(&j, "recipe", sp->recipe, sizeof sp->recipe) < 0 ||
+	    ab_json_copy(&j, "path", sp->path_env, sizeof sp->path_env) < 0 ||
 	    engine_field(&j, sp) < 0 || root_fields(&j, sp) < 0 ||
 	    !spec_bounded(sp))
 		rc = ab_fail(err, AB_EREFUSED, "record of image:%s is corrupt",

@@ -12,18 +12,6 @@
 #include "json.h"
 #include "owned.h"
 
-static int copy_field(const struct ab_json *j, const char *key, char *dst,
-    size_t cap)
-{
-	char *v = ab_json_str(j, ab_json_key(j, 0, key));
-	int rc = -1;
-
-	if (v != NULL)
-		rc = ab_fmt(dst, cap, "%s", v);
-	free(v);
-	return rc;
-}
-
 /* --- the base's reference ------------------------------------------ */
 
 /* The name part of a pinned reference: registry, path and tag characters. */
@@ -93,7 +81,7 @@ int ab_image_resolve_base(struct ab_engine *e, const char *ref, char id[80],
 		err->code = AB_EENGINE;
 		goto out;
 	}
-	if (copy_field(&j, "Id", id, 80) < 0 || strncmp(id, "sha256:", 7) ||
+	if (ab_json_copy(&j, "Id", id, 80) < 0 || strncmp(id, "sha256:", 7) ||
 	    !ab_is_hex(id + 7, 64)) {
 		ab_fail(err, AB_EENGINE, "the engine names base %s oddly", ref);
 	} else if (ab_fmt_err(err, path, 256, "the default PATH", "%s",
@@ -202,7 +190,7 @@ int ab_image_export_base(struct ab_engine *e,
 		ab_engine_fail(&r, AB_EENGINE, "create the base's export "
 		    "container", err);
 	} else if (ab_json_parse(&j, r.body.data, r.body.len, err) == 0) {
-		if (copy_field(&j, "Id", cid, sizeof cid) == 0)
+		if (ab_json_copy(&j, "Id", cid, sizeof cid) == 0)
 			rc = 0;
 		ab_json_free(&j);
 	}

@@ -5,16 +5,6 @@
 #include "hash.h"
 #include "json.h"
 
-static int copy_str(const struct ab_json *j, const char *key, char *dst,
-    size_t cap)
-{
-	char *v = ab_json_str(j, ab_json_key(j, 0, key));
-	int rc = v != NULL ? ab_fmt(dst, cap, "%s", v) : -1;
-
-	free(v);
-	return rc;
-}
-
 int ab_ctr_save(struct ab_state *s, const struct ab_ctr *c,
     struct ab_err *err)
 {
@@ -87,10 +77,10 @@ int ab_ctr_load(struct ab_state *s, const struct ab_handle *h,
 	if (ab_record_read(s, h, &j, err) < 0)
 		return -1;
 	memcpy(c->id, h->id, sizeof c->id);
-	if (copy_str(&j, "profile", c->profile, sizeof c->profile) ||
-	    copy_str(&j, "alloc", c->alloc, sizeof c->alloc) ||
-	    copy_str(&j, "name", c->name, sizeof c->name) ||
-	    copy_str(&j, "container", c->container, sizeof c->container) ||
+	if (ab_json_copy(&j, "profile", c->profile, sizeof c->profile) ||
+	    ab_json_copy(&j, "alloc", c->alloc, sizeof c->alloc) ||
+	    ab_json_copy(&j, "name", c->name, sizeof c->name) ||
+	    ab_json_copy(&j, "container", c->container, sizeof c->container) ||
 	    !ab_is_id(c->profile) || !ab_is_id(c->alloc) ||
 	    strlen(c->container) != 64 || ctr_sign_in(&j, c) < 0)
 		rc = ab_fail(err, AB_EREFUSED, "record of ctr:%s is corrupt",

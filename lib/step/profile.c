@@ -595,16 +595,6 @@ int ab_profile_save(struct ab_state *s, const struct ab_profile *p,
 	return rc;
 }
 
-static int copy_str(const struct ab_json *j, const char *key, char *dst,
-    size_t cap)
-{
-	char *v = ab_json_str(j, ab_json_key(j, 0, key));
-	int rc = v != NULL ? ab_fmt(dst, cap, "%s", v) : -1;
-
-	free(v);
-	return rc;
-}
-
 /* A key later versions added: absent in older records means "". */
 static int copy_opt_str(const struct ab_json *j, const char *key, char *dst,
     size_t cap)
@@ -613,7 +603,7 @@ static int copy_opt_str(const struct ab_json *j, const char *key, char *dst,
 		dst[0] = '\0';
 		return 0;
 	}
-	return copy_str(j, key, dst, cap);
+	return ab_json_copy(j, key, dst, cap);
 }
 
 static int copy_array(const struct ab_json *j, const char *key, char **v,
@@ -678,23 +668,23 @@ int ab_profile_load(struct ab_state *s, const struct ab_handle *h,
 	if (ab_record_read(s, h, &j, err) < 0)
 		return -1;
 	memcpy(p->id, h->id, sizeof p->id);
-	if (copy_str(&j, "alloc", p->alloc, sizeof p->alloc) ||
-	    copy_str(&j, "phase", p->phase, sizeof p->phase) ||
-	    copy_str(&j, "attempt", p->attempt, sizeof p->attempt) ||
-	    copy_str(&j, "nonce", p->nonce, sizeof p->nonce) ||
-	    copy_str(&j, "path", p->path_env, sizeof p->path_env) ||
-	    copy_str(&j, "schema_sha256", p->schema_sha, sizeof p->schema_sha) ||
-	    copy_str(&j, "ca_sha256", p->ca_sha, sizeof p->ca_sha) ||
-	    copy_str(&j, "provider", p->provider, sizeof p->provider) ||
-	    copy_str(&j, "model", p->model, sizeof p->model) ||
-	    copy_str(&j, "prompt_sha256", p->prompt_sha, sizeof p->prompt_sha) ||
-	    copy_str(&j, "credential_var", p->cred_var, sizeof p->cred_var) ||
-	    copy_str(&j, "credential_file", p->cred_path,
+	if (ab_json_copy(&j, "alloc", p->alloc, sizeof p->alloc) ||
+	    ab_json_copy(&j, "phase", p->phase, sizeof p->phase) ||
+	    ab_json_copy(&j, "attempt", p->attempt, sizeof p->attempt) ||
+	    ab_json_copy(&j, "nonce", p->nonce, sizeof p->nonce) ||
+	    ab_json_copy(&j, "path", p->path_env, sizeof p->path_env) ||
+	    ab_json_copy(&j, "schema_sha256", p->schema_sha, sizeof p->schema_sha) ||
+	    ab_json_copy(&j, "ca_sha256", p->ca_sha, sizeof p->ca_sha) ||
+	    ab_json_copy(&j, "provider", p->provider, sizeof p->provider) ||
+	    ab_json_copy(&j, "model", p->model, sizeof p->model) ||
+	    ab_json_copy(&j, "prompt_sha256", p->prompt_sha, sizeof p->prompt_sha) ||
+	    ab_json_copy(&j, "credential_var", p->cred_var, sizeof p->cred_var) ||
+	    ab_json_copy(&j, "credential_file", p->cred_path,
 	    sizeof p->cred_path) || copy_opt_str(&j, "codex_auth_file",
 	    p->codex_auth, sizeof p->codex_auth) || copy_opt_str(&j,
 	    "claude_auth_file", p->claude_auth, sizeof p->claude_auth) ||
 	    copy_opt_str(&j, "runtime", p->runtime, sizeof p->runtime) || copy_schema(&j, p) ||
-	    copy_str(&j, "body_sha256", body_sha, 65) ||
+	    ab_json_copy(&j, "body_sha256", body_sha, 65) ||
 	    !ab_is_hex(body_sha, 64) || copy_ints(&j, p) ||
 	    copy_array(&j, "argv", p->argv, &p->argc) ||
 	    copy_array(&j, "allow_commands", p->allow, &p->nallow) ||
