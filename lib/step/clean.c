@@ -266,6 +266,31 @@ static void settle(long ms)
 		;
 }
 
+/* Until when a create a tool that is gone sent may still land: LATE_MS
+ * from now, or from ID's lease when that is sooner, for every tool that
+ * works on an allocation shrinks its deadline to the lease and sends
+ * nothing after it (a sweep after the lease waits for nothing). */
+static long long late_until(struct ab_state *s, const char *id)
+{
+	long long until = ab_now_ms() + LATE_MS;
+	struct ab_handle h;
+	struct ab_alloc a;
+	struct ab_err skip;
+
+	memcpy(h.kind, "alloc", sizeof "alloc");
+	memcpy(h.id, id, sizeof h.id);
+	if (ab_alloc_load(s, &h, &a, &skip) == 0 && a.lease.set &&
+	    a.lease.at_ms + LATE_MS < until)
+		until = a.lease.at_ms + LATE_MS;
+	return until;
+}
+
+static int budget_out(const char *id, struct ab_err *err)
+{
+	return ab_fail(err, AB_EDEADLINE, "alloc:%s: cleanup budget ran out "
+	    "waiting for the creates of the tool that was making it", id);
+}
+
 /* A tool that left ID's in-flight marker may still create: any time while
  * it runs, and once it is gone until the engine finished the request it
  * sent last.  Waits for both, within the cleanup budget; a budget too
@@ -273,17 +298,19 @@ static void settle(long ms)
 static int await_creates(struct ab_state *s, const struct ab_engine *e,
     const char *id, struct ab_err *err)
 {
+	long long wait;
+
 	ab_test_pause("clean-awaiting");
-	for (;;) {
-		if (ab_deadline_left_ms(&e->dl) <= LATE_MS)
-			return ab_fail(err, AB_EDEADLINE, "alloc:%s: cleanup "
-			    "budget ran out waiting for the creates of the tool "
-			    "that was making it", id);
-		if (!ab_inflight_any(s, "alloc", id, AB_INFLIGHT_LIVE))
-			break;
+	while (ab_inflight_any(s, "alloc", id, AB_INFLIGHT_LIVE)) {
+		if (ab_deadline_left_ms(&e->dl) <= SETTLE_MS)
+			return budget_out(id, err);
 		settle(SETTLE_MS);
 	}
-	settle(LATE_MS);
+	if ((wait = late_until(s, id) - ab_now_ms()) <= 0)
+		return 0;
+	if (ab_deadline_left_ms(&e->dl) <= wait)
+		return budget_out(id, err);
+	settle((long)wait);
 	return 0;
 }
 
