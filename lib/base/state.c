@@ -426,9 +426,8 @@ int ab_record_list(struct ab_state *s, const char *kind,
 	return 0;
 }
 
-/* NAME is PREFIX, a PID, then SEP, and that PID no longer exists; a
- * reused PID only keeps a leftover until a later sweep. */
-static int pid_gone(const char *name, const char *prefix, char sep)
+/* The PID in NAME when it is PREFIX, a PID, then SEP; else 0. */
+static long name_pid(const char *name, const char *prefix, char sep)
 {
 	size_t k = strlen(prefix);
 	char *end;
@@ -437,9 +436,16 @@ static int pid_gone(const char *name, const char *prefix, char sep)
 	if (strncmp(name, prefix, k) != 0)
 		return 0;
 	pid = strtol(name + k, &end, 10);
-	if (end == name + k || *end != sep || pid <= 0)
-		return 0;
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	return end != name + k && *end == sep && pid > 0 ? pid : 0;
+}
+
+/* NAME is PREFIX, a PID, then SEP, and that PID no longer exists; a
+ * reused PID only keeps a leftover until a later sweep. */
+static int pid_gone(const char *name, const char *prefix, char sep)
+{
+	long pid = name_pid(name, prefix, sep);
+
+	return pid != 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
 /* ".tmp-PID-...": a record its writer was killed before renaming. */
@@ -575,19 +581,6 @@ void ab_inflight_end(struct ab_state *s, const char *kind, const char *id)
 		unlinkat(s->dirfd, name, 0);
 }
 
-/* The PID a marker names, or 0. */
-static long marker_pid(const char *name, const char *prefix)
-{
-	size_t k = strlen(prefix);
-	char *end;
-	long pid;
-
-	if (strncmp(name, prefix, k) != 0)
-		return 0;
-	pid = strtol(name + k, &end, 10);
-	return end != name + k && *end == '\0' && pid > 0 ? pid : 0;
-}
-
 /* When PID started, in epoch milliseconds (to the second of the boot
  * time), or -1 when /proc does not say; *dead when it is a zombie. */
 static long long started_ms(long pid, int *dead)
@@ -659,7 +652,7 @@ int ab_inflight_any(struct ab_state *s, const char *kind, const char *id,
 		return 0;
 	}
 	while ((d = readdir(dir)) != NULL) {
-		if ((pid = marker_pid(d->d_name, prefix)) == 0)
+		if ((pid = name_pid(d->d_name, prefix, '\0')) == 0)
 			continue;
 		if (clear == AB_INFLIGHT_LIVE) {
 			found |= writer_runs(dirfd(dir), d->d_name, pid);
